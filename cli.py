@@ -1,0 +1,296 @@
+"""The terminal layer: flags, start-up checks, the REPL, confirmations, logging.
+
+This is the only module that prints or reads input. Everything a user can
+see on a fault is one line on stderr ("error: ..."), never a traceback; the
+traceback goes to agent.log beside the database.
+
+Interactive when stdin is a terminal: a `you> ` prompt, streamed replies,
+y/N confirmations. Otherwise each input line is one turn, each reply is
+printed after `bot> `, and the program exits 0 at end of input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import logging
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TextIO
+
+from agent import Agent
+from config import Config, ConfigError, parse_today
+from db import DatabaseError, Store
+from embeddings import Embedder
+from llm import ModelError, Ollama
+from memory import Budget, History, LongTermMemory, ensure_session, estimate_tokens, latest_session, new_session_name
+from tools import ToolContext, tool_specs
+
+log = logging.getLogger("planner")
+
+EXIT_WORDS = {"exit", "quit", "/exit", "/quit"}
+
+
+def build_parser(defaults: Config) -> argparse.ArgumentParser:
+    """The command-line flags; defaults come from the environment."""
+    p = argparse.ArgumentParser(prog="agent.py", description="A private personal planner on a local Ollama server.")
+    p.add_argument("--model", default=defaults.model, help=f"main model (default {defaults.model})")
+    p.add_argument(
+        "--critic-model", default=defaults.critic_model, help=f"critic model (default {defaults.critic_model})"
+    )
+    p.add_argument(
+        "--embed-model", default=defaults.embed_model, help=f"embedding model (default {defaults.embed_model})"
+    )
+    p.add_argument("--db", type=Path, default=defaults.db_path, help=f"database file (default {defaults.db_path})")
+    p.add_argument("--session", default=None, help="resume or start the named session")
+    p.add_argument("-c", "--continue", dest="resume_last", action="store_true", help="resume the most recent session")
+    p.add_argument("--think", action="store_true", default=defaults.think, help="let a thinking model think")
+    p.add_argument(
+        "--no-reflect", dest="reflect", action="store_false", default=defaults.reflect, help="skip the critic"
+    )
+    p.add_argument("--yes", action="store_true", default=defaults.yes, help="run deletions without asking")
+    p.add_argument(
+        "--num-ctx", type=int, default=defaults.num_ctx, help=f"main model context (default {defaults.num_ctx})"
+    )
+    p.add_argument("--today", default=None, help="pretend today is this date (YYYY-MM-DD)")
+    return p
+
+
+def load_config(argv: list[str] | None, env: dict[str, str] | None = None) -> Config:
+    """Config from defaults, then PLANNER_* variables, then flags."""
+    base = Config.from_env(env)
+    args = build_parser(base).parse_args(argv)
+    return base.replace(
+        model=args.model,
+        critic_model=args.critic_model,
+        embed_model=args.embed_model,
+        db_path=args.db.expanduser(),
+        session=args.session,
+        resume_last=args.resume_last,
+        think=args.think,
+        reflect=args.reflect,
+        yes=args.yes,
+        num_ctx=args.num_ctx,
+        today=parse_today(args.today, "--today") if args.today else base.today,
+    )
+
+
+def setup_logging(path: Path) -> None:
+    """Send the planner's log to agent.log and nowhere else."""
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    root = logging.getLogger("planner")
+    root.handlers[:] = [handler]
+    root.setLevel(logging.INFO)
+    root.propagate = False
+
+
+def err(message: str) -> None:
+    """One line for the user on stderr."""
+    print(f"error: {message}", file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------- start-up checks
+
+
+def ensure_models(llm: Ollama, config: Config, interactive: bool) -> str | None:
+    """Check the server and models; offer pulls. Returns an error line or None."""
+    try:
+        have = llm.models()
+    except ModelError as e:
+        return str(e)
+    wanted = [config.model, config.embed_model] + ([config.critic_model] if config.reflect else [])
+    for name in dict.fromkeys(wanted):
+        if name in have or f"{name}:latest" in have:
+            continue
+        if not interactive:
+            return f"model {name!r} is not pulled. Run: ollama pull {name}"
+        answer = input(f"Model {name!r} is not pulled. Pull it now? [Y/n] ").strip().lower()
+        if answer not in ("", "y", "yes"):
+            return f"model {name!r} is needed. Run: ollama pull {name}"
+        try:
+            show_pull(llm, name)
+        except ModelError as e:
+            return f"could not pull {name!r}: {e}"
+    try:
+        caps = llm.capabilities(config.model)
+    except ModelError as e:
+        return str(e)
+    if caps and "tools" not in caps:
+        return f"model {config.model!r} cannot call tools; choose one that can (e.g. qwen3.5 or llama3.1) with --model"
+    return None
+
+
+def show_pull(llm: Ollama, name: str) -> None:
+    """Pull a model, showing progress on stderr."""
+    last = 0.0
+    for status, done, total in llm.pull(name):
+        now = time.monotonic()
+        if total and now - last > 0.2:
+            last = now
+            print(f"\r{status}: {done / total:6.1%} of {total / 1e9:.2f} GB", end="", file=sys.stderr, flush=True)
+    print(f"\rpulled {name}{' ' * 30}", file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------- confirmations
+
+
+def make_confirm(config: Config, interactive: bool, lock: threading.Lock) -> Callable[[str], bool] | None:
+    """How destructive tools ask: y/N in a terminal, --yes, or nobody (refused)."""
+    if config.yes:
+        return lambda question: True
+    if not interactive:
+        return None
+
+    def confirm(question: str) -> bool:
+        with lock:
+            try:
+                return input(f"\n{question} [y/N] ").strip().lower() in ("y", "yes")
+            except EOFError:
+                return False
+
+    return confirm
+
+
+# ---------------------------------------------------------------- the REPL
+
+
+class Printer:
+    """Renders agent events: streamed tokens on a terminal, the reply otherwise."""
+
+    def __init__(self, out: TextIO, stream: bool):
+        self.out = out
+        self.stream = stream
+        self.streamed = False
+
+    def start(self) -> None:
+        """Begin a reply."""
+        self.streamed = False
+        if self.stream:
+            self.out.write("bot> ")
+            self.out.flush()
+
+    def event(self, kind: str, data: dict[str, Any]) -> None:
+        """Handle one agent event."""
+        if kind == "token" and self.stream:
+            self.out.write(data["text"])
+            self.out.flush()
+            self.streamed = True
+        elif kind == "warning":
+            print(f"\nwarning: {data['text']}", file=sys.stderr, flush=True)
+
+    def finish(self, reply: str) -> None:
+        """End a reply, printing it whole if it was not streamed."""
+        if self.stream:
+            self.out.write(("" if self.streamed else reply) + "\n")
+        else:
+            self.out.write(f"bot> {reply}\n")
+        self.out.flush()
+
+
+def read_lines(interactive: bool) -> Any:
+    """User lines: prompted in a terminal, one per line otherwise."""
+    last_interrupt = 0.0
+    while True:
+        try:
+            line = input("you> ") if interactive else sys.stdin.readline()
+        except EOFError:
+            return
+        except KeyboardInterrupt:
+            if time.monotonic() - last_interrupt < 2:
+                print()
+                return
+            last_interrupt = time.monotonic()
+            print("\n(Ctrl-C again or type exit to quit)")
+            continue
+        if not interactive and line == "":
+            return
+        yield line.strip()
+
+
+def run_repl(agent: Agent, interactive: bool, out: TextIO) -> int:
+    """Talk until end of input or exit; returns the exit status."""
+    printer = Printer(out, stream=out.isatty())
+    for line in read_lines(interactive):
+        if not line:
+            continue
+        if line.lower() in EXIT_WORDS:
+            break
+        printer.start()
+        try:
+            result = agent.run_turn(line, printer.event)
+        except KeyboardInterrupt:  # between tool completion and the next model call
+            print("\n[interrupted]", file=out)
+            continue
+        if result.error:
+            if printer.stream:
+                out.write("\n")
+            err(result.error)
+            continue
+        printer.finish(result.reply)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of `python agent.py`; returns the exit status."""
+    try:
+        config = load_config(argv)
+    except ConfigError as e:
+        err(str(e))
+        return 2
+    interactive = sys.stdin.isatty()
+    try:
+        store = Store(config.db_path)
+    except DatabaseError as e:
+        err(str(e))
+        return 1
+    setup_logging(config.log_path)
+    log.info(
+        "start model=%s critic=%s embed=%s db=%s", config.model, config.critic_model, config.embed_model, config.db_path
+    )
+    llm = Ollama(config.host)
+    try:
+        problem = ensure_models(llm, config, interactive)
+    except (KeyboardInterrupt, EOFError):
+        print(file=sys.stderr)
+        return 1
+    if problem:
+        err(problem)
+        return 1
+
+    session = config.session or (latest_session(store) if config.resume_last else None) or new_session_name()
+    ensure_session(store, session)
+    today: Callable[[], dt.date] = (lambda: config.today) if config.today else dt.date.today
+
+    def progress(done: int, total: int) -> None:
+        print(f"\rre-embedding memories with {config.embed_model}: {done}/{total}", end="", file=sys.stderr, flush=True)
+        if done == total:
+            print(file=sys.stderr)
+
+    memory = LongTermMemory(store, Embedder(llm.embed, config.embed_model), on_progress=progress)
+    confirm = make_confirm(config, interactive, threading.Lock())
+    ctx = ToolContext(store=store, memory=memory, today=today, confirm=confirm)
+    history = History(store, session, history_budget(config))
+    agent = Agent(llm, config, history, ctx)
+    if interactive:
+        print(f"Planner · {config.model} · session {session} · {config.db_path}")
+        print("Ask me to add, list, change or finish tasks. Type exit to quit.")
+    try:
+        return run_repl(agent, interactive, sys.stdout)
+    except Exception:  # a bug: the log gets the traceback, the user one line
+        log.exception("unexpected error")
+        err(f"something went wrong inside the planner; details are in {config.log_path}")
+        return 1
+    finally:
+        agent.close()
+        store.close()
+
+
+def history_budget(config: Config) -> Budget:
+    """A history budget that fits num_ctx next to the system prompt, tools and reply."""
+    fixed = estimate_tokens({"content": str(tool_specs())}) + 400  # tools + system prompt
+    tokens = max(500, config.num_ctx - fixed - config.num_predict)
+    return Budget(messages=config.history_messages, tokens=tokens)

@@ -1,0 +1,109 @@
+"""One place for settings: the Config dataclass, its PLANNER_* environment
+variables and the data directory.
+
+Precedence is flag > environment > default. The environment is read only in
+`Config.from_env`, so tests can pass a dict instead of patching os.environ.
+`OLLAMA_HOST` belongs to the Ollama client; we read it only to show the user
+which server we tried.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DEFAULT_HOST = "http://127.0.0.1:11434"
+
+
+def data_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The planner's data directory: $PLANNER_HOME, else $XDG_DATA_HOME/planner."""
+    env = os.environ if env is None else env
+    if env.get("PLANNER_HOME"):
+        return Path(env["PLANNER_HOME"]).expanduser()
+    xdg = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(xdg).expanduser() / "planner"
+
+
+@dataclass
+class Config:
+    """Every setting of the planner; one default and one line of doc per field."""
+
+    model: str = "qwen3.5:9b"  # main model: plans, calls tools, answers
+    critic_model: str = "qwen3.5:4b"  # smaller model that checks turns which changed data
+    embed_model: str = "nomic-embed-text"  # embedding model for long-term memory
+    host: str = DEFAULT_HOST  # Ollama server (OLLAMA_HOST)
+    db_path: Path = field(default_factory=lambda: data_dir() / "planner.db")  # the SQLite file
+    session: str | None = None  # session name to resume or start; None = a new one
+    resume_last: bool = False  # -c: resume the most recent session
+    think: bool = False  # let a thinking main model think (never the critic)
+    reflect: bool = True  # run the critic after turns that changed data
+    yes: bool = False  # run destructive tools without asking (non-interactive use)
+    max_turns: int = 8  # model calls per attempt before giving up
+    max_reflections: int = 1  # critic-requested retries per user turn
+    num_ctx: int = 8192  # main model context window (never changed mid-session)
+    num_predict: int = 1024  # main model reply cap, in tokens
+    critic_num_ctx: int = 4096  # critic context window
+    critic_num_predict: int = 256  # critic reply cap
+    keep_alive: str = "30m"  # how long Ollama keeps the main and critic models loaded
+    history_messages: int = 200  # most messages of history sent to the model
+    today: dt.date | None = None  # fixed "today" (PLANNER_TODAY), for reproducible runs
+
+    @property
+    def log_path(self) -> Path:
+        """agent.log, beside the database."""
+        return self.db_path.parent / "agent.log"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Config:
+        """Defaults overridden by PLANNER_* variables (and OLLAMA_HOST)."""
+        env = os.environ if env is None else env
+        c = cls(db_path=data_dir(env) / "planner.db")
+        strings = {
+            "PLANNER_MODEL": "model",
+            "PLANNER_CRITIC_MODEL": "critic_model",
+            "PLANNER_EMBED_MODEL": "embed_model",
+            "PLANNER_KEEP_ALIVE": "keep_alive",
+            "OLLAMA_HOST": "host",
+        }
+        for var, name in strings.items():
+            if env.get(var):
+                setattr(c, name, env[var])
+        ints = {
+            "PLANNER_NUM_CTX": "num_ctx",
+            "PLANNER_NUM_PREDICT": "num_predict",
+            "PLANNER_CRITIC_NUM_CTX": "critic_num_ctx",
+            "PLANNER_MAX_TURNS": "max_turns",
+        }
+        for var, name in ints.items():
+            if env.get(var):
+                try:
+                    setattr(c, name, int(env[var]))
+                except ValueError:
+                    raise ConfigError(f"{var} must be a whole number, not {env[var]!r}") from None
+        if env.get("PLANNER_DB"):
+            c.db_path = Path(env["PLANNER_DB"]).expanduser()
+        if env.get("PLANNER_TODAY"):
+            c.today = parse_today(env["PLANNER_TODAY"], "PLANNER_TODAY")
+        if env.get("PLANNER_YES", "") in ("1", "true", "yes"):
+            c.yes = True
+        return c
+
+    def replace(self, **changes) -> Config:
+        """A copy with some fields changed."""
+        return dataclasses.replace(self, **changes)
+
+
+class ConfigError(ValueError):
+    """A setting the user gave cannot be used; the message says which and why."""
+
+
+def parse_today(value: str, source: str) -> dt.date:
+    """Parse a fixed 'today' (YYYY-MM-DD)."""
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        raise ConfigError(f"{source} must be a date like 2026-12-01, not {value!r}") from None

@@ -1,0 +1,195 @@
+"""The SQLite file: connections, transactions and ordered schema migrations.
+
+One connection per thread (tools run on a thread pool, and sqlite3 objects
+must not cross threads), all in WAL mode with a busy timeout so two planner
+processes can share a file. Connections are in autocommit mode; every write
+goes through `Store.write()`, which takes the write lock up front
+(BEGIN IMMEDIATE) so a read-then-write never fails half way with "database is
+locked", and commits on its own.
+
+The schema version lives in PRAGMA user_version. Version 0 with the three
+tutorial tables (tasks, messages, memories) is upgraded in place.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+BUSY_TIMEOUT_MS = 15_000
+
+
+class DatabaseError(RuntimeError):
+    """The database cannot be used; the message is for the user."""
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
+    return {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+
+
+def _script(conn: sqlite3.Connection, sql: str) -> None:
+    # Not executescript(): it commits first, which would split a migration
+    # across transactions.
+    for statement in sql.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+def _add_columns(conn: sqlite3.Connection, table: str, columns: dict[str, str]) -> None:
+    have = _columns(conn, table)
+    for name, decl in columns.items():
+        if name not in have:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {decl}")
+
+
+def _m1_tutorial_tables(conn: sqlite3.Connection) -> None:
+    # The tutorial's tables, exactly; IF NOT EXISTS keeps a tutorial file's data.
+    _script(
+        conn,
+        """
+        CREATE TABLE IF NOT EXISTS tasks (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            title TEXT NOT NULL,
+            due_date TEXT,
+            status TEXT NOT NULL DEFAULT 'open',
+            created_at TEXT DEFAULT CURRENT_TIMESTAMP
+        );
+        CREATE TABLE IF NOT EXISTS messages (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            session TEXT NOT NULL,
+            role TEXT NOT NULL,
+            content TEXT,
+            tool_calls TEXT,
+            tool_name TEXT,
+            created_at TEXT DEFAULT CURRENT_TIMESTAMP
+        );
+        CREATE TABLE IF NOT EXISTS memories (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            text TEXT NOT NULL,
+            embedding BLOB,
+            created_at TEXT DEFAULT CURRENT_TIMESTAMP
+        );
+        """,
+    )
+    # A tutorial file may predate a column; add what is missing.
+    _add_columns(conn, "tasks", {"due_date": "TEXT", "created_at": "TEXT"})
+    _add_columns(conn, "messages", {"tool_calls": "TEXT", "tool_name": "TEXT", "created_at": "TEXT"})
+    _add_columns(conn, "memories", {"embedding": "BLOB", "created_at": "TEXT"})
+
+
+def _m2_sessions_and_models(conn: sqlite3.Connection) -> None:
+    # embed_model: which model made each vector, so a model change is detected.
+    _add_columns(conn, "memories", {"embed_model": "TEXT", "updated_at": "TEXT"})
+    _script(
+        conn,
+        """
+        -- window_start: id of the first message sent to the model (memory.py)
+        CREATE TABLE IF NOT EXISTS sessions (
+            name TEXT PRIMARY KEY,
+            created_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP,
+            window_start INTEGER NOT NULL DEFAULT 0
+        );
+        INSERT OR IGNORE INTO sessions (name, created_at)
+            SELECT session, MIN(created_at) FROM messages GROUP BY session;
+        CREATE INDEX IF NOT EXISTS messages_session_id ON messages (session, id);
+        CREATE INDEX IF NOT EXISTS tasks_status ON tasks (status);
+        """,
+    )
+
+
+# Ordered; index i upgrades user_version i to i + 1. Append only.
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
+    _m1_tutorial_tables,
+    _m2_sessions_and_models,
+]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def _open(path: Path) -> sqlite3.Connection:
+    # check_same_thread=False only so close() can run from the main thread;
+    # each connection is otherwise used by the thread that opened it.
+    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
+    conn.row_factory = sqlite3.Row
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA foreign_keys = ON")
+    return conn
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Bring the schema up to SCHEMA_VERSION; return the version found."""
+    found = conn.execute("PRAGMA user_version").fetchone()[0]
+    if found > SCHEMA_VERSION:
+        raise DatabaseError(
+            f"this database was written by a newer planner (schema {found}, "
+            f"this one knows {SCHEMA_VERSION}); upgrade the planner to open it"
+        )
+    for version in range(found, SCHEMA_VERSION):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Re-read under the write lock: another process may have migrated.
+            if conn.execute("PRAGMA user_version").fetchone()[0] > version:
+                conn.execute("COMMIT")
+                continue
+            MIGRATIONS[version](conn)
+            conn.execute(f"PRAGMA user_version = {version + 1}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    return found
+
+
+class Store:
+    """The planner's SQLite file, with one connection per thread."""
+
+    def __init__(self, path: Path | str):
+        self.path = Path(path)
+        self._local = threading.local()
+        self._all: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = self.conn()
+            conn.execute("PRAGMA journal_mode = WAL")
+            migrate(conn)
+        except sqlite3.DatabaseError as e:
+            self.close()
+            raise DatabaseError(
+                f"{self.path} is not a usable planner database ({e}); move it aside or pass --db to use another file"
+            ) from None
+        except OSError as e:
+            raise DatabaseError(f"cannot create {self.path.parent}: {e.strerror}") from None
+
+    def conn(self) -> sqlite3.Connection:
+        """This thread's connection, opened on first use."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = _open(self.path)
+            self._local.conn = conn
+            with self._lock:
+                self._all.append(conn)
+        return conn
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction that commits on exit and rolls back on error."""
+        conn = self.conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    def close(self) -> None:
+        """Close every thread's connection."""
+        with self._lock:
+            for conn in self._all:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.close()
+            self._all.clear()
+        self._local = threading.local()

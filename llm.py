@@ -1,0 +1,230 @@
+"""The edge between the planner and the Ollama server.
+
+Every call to Ollama goes through `Ollama`, which translates transport and
+protocol failures into one exception, `ModelError`, whose message is a single
+line for the user. Nothing above this module catches httpx, pydantic or ollama
+exceptions. Messages are constants so tests can match them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import ollama
+import pydantic
+
+log = logging.getLogger("planner")
+
+UNREACHABLE = "Cannot reach Ollama at {host}. Start it with `ollama serve` (or set OLLAMA_HOST to where it runs)."
+NOT_FOUND = "Model {model!r} is not available on the Ollama server. Pull it with `ollama pull {model}`."
+CUT_SHORT = "Ollama's reply stopped before it was complete (the server may have restarted). Try again."
+BROKEN = "The connection to Ollama broke during the reply (the server may have restarted). Try again."
+TIMEOUT = "Ollama did not answer within {seconds:.0f} s. Check that the server is not stuck, then try again."
+UNREADABLE = "Ollama sent a reply that could not be read. Try again; if it keeps happening, update Ollama."
+HTTP_ERROR = "Ollama answered with an error: {error} (HTTP {status}). Try again."
+BUSY = "Ollama is busy (its queue is full). Wait a moment and try again."
+TOOL_PARSE = "The model wrote a tool call Ollama could not parse. Try rephrasing the request."
+
+
+class ModelError(Exception):
+    """A failed call to Ollama; str() is one line for the user."""
+
+    def __init__(self, message: str, kind: str = "error", status: int | None = None):
+        super().__init__(message)
+        self.kind = kind  # unreachable | not_found | cut | broken | timeout | unreadable | http | tool_parse
+        self.status = status
+
+
+@dataclass
+class ChatResult:
+    """One finished model call: the assistant message and Ollama's counters."""
+
+    content: str = ""
+    thinking: str = ""
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # [{"function": {"name", "arguments"}}]
+    done_reason: str | None = None
+    prompt_eval_count: int = 0
+    eval_count: int = 0
+    load_seconds: float = 0.0
+    seconds: float = 0.0
+
+
+def _tool_call_dict(call: Any) -> dict[str, Any]:
+    fn = call.function
+    return {"function": {"name": fn.name, "arguments": dict(fn.arguments or {})}}
+
+
+class Ollama:
+    """An `ollama.Client` whose failures all arrive as `ModelError`."""
+
+    def __init__(self, host: str, timeout: float = 300.0):
+        self.host = host
+        self.timeout = timeout
+        # connect fails fast; read waits long enough for a large model to load.
+        self.client = ollama.Client(host=host, timeout=httpx.Timeout(timeout, connect=5.0))
+
+    def _translate(self, e: BaseException, model: str = "") -> ModelError:
+        if isinstance(e, ModelError):
+            return e
+        if isinstance(e, ConnectionError) or isinstance(e, httpx.ConnectError):
+            return ModelError(UNREACHABLE.format(host=self.host), "unreachable")
+        if isinstance(e, httpx.TimeoutException):
+            return ModelError(TIMEOUT.format(seconds=self.timeout), "timeout")
+        if isinstance(e, (httpx.RemoteProtocolError, httpx.ReadError, httpx.NetworkError)):
+            return ModelError(BROKEN, "broken")
+        if isinstance(e, ollama.ResponseError):
+            text = str(e.error)
+            if e.status_code == 404 or "not found" in text and "model" in text:
+                return ModelError(NOT_FOUND.format(model=model), "not_found", e.status_code)
+            if "error parsing tool call" in text:
+                return ModelError(TOOL_PARSE, "tool_parse", e.status_code)
+            if e.status_code == 503:
+                return ModelError(BUSY, "http", 503)
+            first = text.strip().splitlines()[0][:200] if text.strip() else "no details"
+            return ModelError(HTTP_ERROR.format(error=first, status=e.status_code), "http", e.status_code)
+        if isinstance(e, (json.JSONDecodeError, pydantic.ValidationError, httpx.DecodingError)):
+            return ModelError(UNREADABLE, "unreadable")
+        if isinstance(e, httpx.HTTPError):
+            return ModelError(BROKEN, "broken")
+        raise e  # a bug, not a transport fault: let it surface
+
+    def chat_stream(
+        self,
+        model: str,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        options: dict[str, Any] | None = None,
+        think: bool | None = None,
+        keep_alive: str | None = None,
+        on_token: Any = None,
+    ) -> ChatResult:
+        """Stream one chat call; on_token(text) sees content as it arrives."""
+        t0 = time.perf_counter()
+        result = ChatResult()
+        parts: list[str] = []
+        thinking: list[str] = []
+        done = False
+        stream = None
+        try:
+            stream = self.client.chat(
+                model=model,
+                messages=messages,
+                tools=tools,
+                options=options,
+                think=think,
+                keep_alive=keep_alive,
+                stream=True,
+            )
+            for chunk in stream:
+                msg = chunk.message
+                if msg.thinking:
+                    thinking.append(msg.thinking)
+                if msg.content:
+                    parts.append(msg.content)
+                    if on_token:
+                        on_token(msg.content)
+                for call in msg.tool_calls or []:
+                    result.tool_calls.append(_tool_call_dict(call))
+                if chunk.done:
+                    done = True
+                    result.done_reason = chunk.done_reason
+                    result.prompt_eval_count = chunk.prompt_eval_count or 0
+                    result.eval_count = chunk.eval_count or 0
+                    result.load_seconds = (chunk.load_duration or 0) / 1e9
+        except Exception as e:
+            raise self._translate(e, model) from None
+        finally:
+            if stream is not None and hasattr(stream, "close"):
+                stream.close()  # on Ctrl-C this closes the HTTP response
+        if not done:
+            raise ModelError(CUT_SHORT, "cut")
+        result.content = "".join(parts)
+        result.thinking = "".join(thinking)
+        result.seconds = time.perf_counter() - t0
+        return result
+
+    def chat_json(
+        self,
+        model: str,
+        messages: list[dict[str, Any]],
+        *,
+        schema: dict[str, Any],
+        options: dict[str, Any] | None = None,
+        keep_alive: str | None = None,
+    ) -> ChatResult:
+        """One non-streamed call constrained to a JSON schema, thinking off."""
+        t0 = time.perf_counter()
+        try:
+            r = self.client.chat(
+                model=model,
+                messages=messages,
+                format=schema,
+                options=options,
+                think=False,
+                keep_alive=keep_alive,
+                stream=False,
+            )
+        except Exception as e:
+            raise self._translate(e, model) from None
+        return ChatResult(
+            content=r.message.content or "",
+            done_reason=r.done_reason,
+            prompt_eval_count=r.prompt_eval_count or 0,
+            eval_count=r.eval_count or 0,
+            seconds=time.perf_counter() - t0,
+        )
+
+    def embed(self, model: str, texts: list[str]) -> list[list[float]]:
+        """Embed a batch of texts in one request."""
+        try:
+            r = self.client.embed(model=model, input=texts)
+        except Exception as e:
+            raise self._translate(e, model) from None
+        vectors = [list(v) for v in r.embeddings]
+        if len(vectors) != len(texts):
+            raise ModelError(UNREADABLE, "unreadable")
+        return vectors
+
+    def models(self) -> set[str]:
+        """Names of the models the server has (both `name` and `name:latest`)."""
+        try:
+            r = self.client.list()
+        except Exception as e:
+            raise self._translate(e) from None
+        names: set[str] = set()
+        for m in r.models:
+            if m.model:
+                names.add(m.model)
+                if m.model.endswith(":latest"):
+                    names.add(m.model[: -len(":latest")])
+        return names
+
+    def capabilities(self, model: str) -> list[str]:
+        """What `show()` says the model can do (e.g. 'tools'); [] if not said."""
+        try:
+            r = self.client.show(model)
+        except Exception as e:
+            raise self._translate(e, model) from None
+        return list(getattr(r, "capabilities", None) or [])
+
+    def loaded(self) -> set[str]:
+        """Models resident in memory now (`ps()`)."""
+        try:
+            return {m.model or m.name or "" for m in self.client.ps().models}
+        except Exception as e:
+            raise self._translate(e) from None
+
+    def pull(self, model: str) -> Iterator[tuple[str, int, int]]:
+        """Pull a model, yielding (status, completed bytes, total bytes)."""
+        try:
+            for p in self.client.pull(model, stream=True):
+                yield p.status or "", p.completed or 0, p.total or 0
+        except Exception as e:
+            raise self._translate(e, model) from None

@@ -1,0 +1,317 @@
+"""Short-term memory (a session's messages) and long-term memory (facts).
+
+Short-term: every message is stored. What is sent to the model is a window
+over the session that is always valid for a tool-calling API and fits a
+budget. The window is trimmed in chunks: when it overflows, its start jumps
+forward to well under the budget and then stays put for many turns, so the
+prompt prefix is byte-identical from turn to turn and Ollama reuses its KV
+cache. The start is stored per session (sessions.window_start), so a resumed
+session sends the same prefix as before the restart.
+
+Long-term: facts with float32 embeddings, searched in memory with numpy. The
+vectors load on first use, not at startup.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import secrets
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from db import Store
+from embeddings import Embedder, VectorIndex, pack
+from llm import ModelError
+from tools import ToolError
+
+log = logging.getLogger("planner")
+
+Message = dict[str, Any]  # {"role", "content", "tool_calls"?, "tool_name"?}
+
+# ---------------------------------------------------------------- sessions
+
+
+def new_session_name() -> str:
+    """A fresh, sortable, unique session name."""
+    return dt.datetime.now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
+
+
+def latest_session(store: Store) -> str | None:
+    """The session with the most recent message, if any."""
+    row = store.conn().execute("SELECT session FROM messages ORDER BY id DESC LIMIT 1").fetchone()
+    return row[0] if row else None
+
+
+def ensure_session(store: Store, name: str) -> None:
+    """Create the session row if it does not exist."""
+    with store.write() as conn:
+        conn.execute("INSERT OR IGNORE INTO sessions (name) VALUES (?)", (name,))
+
+
+# ---------------------------------------------------------------- validity
+
+
+def sanitize(messages: list[Message]) -> list[Message]:
+    """The longest valid form of a message list for a tool-calling API.
+
+    Valid: starts with a user message; every assistant message with k
+    tool_calls is followed by exactly k tool results; tool results appear only
+    there. Anything else (left by a crash mid-turn) is dropped.
+    """
+    out: list[Message] = []
+    i, n = 0, len(messages)
+    while i < n:
+        m = messages[i]
+        role = m.get("role")
+        calls = m.get("tool_calls") or []
+        if role == "assistant" and calls:
+            j = i + 1
+            while j < n and messages[j].get("role") == "tool":
+                j += 1
+            if j - (i + 1) == len(calls):
+                out.extend(messages[i:j])
+            i = j
+            continue
+        if role in ("user", "assistant"):
+            out.append(m)
+        i += 1  # stray tool results and unknown roles are dropped
+    while out and out[0].get("role") != "user":
+        out.pop(0)
+    return out
+
+
+def estimate_tokens(m: Message) -> int:
+    """A cheap token estimate: ~4 characters a token plus per-message overhead."""
+    n = len(m.get("content") or "")
+    if m.get("tool_calls"):
+        n += len(json.dumps(m["tool_calls"]))
+    return n // 4 + 4
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How much history may be sent: a message cap and a token cap."""
+
+    messages: int = 200
+    tokens: int = 4000
+    low_water: float = 0.5  # after a trim, the window is at most this share of the caps
+
+
+def trim_start(messages: list[Message], tokens: list[int], budget: Budget) -> int:
+    """Index where the window must start so it fits, moving in chunks.
+
+    Returns 0 when everything fits. Otherwise the smallest user-message index
+    whose suffix is within low_water of both caps (or the last user message,
+    if even one exchange is larger than that).
+    """
+    total = sum(tokens)
+    if len(messages) <= budget.messages and total <= budget.tokens:
+        return 0
+    max_msgs = int(budget.messages * budget.low_water)
+    max_tokens = int(budget.tokens * budget.low_water)
+    last_user = 0
+    for i, m in enumerate(messages):
+        if m.get("role") != "user":
+            total -= tokens[i]
+            continue
+        last_user = i
+        if len(messages) - i <= max_msgs and total <= max_tokens:
+            return i
+        total -= tokens[i]
+    return last_user
+
+
+class History:
+    """One session's window of messages, stored as they happen."""
+
+    def __init__(self, store: Store, session: str, budget: Budget):
+        self.store = store
+        self.session = session
+        self.budget = budget
+        ensure_session(store, session)
+        conn = store.conn()
+        start = conn.execute("SELECT window_start FROM sessions WHERE name = ?", (session,)).fetchone()[0]
+        rows = conn.execute(
+            "SELECT id, role, content, tool_calls, tool_name FROM messages WHERE session = ? AND id >= ? ORDER BY id",
+            (session, start),
+        ).fetchall()
+        loaded = [(r["id"], _from_row(r)) for r in rows]
+        keep = {id(m) for m in sanitize([m for _, m in loaded])}
+        self.ids = [i for i, m in loaded if id(m) in keep]
+        self.messages = [m for _, m in loaded if id(m) in keep]
+        self._tokens = [estimate_tokens(m) for m in self.messages]
+        self._trim()
+
+    def append(self, messages: Iterable[Message]) -> None:
+        """Store messages in one transaction and add them to the window."""
+        messages = list(messages)
+        now = dt.datetime.now().isoformat(timespec="seconds")
+        ids = []
+        with self.store.write() as conn:
+            for m in messages:
+                cur = conn.execute(
+                    "INSERT INTO messages (session, role, content, tool_calls, tool_name, created_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (
+                        self.session,
+                        m["role"],
+                        m.get("content") or "",
+                        json.dumps(m["tool_calls"], ensure_ascii=False) if m.get("tool_calls") else None,
+                        m.get("tool_name"),
+                        now,
+                    ),
+                )
+                ids.append(cur.lastrowid)
+        self.ids += ids
+        self.messages += messages
+        self._tokens += [estimate_tokens(m) for m in messages]
+
+    def end_turn(self) -> None:
+        """Trim the window if the finished turn made it overflow."""
+        self._trim()
+
+    def _trim(self) -> None:
+        start = trim_start(self.messages, self._tokens, self.budget)
+        if start == 0:
+            return
+        del self.messages[:start], self.ids[:start], self._tokens[:start]
+        first = self.ids[0] if self.ids else 2**62
+        with self.store.write() as conn:
+            conn.execute("UPDATE sessions SET window_start = ? WHERE name = ?", (first, self.session))
+        log.info("history of %s trimmed to %d messages", self.session, len(self.messages))
+
+
+def _from_row(r: Any) -> Message:
+    m: Message = {"role": r["role"], "content": r["content"] or ""}
+    if r["tool_calls"]:
+        try:
+            m["tool_calls"] = json.loads(r["tool_calls"])
+        except json.JSONDecodeError:
+            m["tool_calls"] = []  # unreadable: sanitize drops the group
+    if r["tool_name"]:
+        m["tool_name"] = r["tool_name"]
+    return m
+
+
+def session_messages(store: Store, session: str) -> list[Message]:
+    """Every stored message of a session, oldest first."""
+    rows = store.conn().execute(
+        "SELECT id, role, content, tool_calls, tool_name FROM messages WHERE session = ? ORDER BY id", (session,)
+    )
+    return [_from_row(r) for r in rows]
+
+
+# ---------------------------------------------------------------- long-term
+
+DUPLICATE_COSINE = 0.95  # a fact this close to a stored one replaces it
+
+
+class LongTermMemory:
+    """Facts about the user, embedded and searched by cosine similarity."""
+
+    def __init__(self, store: Store, embedder: Embedder, on_progress: Callable[[int, int], None] | None = None):
+        self.store = store
+        self.embedder = embedder
+        self.on_progress = on_progress  # (done, total) while re-embedding
+        self.index = VectorIndex()
+        self._loaded = False
+        self._lock = threading.Lock()
+
+    def count(self) -> int:
+        """How many memories are stored."""
+        return self.store.conn().execute("SELECT COUNT(*) FROM memories").fetchone()[0]
+
+    def _load(self) -> None:
+        # Lazy: the first remember/recall pays for it, not startup.
+        with self._lock:
+            if self._loaded:
+                return
+            model = self.embedder.model
+            conn = self.store.conn()
+            rows = conn.execute("SELECT id, embedding, embed_model FROM memories ORDER BY id").fetchall()
+            good = [r for r in rows if r["embed_model"] == model and r["embedding"]]
+            dims = {len(r["embedding"]) for r in good}
+            if len(dims) > 1:  # same name, different vectors: trust the most common size
+                common = max(dims, key=lambda d: sum(len(r["embedding"]) == d for r in good))
+                good = [r for r in good if len(r["embedding"]) == common]
+            if good:
+                matrix = np.frombuffer(b"".join(r["embedding"] for r in good), dtype="<f4")
+                self.index.load([r["id"] for r in good], matrix.reshape(len(good), -1))
+            stale = [r["id"] for r in rows if r["id"] not in {g["id"] for g in good}]
+            if stale:
+                self._reembed(stale)
+            self._loaded = True
+
+    def _reembed(self, ids: list[int]) -> None:
+        # Vectors from another model (or none) cannot be compared with ours.
+        log.info("re-embedding %d memories with %s", len(ids), self.embedder.model)
+        conn = self.store.conn()
+        batch = self.embedder.batch
+        for i in range(0, len(ids), batch):
+            chunk = ids[i : i + batch]
+            marks = ",".join("?" * len(chunk))
+            rows = conn.execute(f"SELECT id, text FROM memories WHERE id IN ({marks})", chunk).fetchall()
+            vectors = self.embedder.documents([r["text"] for r in rows])
+            with self.store.write() as w:
+                for r, v in zip(rows, vectors):
+                    w.execute(
+                        "UPDATE memories SET embedding = ?, embed_model = ? WHERE id = ?",
+                        (pack(v), self.embedder.model, r["id"]),
+                    )
+            for r, v in zip(rows, vectors):
+                self.index.add(r["id"], v)
+            if self.on_progress:
+                self.on_progress(min(i + batch, len(ids)), len(ids))
+
+    def remember(self, fact: str) -> dict[str, Any]:
+        """Store a fact, or update a near-identical one; returns what happened."""
+        try:
+            self._load()
+            vector = self.embedder.documents([fact])[0]
+        except ModelError as e:
+            raise ToolError(f"could not save the memory: {e}") from None
+        now = dt.datetime.now().isoformat(timespec="seconds")
+        # Search the stored vectors with the document vector itself: both sides
+        # carry the document prefix, so near-duplicates score close to 1.
+        best = self.index.search(vector, 1) if len(self.index) else []
+        with self.store.write() as conn:
+            if best and best[0][1] >= DUPLICATE_COSINE:
+                id_ = best[0][0]
+                old = conn.execute("SELECT text FROM memories WHERE id = ?", (id_,)).fetchone()
+                if old is not None:
+                    conn.execute(
+                        "UPDATE memories SET text = ?, embedding = ?, embed_model = ?, updated_at = ? WHERE id = ?",
+                        (fact, pack(vector), self.embedder.model, now, id_),
+                    )
+                    self.index.add(id_, vector)
+                    return {"updated": {"id": id_, "text": fact, "previous": old["text"]}}
+            cur = conn.execute(
+                "INSERT INTO memories (text, embedding, embed_model, created_at) VALUES (?, ?, ?, ?)",
+                (fact, pack(vector), self.embedder.model, now),
+            )
+        self.index.add(cur.lastrowid, vector)
+        return {"remembered": {"id": cur.lastrowid, "text": fact}}
+
+    def recall(self, query: str, k: int = 3) -> list[dict[str, Any]]:
+        """The k memories most similar to the query: [{"id", "text", "score"}]."""
+        try:
+            self._load()
+            if not len(self.index):
+                return []
+            hits = self.index.search(self.embedder.query(query), k)
+        except ModelError as e:
+            raise ToolError(f"could not search memories: {e}") from None
+        except ValueError:
+            raise ToolError("the embedding model changed mid-session; restart the planner") from None
+        if not hits:
+            return []
+        marks = ",".join("?" * len(hits))
+        rows = self.store.conn().execute(f"SELECT id, text FROM memories WHERE id IN ({marks})", [h[0] for h in hits])
+        text = {r["id"]: r["text"] for r in rows}
+        return [{"id": i, "text": text[i], "score": round(s, 3)} for i, s in hits if i in text]

@@ -1,0 +1,92 @@
+"""Shared fixtures: a fake Ollama server, a temporary database, and an agent
+wired to both exactly as cli.main wires the real one."""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from fake_ollama import FakeOllama  # noqa: E402
+
+from agent import Agent  # noqa: E402
+from config import Config  # noqa: E402
+from db import Store  # noqa: E402
+from embeddings import Embedder  # noqa: E402
+from llm import Ollama  # noqa: E402
+from memory import Budget, History, LongTermMemory  # noqa: E402
+from tools import ToolContext  # noqa: E402
+
+TODAY = dt.date(2026, 12, 1)  # a Tuesday
+
+
+@pytest.fixture
+def fake():
+    """A fake Ollama server on 127.0.0.1 with models main, critic and embed."""
+    with FakeOllama() as server:
+        yield server
+
+
+@pytest.fixture
+def store(tmp_path):
+    """A fresh planner database."""
+    s = Store(tmp_path / "planner.db")
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def llm(fake):
+    """The Ollama edge pointed at the fake server."""
+    return Ollama(fake.url, timeout=5)
+
+
+@pytest.fixture
+def memory(store, llm):
+    """Long-term memory using the fake embedder."""
+    return LongTermMemory(store, Embedder(llm.embed, "embed"))
+
+
+@pytest.fixture
+def ctx(store, memory):
+    """A tool context with a fixed today and no one to confirm."""
+    return ToolContext(store=store, memory=memory, today=lambda: TODAY, confirm=None)
+
+
+@pytest.fixture
+def config(tmp_path):
+    """A config for the fake models."""
+    return Config(
+        model="main", critic_model="critic", embed_model="embed", db_path=tmp_path / "planner.db", today=TODAY
+    )
+
+
+@pytest.fixture
+def make_agent(llm, store, ctx, config):
+    """Build an agent (optionally with config changes) for a session."""
+    agents = []
+
+    def make(session: str = "s1", budget: Budget | None = None, **changes) -> Agent:
+        a = Agent(llm, config.replace(**changes), History(store, session, budget or Budget()), ctx)
+        agents.append(a)
+        return a
+
+    yield make
+    for a in agents:
+        a.close()
+
+
+def call(name: str, **arguments) -> dict:
+    """A scripted tool call."""
+    return {"name": name, "arguments": arguments}
+
+
+def tasks(store) -> list[dict]:
+    """Every task row, as dicts."""
+    return [dict(r) for r in store.conn().execute("SELECT id, title, due_date, status FROM tasks ORDER BY id")]

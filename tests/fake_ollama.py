@@ -1,0 +1,351 @@
+"""A fake Ollama HTTP server for tests: the real wire protocol, scripted replies.
+
+It listens on 127.0.0.1 and answers /api/chat (streamed as NDJSON over chunked
+encoding, or one JSON object), /api/embed, /api/tags, /api/show, /api/ps,
+/api/pull and /api/version, so the planner is tested through the real
+`ollama` client and httpx. Replies are scripted per model:
+
+    fake.script("main", {"tool_calls": [{"name": "add_task", "arguments": {...}}]},
+                        {"content": "Added."})
+
+A reply may instead be a fault: {"status": 500, "error": "..."}, {"cut": True}
+(the stream ends without done), {"drop": True} (the connection is closed
+mid-stream), {"garbage": True} (a line that is not JSON), {"stall": seconds},
+{"stream_error": "..."} (an error object inside the stream).
+
+Embeddings are deterministic bags of hashed words, so texts that share words
+are close and texts that share none are orthogonal. Known task prefixes are
+stripped before hashing and recorded in `embed_inputs`.
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import json
+import re
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import numpy as np
+
+PREFIXES = ("search_document: ", "search_query: ", "passage: ", "query: ")
+STOPWORDS = {
+    "the",
+    "a",
+    "an",
+    "i",
+    "my",
+    "is",
+    "to",
+    "of",
+    "and",
+    "in",
+    "on",
+    "for",
+    "what",
+    "do",
+    "does",
+    "me",
+    "about",
+}
+
+
+def fake_embedding(text: str, dim: int = 256) -> list[float]:
+    """A unit bag-of-words vector: shared words -> high cosine."""
+    for p in PREFIXES:
+        if text.startswith(p):
+            text = text[len(p) :]
+    v = np.zeros(dim, dtype=np.float64)
+    for word in re.findall(r"[a-z0-9]+", text.lower()):
+        if word in STOPWORDS:
+            continue
+        h = int(hashlib.md5(word.encode()).hexdigest(), 16)
+        v[h % dim] += 1.0
+    n = np.linalg.norm(v)
+    if n == 0:
+        v[0] = 1.0
+        n = 1.0
+    return (v / n).tolist()
+
+
+def now() -> str:
+    """An RFC 3339 timestamp as Ollama writes it."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime())
+
+
+class FakeOllama:
+    """A scripted Ollama server on 127.0.0.1; use as a context manager."""
+
+    def __init__(self, models: dict[str, list[str]] | None = None, embed_dim: int = 256):
+        # model name -> capabilities
+        self.models: dict[str, list[str]] = models or {
+            "main": ["completion", "tools"],
+            "critic": ["completion", "tools"],
+            "embed": ["embedding"],
+        }
+        self.embed_dim = embed_dim
+        self.scripts: dict[str, collections.deque] = collections.defaultdict(collections.deque)
+        self.responders: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+        self.requests: list[tuple[str, dict[str, Any]]] = []
+        self.embed_inputs: list[str] = []
+        self.pullable: set[str] = set()
+        self.loaded: set[str] = set()
+        self.lock = threading.Lock()
+        self.server: ThreadingHTTPServer | None = None
+
+    # -- scripting
+
+    def script(self, model: str, *replies: dict[str, Any]) -> None:
+        """Queue replies for a model, answered in order."""
+        self.scripts[model].extend(replies)
+
+    def respond_with(self, model: str, fn: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+        """Answer a model's chats with fn(request) once its script is empty."""
+        self.responders[model] = fn
+
+    def chats(self, model: str | None = None) -> list[dict[str, Any]]:
+        """The /api/chat request bodies received, optionally for one model."""
+        return [b for p, b in self.requests if p == "/api/chat" and (model is None or b.get("model") == model)]
+
+    def count(self, path: str) -> int:
+        """How many requests hit a path."""
+        return sum(1 for p, _ in self.requests if p == path)
+
+    def _next_reply(self, body: dict[str, Any]) -> dict[str, Any]:
+        model = body.get("model", "")
+        with self.lock:
+            if self.scripts[model]:
+                return self.scripts[model].popleft()
+        if model in self.responders:
+            return self.responders[model](body)
+        if model == "critic":
+            return {"content": '{"done": true, "critique": ""}'}
+        return {"status": 500, "error": f"fake: no scripted reply left for {model}"}
+
+    # -- lifecycle
+
+    @property
+    def url(self) -> str:
+        """The server's base URL, for OLLAMA_HOST."""
+        assert self.server
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def start(self, port: int = 0) -> FakeOllama:
+        """Listen on a free port (or the given one) in a background thread."""
+        fake = self
+
+        class Handler(_Handler):
+            pass
+
+        Handler.fake = fake
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        """Stop listening."""
+        if self.server:
+            self.server.shutdown()
+            self.server.server_close()
+            self.server = None
+
+    def __enter__(self) -> FakeOllama:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+def _entry(name: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "model": name,
+        "modified_at": now(),
+        "size": 1000,
+        "digest": hashlib.sha256(name.encode()).hexdigest(),
+        "details": {"format": "gguf", "family": "fake", "parameter_size": "1B", "quantization_level": "Q4"},
+    }
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    fake: FakeOllama
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def _json(self, code: int, obj: Any) -> None:
+        b = json.dumps(obj).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(b)))
+        self.end_headers()
+        self.wfile.write(b)
+
+    def _chunk(self, obj: Any, raw: bytes | None = None) -> None:
+        b = raw if raw is not None else (json.dumps(obj) + "\n").encode()
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(b), b))
+        self.wfile.flush()
+
+    def _start_stream(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-ndjson")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+
+    def _end_stream(self) -> None:
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def _model(self, body: dict[str, Any]) -> str:
+        name = body.get("model") or body.get("name") or ""
+        return name[: -len(":latest")] if name.endswith(":latest") else name
+
+    def do_HEAD(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_GET(self) -> None:
+        f = self.fake
+        f.requests.append((self.path, {}))
+        if self.path == "/":
+            return self._json(200, "Ollama is running")
+        if self.path == "/api/version":
+            return self._json(200, {"version": "0.13.0"})
+        if self.path == "/api/tags":
+            return self._json(200, {"models": [_entry(n) for n in f.models]})
+        if self.path == "/api/ps":
+            return self._json(200, {"models": [_entry(n) for n in f.loaded]})
+        return self._json(404, {"error": "not found"})
+
+    def do_POST(self) -> None:
+        f = self.fake
+        n = int(self.headers.get("Content-Length") or 0)
+        try:
+            body = json.loads(self.rfile.read(n) or b"{}")
+        except json.JSONDecodeError as e:
+            return self._json(400, {"error": str(e)})
+        f.requests.append((self.path, body))
+        model = self._model(body)
+        if self.path == "/api/show":
+            if model not in f.models:
+                return self._json(404, {"error": f"model '{model}' not found"})
+            return self._json(
+                200,
+                {
+                    "modelfile": "",
+                    "template": "",
+                    "details": {"format": "gguf"},
+                    "capabilities": f.models[model],
+                    "model_info": {"general.architecture": "fake"},
+                },
+            )
+        if self.path == "/api/pull":
+            if model not in f.pullable:
+                return self._json(500, {"error": "pull model manifest: file does not exist"})
+            self._start_stream()
+            self._chunk({"status": "pulling manifest"})
+            for done in (0, 500, 1000):
+                self._chunk({"status": "pulling abc123", "digest": "sha256:abc123", "total": 1000, "completed": done})
+            self._chunk({"status": "success"})
+            self._end_stream()
+            f.models[model] = ["completion", "tools"] if "embed" not in model else ["embedding"]
+            return
+        if self.path == "/api/embed":
+            if model not in f.models:
+                return self._json(404, {"error": f'model "{model}" not found, try pulling it first'})
+            inputs = body.get("input", "")
+            inputs = [inputs] if isinstance(inputs, str) else inputs
+            f.embed_inputs.extend(inputs)
+            return self._json(
+                200,
+                {
+                    "model": model,
+                    "embeddings": [fake_embedding(t, f.embed_dim) for t in inputs],
+                    "total_duration": 1000,
+                    "prompt_eval_count": len(inputs),
+                },
+            )
+        if self.path != "/api/chat":
+            return self._json(404, {"error": "not found"})
+        if model not in f.models:
+            return self._json(404, {"error": f'model "{model}" not found, try pulling it first'})
+        f.loaded.add(model)
+        return self._chat(body, f._next_reply(body))
+
+    def _chat(self, body: dict[str, Any], reply: dict[str, Any]) -> None:
+        model = body.get("model", "")
+        if "status" in reply:
+            return self._json(reply["status"], {"error": reply.get("error", "fake error")})
+        if reply.get("stall"):
+            time.sleep(reply["stall"])
+        content = reply.get("content", "")
+        calls = [
+            {"function": {"name": c["name"], "arguments": c.get("arguments", {})}} for c in reply.get("tool_calls", [])
+        ]
+        msg: dict[str, Any] = {"role": "assistant", "content": content}
+        if calls:
+            msg["tool_calls"] = calls
+        final = {
+            "model": model,
+            "created_at": now(),
+            "done": True,
+            "done_reason": reply.get("done_reason", "stop"),
+            "total_duration": 1_000_000,
+            "load_duration": reply.get("load_duration", 0),
+            "prompt_eval_count": reply.get("prompt_eval_count", 10),
+            "prompt_eval_duration": 1000,
+            "eval_count": reply.get("eval_count", 5),
+            "eval_duration": 1000,
+        }
+        if not body.get("stream", True):
+            if reply.get("thinking"):
+                msg["thinking"] = reply["thinking"]
+            return self._json(200, dict(final, message=msg))
+        self._start_stream()
+        if reply.get("thinking"):
+            self._chunk(
+                {
+                    "model": model,
+                    "created_at": now(),
+                    "done": False,
+                    "message": {"role": "assistant", "content": "", "thinking": reply["thinking"]},
+                }
+            )
+        pieces = [content[i : i + 8] for i in range(0, len(content), 8)]
+        for i, piece in enumerate(pieces):
+            self._chunk(
+                {"model": model, "created_at": now(), "done": False, "message": {"role": "assistant", "content": piece}}
+            )
+            if reply.get("slow"):
+                time.sleep(reply["slow"])
+            if reply.get("drop") and i >= len(pieces) // 2:
+                self.wfile.flush()
+                self.close_connection = True
+                self.connection.shutdown(2)  # the server goes away mid-reply
+                return
+        if reply.get("garbage"):
+            self._chunk(None, raw=b"this is not json\n")
+            return self._end_stream()
+        if reply.get("stream_error"):
+            self._chunk({"error": reply["stream_error"]})
+            return self._end_stream()
+        if reply.get("cut"):
+            return self._end_stream()
+        if calls:
+            self._chunk(
+                {
+                    "model": model,
+                    "created_at": now(),
+                    "done": False,
+                    "message": {"role": "assistant", "content": "", "tool_calls": calls},
+                }
+            )
+        self._chunk(dict(final, message={"role": "assistant", "content": ""}))
+        self._end_stream()
