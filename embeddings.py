@@ -106,8 +106,8 @@ class VectorIndex:
         """Add one vector, or replace it if the id is present."""
         vector = normalize(np.asarray(vector, dtype=np.float32))
         with self._lock:
-            if self.dim is None or self._n == 0:
-                self.dim = vector.shape[0] if self._n == 0 else self.dim
+            if self._n == 0:
+                self.dim = vector.shape[0]
             if vector.shape[0] != self.dim:
                 raise ValueError(f"vector has {vector.shape[0]} dimensions, the index has {self.dim}")
             where = np.flatnonzero(self._ids[: self._n] == id_)
@@ -117,9 +117,10 @@ class VectorIndex:
             if self._n == len(self._ids) or self._m.shape[1] != self.dim:
                 cap = max(16, 2 * self._n)
                 m = np.empty((cap, self.dim), dtype=np.float32)
-                m[: self._n] = self._m[: self._n]
                 ids = np.empty(cap, dtype=np.int64)
-                ids[: self._n] = self._ids[: self._n]
+                if self._n:
+                    m[: self._n] = self._m[: self._n]
+                    ids[: self._n] = self._ids[: self._n]
                 self._m, self._ids = m, ids
             self._m[self._n] = vector
             self._ids[self._n] = id_

@@ -259,12 +259,12 @@ class LongTermMemory:
             rows = conn.execute(f"SELECT id, text FROM memories WHERE id IN ({marks})", chunk).fetchall()
             vectors = self.embedder.documents([r["text"] for r in rows])
             with self.store.write() as w:
-                for r, v in zip(rows, vectors):
+                for r, v in zip(rows, vectors, strict=True):
                     w.execute(
                         "UPDATE memories SET embedding = ?, embed_model = ? WHERE id = ?",
                         (pack(v), self.embedder.model, r["id"]),
                     )
-            for r, v in zip(rows, vectors):
+            for r, v in zip(rows, vectors, strict=True):
                 self.index.add(r["id"], v)
             if self.on_progress:
                 self.on_progress(min(i + batch, len(ids)), len(ids))

@@ -1,0 +1,265 @@
+"""The ReAct loop against the fake Ollama server: tools, planning prompt,
+text tool calls, reflection, faults and prompt-cache stability."""
+
+import json
+
+from conftest import TODAY, call, tasks
+
+import llm as llm_mod
+from agent import INTERRUPTED, TOO_MANY_STEPS, parse_text_tool_calls, system_prompt
+from memory import session_messages
+from tools import TOOLS
+
+
+def events(sink):
+    return lambda kind, data: sink.append((kind, data))
+
+
+def test_a_tool_call_runs_and_the_model_answers(fake, make_agent, store):
+    fake.script(
+        "main",
+        {"tool_calls": [call("add_task", title="buy milk", due_date="2026-12-02")]},
+        {"content": "Added buy milk for tomorrow."},
+    )
+    r = make_agent().run_turn("add milk for tomorrow")
+    assert r.reply == "Added buy milk for tomorrow." and r.error is None
+    assert tasks(store)[0]["title"] == "buy milk"
+    # The second call carried the tool result, in order, with tool_name.
+    second = fake.chats("main")[1]["messages"]
+    assert second[-2]["tool_calls"][0]["function"]["name"] == "add_task"
+    assert second[-1]["role"] == "tool" and second[-1]["tool_name"] == "add_task"
+    assert json.loads(second[-1]["content"])["added"]["id"] == 1
+
+
+def test_all_tool_calls_of_a_reply_run_and_results_keep_call_order(fake, make_agent, store):
+    titles = [f"task {i}" for i in range(6)]
+    fake.script("main", {"tool_calls": [call("add_task", title=t) for t in titles]}, {"content": "Added six tasks."})
+    make_agent(reflect=False).run_turn("add six tasks")
+    assert sorted(t["title"] for t in tasks(store)) == sorted(titles)
+    results = [m for m in fake.chats("main")[1]["messages"] if m["role"] == "tool"]
+    assert [json.loads(m["content"])["added"]["title"] for m in results] == titles
+
+
+def test_the_request_sends_tools_options_think_and_a_dated_system_prompt(fake, make_agent):
+    fake.script("main", {"content": "Hi!"})
+    make_agent().run_turn("hello")
+    req = fake.chats("main")[0]
+    assert req["messages"][0] == {"role": "system", "content": system_prompt(TODAY)}
+    assert "Tuesday, 2026-12-01" in req["messages"][0]["content"]
+    assert {t["function"]["name"] for t in req["tools"]} == set(TOOLS)
+    assert req["options"] == {"num_ctx": 8192, "num_predict": 1024}
+    assert req["think"] is False
+    assert req["stream"] is True
+
+
+def test_think_flag_is_sent_and_thinking_never_reaches_reply_or_history(fake, make_agent, store):
+    fake.script("main", {"content": "Done.", "thinking": "secret reasoning"})
+    r = make_agent(think=True).run_turn("hello")
+    assert fake.chats("main")[0]["think"] is True
+    assert r.reply == "Done."
+    assert "secret" not in json.dumps(session_messages(store, "s1"))
+
+
+def test_chit_chat_calls_no_tool_and_no_critic(fake, make_agent):
+    fake.script("main", {"content": "Hello! How can I help?"})
+    r = make_agent().run_turn("hi there")
+    assert r.tool_calls == [] and fake.chats("critic") == []
+
+
+def test_read_only_turns_skip_the_critic(fake, make_agent):
+    fake.script("main", {"tool_calls": [call("list_tasks")]}, {"content": "You have no tasks."})
+    make_agent().run_turn("what do I have?")
+    assert fake.chats("critic") == []
+
+
+def test_max_turns_stops_the_loop_and_says_so(fake, make_agent):
+    fake.respond_with("main", lambda body: {"tool_calls": [call("get_today")]})
+    r = make_agent(max_turns=3).run_turn("loop forever")
+    assert r.reply == TOO_MANY_STEPS.format(n=3)
+    assert len(fake.chats("main")) == 3
+
+
+def test_tool_calls_written_as_text_are_run_not_shown(fake, make_agent, store):
+    text = '{"name": "add_task", "arguments": {"title": "call mom", "due_date": "2026-12-03"}}'
+    fake.script("main", {"content": text}, {"content": "Added."})
+    seen = []
+    r = make_agent(reflect=False).run_turn("remind me to call mom thursday", events(seen))
+    assert tasks(store)[0]["title"] == "call mom"
+    assert r.reply == "Added."
+    assert "add_task" not in "".join(d["text"] for k, d in seen if k == "token")
+    stored = session_messages(store, "s1")
+    assert stored[1]["tool_calls"][0]["function"]["name"] == "add_task" and stored[1]["content"] == ""
+
+
+def test_text_tool_call_formats_small_models_use():
+    names = set(TOOLS)
+    assert parse_text_tool_calls('<tool_call>\n{"name": "get_today", "arguments": {}}\n</tool_call>', names)
+    fenced = 'Sure:\n```json\n[{"name": "add_task", "parameters": {"title": "a"}}, {"name": "add_task", "arguments": "{\\"title\\": \\"b\\"}"}]\n```'
+    calls = parse_text_tool_calls(fenced, names)
+    assert [c["function"]["arguments"]["title"] for c in calls] == ["a", "b"]
+    assert parse_text_tool_calls('{"function": {"name": "list_tasks", "arguments": {"status": "all"}}}', names)
+    # JSON that names no offered tool is just text.
+    assert parse_text_tool_calls('{"name": "rm_rf", "arguments": {}}', names) == []
+    assert parse_text_tool_calls('The JSON was {"added": {"id": 1}}', names) == []
+    assert parse_text_tool_calls("no json here", names) == []
+
+
+def test_text_that_only_looks_like_json_is_still_shown(fake, make_agent):
+    fake.script("main", {"content": '{"note": "not a call"}'})
+    seen = []
+    r = make_agent().run_turn("hi", events(seen))
+    assert r.reply == '{"note": "not a call"}'
+    assert "".join(d["text"] for k, d in seen if k == "token") == '{"note": "not a call"}'
+
+
+def test_reply_tokens_stream_as_events(fake, make_agent):
+    fake.script("main", {"content": "A fairly long reply that arrives in pieces."})
+    seen = []
+    make_agent().run_turn("hi", events(seen))
+    tokens = [d["text"] for k, d in seen if k == "token"]
+    assert len(tokens) > 2 and "".join(tokens) == "A fairly long reply that arrives in pieces."
+
+
+def test_critic_not_done_sends_the_agent_back_once_and_history_keeps_both_attempts(fake, make_agent, store):
+    fake.script(
+        "main",
+        {"tool_calls": [call("add_task", title="milk")]},
+        {"content": "Added milk."},
+        {"tool_calls": [call("add_task", title="eggs")]},
+        {"content": "Added milk and eggs."},
+    )
+    fake.script("critic", {"content": '{"done": false, "critique": "eggs were not added"}'})
+    r = make_agent().run_turn("add milk and eggs")
+    assert r.reply == "Added milk and eggs." and r.critiques == ["eggs were not added"]
+    assert [t["title"] for t in tasks(store)] == ["milk", "eggs"]
+    critic_req = fake.chats("critic")[0]
+    assert critic_req["format"]["required"] == ["done", "critique"]
+    assert critic_req["think"] is False and critic_req["stream"] is False
+    assert (
+        "add milk and eggs" in critic_req["messages"][1]["content"] and "milk" in critic_req["messages"][1]["content"]
+    )
+    # The retry saw the critique...
+    assert "eggs were not added" in fake.chats("main")[2]["messages"][-1]["content"]
+    # ...but history keeps both attempts' tool calls and the final reply, not the critique.
+    stored = session_messages(store, "s1")
+    assert [m["role"] for m in stored] == ["user", "assistant", "tool", "assistant", "tool", "assistant"]
+    assert stored[-1]["content"] == "Added milk and eggs."
+    assert "eggs were not added" not in json.dumps(stored)
+    assert len(fake.chats("critic")) == 1  # at most MAX_REFLECTIONS retries
+
+
+def test_malformed_critic_output_fails_open(fake, make_agent):
+    for bad in ["not json", '{"done": "yes"}', '{"critique": "x"}', "[1, 2]"]:
+        fake.script("main", {"tool_calls": [call("add_task", title="x")]}, {"content": "Added."})
+        fake.script("critic", {"content": bad})
+        r = make_agent().run_turn("add x")
+        assert r.reply == "Added." and r.critiques == []
+
+
+def test_critic_server_error_fails_open(fake, make_agent):
+    fake.script("main", {"tool_calls": [call("add_task", title="x")]}, {"content": "Added."})
+    fake.script("critic", {"status": 500, "error": "boom"})
+    assert make_agent().run_turn("add x").reply == "Added."
+
+
+def test_no_reflect_skips_the_critic(fake, make_agent):
+    fake.script("main", {"tool_calls": [call("add_task", title="x")]}, {"content": "Added."})
+    make_agent(reflect=False).run_turn("add x")
+    assert fake.chats("critic") == []
+
+
+def test_a_server_error_fails_the_turn_with_one_line_and_the_next_turn_works(fake, make_agent, store):
+    agent = make_agent()
+    fake.script("main", {"status": 500, "error": "llama runner process has terminated"})
+    r = agent.run_turn("hello")
+    assert r.error and "\n" not in r.error and "HTTP 500" in r.error
+    fake.script("main", {"content": "Hi again."})
+    assert agent.run_turn("hello?").reply == "Hi again."
+    sent = fake.chats("main")[-1]["messages"]
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "user"]
+
+
+def test_each_stream_fault_gives_its_line_and_history_stays_valid(fake, make_agent):
+    agent = make_agent()
+    cases = [
+        ({"content": "partial reply", "cut": True}, llm_mod.CUT_SHORT),
+        ({"content": "partial reply here", "drop": True}, llm_mod.BROKEN),
+        ({"content": "x", "garbage": True}, llm_mod.UNREADABLE),
+        ({"status": 503, "error": "server busy, please try again.  maximum pending requests exceeded"}, llm_mod.BUSY),
+        (
+            {"status": 404, "error": 'model "main" not found, try pulling it first'},
+            llm_mod.NOT_FOUND.format(model="main"),
+        ),
+        (
+            {"content": "x", "stream_error": "an error was encountered while running the model"},
+            "an error was encountered",
+        ),
+    ]
+    for reply, message in cases:
+        fake.script("main", reply)
+        r = agent.run_turn("hello")
+        assert message in r.error
+    fake.script("main", {"content": "fine"})
+    assert agent.run_turn("again").reply == "fine"
+    roles = [m["role"] for m in fake.chats("main")[-1]["messages"][1:]]
+    assert roles == ["user", "assistant"] * len(cases) + ["user"]
+
+
+def test_a_tool_call_parse_error_is_retried_once(fake, make_agent):
+    fake.script("main", {"status": 500, "error": "error parsing tool call: raw='{bad'"}, {"content": "OK."})
+    assert make_agent().run_turn("hi").reply == "OK."
+    fake.script(
+        "main", {"status": 500, "error": "error parsing tool call"}, {"status": 500, "error": "error parsing tool call"}
+    )
+    assert make_agent().run_turn("hi").error == llm_mod.TOOL_PARSE
+
+
+def test_a_failure_after_tools_ran_keeps_them_in_history(fake, make_agent, store):
+    agent = make_agent()
+    fake.script("main", {"tool_calls": [call("add_task", title="kept")]}, {"status": 500, "error": "boom"})
+    r = agent.run_turn("add kept")
+    assert r.error and tasks(store)[0]["title"] == "kept"
+    stored = session_messages(store, "s1")
+    assert [m["role"] for m in stored] == ["user", "assistant", "tool", "assistant"]
+
+
+def test_unreachable_server_is_one_clear_line(make_agent, fake):
+    agent = make_agent()
+    fake.stop()
+    r = agent.run_turn("hello")
+    assert r.error.startswith("Cannot reach Ollama at http://127.0.0.1:") and "ollama serve" in r.error
+
+
+def test_length_and_full_context_warnings(fake, make_agent):
+    fake.script("main", {"content": "cut", "done_reason": "length", "prompt_eval_count": 8192})
+    seen = []
+    make_agent().run_turn("hi", events(seen))
+    warnings = [d["text"] for k, d in seen if k == "warning"]
+    assert any("length limit" in w for w in warnings) and any("whole context" in w for w in warnings)
+
+
+def test_ctrl_c_mid_stream_keeps_the_partial_reply_marked_and_history_valid(fake, make_agent, store):
+    agent = make_agent()
+    fake.script("main", {"content": "Here is a long answer that the user stops", "slow": 0.01})
+
+    def on_event(kind, data):
+        if kind == "token" and "long" in data["text"]:
+            raise KeyboardInterrupt
+
+    r = agent.run_turn("tell me", on_event)
+    assert r.interrupted and r.reply.endswith(INTERRUPTED) and r.reply.startswith("Here is a")
+    fake.script("main", {"content": "ok"})
+    assert agent.run_turn("next").reply == "ok"
+    assert [m["role"] for m in session_messages(store, "s1")] == ["user", "assistant", "user", "assistant"]
+
+
+def test_history_prefix_is_byte_identical_across_turns(fake, make_agent):
+    agent = make_agent()
+    fake.respond_with("main", lambda body: {"content": "noted"})
+    for i in range(5):
+        agent.run_turn(f"message {i}")
+    bodies = [json.dumps(b["messages"]) for b in fake.chats("main")]
+    for earlier, later in zip(bodies, bodies[1:], strict=False):
+        assert later.startswith(earlier[:-1])  # the whole earlier request is a prefix
+    assert len({json.dumps(b["tools"]) for b in fake.chats("main")}) == 1
+    assert len({json.dumps(b["options"]) for b in fake.chats("main")}) == 1

@@ -1,0 +1,216 @@
+"""`python agent.py` driven as a user or a script would: a subprocess fed
+lines on stdin, talking to the fake Ollama server."""
+
+import os
+import sqlite3
+import subprocess
+import sys
+import threading
+
+import pytest
+from conftest import ROOT, call
+
+import cli
+from config import Config, data_dir
+from llm import Ollama
+
+
+def run_agent(fake, home, lines, *args, env=None, timeout=60):
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("PLANNER_", "OLLAMA_"))}
+    e.update(
+        {
+            "OLLAMA_HOST": fake.url if fake else "http://127.0.0.1:9",
+            "PLANNER_HOME": str(home),
+            "PLANNER_MODEL": "main",
+            "PLANNER_CRITIC_MODEL": "critic",
+            "PLANNER_EMBED_MODEL": "embed",
+            "PLANNER_TODAY": "2026-12-01",
+        }
+    )
+    e.update(env or {})
+    return subprocess.run(
+        [sys.executable, str(ROOT / "agent.py"), *args],
+        input="".join(line + "\n" for line in lines),
+        capture_output=True,
+        text=True,
+        env=e,
+        timeout=timeout,
+    )
+
+
+def db_tasks(home):
+    conn = sqlite3.connect(home / "planner.db")
+    try:
+        return [r[0] for r in conn.execute("SELECT title FROM tasks ORDER BY id")]
+    finally:
+        conn.close()
+
+
+def test_ollama_down_prints_one_clear_line_and_exits_1(tmp_path):
+    p = run_agent(None, tmp_path, ["hello"])
+    assert p.returncode == 1
+    assert (
+        p.stderr.strip()
+        == "error: Cannot reach Ollama at http://127.0.0.1:9. Start it with `ollama serve` (or set OLLAMA_HOST to where it runs)."
+    )
+    assert "Traceback" not in p.stderr + p.stdout
+
+
+def test_a_model_not_pulled_prints_the_pull_command(fake, tmp_path):
+    p = run_agent(fake, tmp_path, ["hi"], "--model", "qwen3.5:9b")
+    assert p.returncode == 1
+    assert "ollama pull qwen3.5:9b" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+def test_a_model_without_tools_is_refused(fake, tmp_path):
+    fake.models["plain"] = ["completion"]
+    p = run_agent(fake, tmp_path, ["hi"], "--model", "plain")
+    assert p.returncode == 1 and "cannot call tools" in p.stderr
+
+
+def test_a_scripted_session_one_turn_per_line(fake, tmp_path):
+    fake.script(
+        "main",
+        {"tool_calls": [call("add_task", title="buy milk", due_date="2026-12-02")]},
+        {"content": "Added buy milk for tomorrow."},
+        {"content": "You're welcome!"},
+    )
+    p = run_agent(fake, tmp_path, ["add milk for tomorrow", "", "   ", "thanks"])
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == ["bot> Added buy milk for tomorrow.", "bot> You're welcome!"]
+    assert p.stderr == ""
+    assert db_tasks(tmp_path) == ["buy milk"]
+    log = (tmp_path / "agent.log").read_text()
+    assert "model main" in log and "prompt=10 eval=5 done_reason=stop" in log
+    assert "tool add_task" in log and "ok" in log
+
+
+def test_exit_word_ends_the_session(fake, tmp_path):
+    fake.script("main", {"content": "one"})
+    p = run_agent(fake, tmp_path, ["first", "exit", "never sent"])
+    assert p.returncode == 0 and p.stdout.splitlines() == ["bot> one"]
+
+
+def test_a_failed_turn_prints_one_line_and_the_session_goes_on(fake, tmp_path):
+    fake.script("main", {"status": 500, "error": "llama runner crashed"}, {"content": "back"})
+    p = run_agent(fake, tmp_path, ["a", "b"])
+    assert p.returncode == 0
+    assert p.stderr.strip().splitlines() == [
+        "error: Ollama answered with an error: llama runner crashed (HTTP 500). Try again."
+    ]
+    assert p.stdout.splitlines() == ["bot> back"]
+
+
+def test_delete_is_refused_without_a_terminal_and_allowed_with_yes(fake, tmp_path):
+    fake.script("main", {"tool_calls": [call("add_task", title="x")]}, {"content": "ok"})
+    run_agent(fake, tmp_path, ["add x"])
+    fake.script("main", {"tool_calls": [call("delete_task", id=1)]}, {"content": "I could not delete it."})
+    run_agent(fake, tmp_path, ["delete x"])
+    assert db_tasks(tmp_path) == ["x"]
+    refusal = [m for m in fake.chats("main")[-1]["messages"] if m["role"] == "tool"][-1]
+    assert "confirmation" in refusal["content"]
+    fake.script("main", {"tool_calls": [call("delete_task", id=1)]}, {"content": "Deleted."})
+    p = run_agent(fake, tmp_path, ["delete x"], "--yes")
+    assert p.stdout.strip() == "bot> Deleted." and db_tasks(tmp_path) == []
+
+
+def test_sessions_new_named_and_continue(fake, tmp_path):
+    fake.respond_with("main", lambda body: {"content": f"seen {len(body['messages'])}"})
+    run_agent(fake, tmp_path, ["one"], "--session", "work")
+    p = run_agent(fake, tmp_path, ["two"], "--session", "work")
+    assert p.stdout.strip() == "bot> seen 4"  # system, one, reply, two
+    p = run_agent(fake, tmp_path, ["three"], "-c")
+    assert p.stdout.strip() == "bot> seen 6"
+    p = run_agent(fake, tmp_path, ["fresh"])
+    assert p.stdout.strip() == "bot> seen 2"
+
+
+def test_default_database_location_and_overrides(tmp_path):
+    assert data_dir({"PLANNER_HOME": "/x/y"}) == __import__("pathlib").Path("/x/y")
+    assert data_dir({"XDG_DATA_HOME": "/d"}) == __import__("pathlib").Path("/d/planner")
+    assert str(data_dir({})).endswith(".local/share/planner")
+    c = Config.from_env({"PLANNER_HOME": "/h", "PLANNER_DB": "/elsewhere/p.db"})
+    assert str(c.db_path) == "/elsewhere/p.db" and str(c.log_path) == "/elsewhere/agent.log"
+    assert str(cli.load_config(["--db", "/flag.db"], {"PLANNER_DB": "/env.db"}).db_path) == "/flag.db"
+
+
+def test_bad_settings_are_one_line_errors(fake, tmp_path):
+    p = run_agent(fake, tmp_path, ["hi"], env={"PLANNER_TODAY": "someday"})
+    assert (
+        p.returncode == 2 and p.stderr.strip() == "error: PLANNER_TODAY must be a date like 2026-12-01, not 'someday'"
+    )
+    p = run_agent(fake, tmp_path, ["hi"], env={"PLANNER_NUM_CTX": "big"})
+    assert p.returncode == 2 and "PLANNER_NUM_CTX must be a whole number" in p.stderr
+
+
+def test_a_corrupt_database_is_one_line_and_untouched(fake, tmp_path):
+    (tmp_path / "planner.db").write_bytes(b"\x00garbage" * 500)
+    p = run_agent(fake, tmp_path, ["hi"])
+    assert p.returncode == 1 and p.stderr.startswith("error: ") and "not a usable planner database" in p.stderr
+    assert (tmp_path / "planner.db").read_bytes() == b"\x00garbage" * 500
+
+
+def test_two_processes_writing_one_database_lose_nothing(fake, tmp_path):
+    n = 15
+    fake.respond_with(
+        "main",
+        lambda body: (
+            {"content": "ok"}
+            if body["messages"][-1]["role"] == "tool"
+            else {"tool_calls": [call("add_task", title=body["messages"][-1]["content"])]}
+        ),
+    )
+    results = {}
+
+    def worker(name):
+        results[name] = run_agent(fake, tmp_path, [f"{name} {i}" for i in range(n)], "--no-reflect")
+
+    threads = [threading.Thread(target=worker, args=(w,)) for w in ("alpha", "beta")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for p in results.values():
+        assert p.returncode == 0 and p.stderr == "" and p.stdout.count("bot> ok") == n
+    titles = db_tasks(tmp_path)
+    assert sorted(titles) == sorted(f"{w} {i}" for w in ("alpha", "beta") for i in range(n))
+
+
+def test_interactive_start_offers_to_pull_a_missing_model(fake, monkeypatch, capsys):
+    fake.pullable.add("newmodel")
+    monkeypatch.setattr("builtins.input", lambda prompt: "y")
+    config = Config(model="newmodel", critic_model="critic", embed_model="embed")
+    assert cli.ensure_models(Ollama(fake.url), config, interactive=True) is None
+    assert "pulled newmodel" in capsys.readouterr().err
+    monkeypatch.setattr("builtins.input", lambda prompt: "n")
+    config = Config(model="other", critic_model="critic", embed_model="embed")
+    assert "ollama pull other" in cli.ensure_models(Ollama(fake.url), config, interactive=True)
+
+
+def test_importing_modules_connects_to_nothing_and_prints_nothing():
+    code = "import agent, cli, tools, memory, embeddings, llm, db, config"
+    p = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "OLLAMA_HOST": "http://127.0.0.1:9"},
+    )
+    assert p.returncode == 0 and p.stdout == "" and p.stderr == ""
+
+
+@pytest.mark.parametrize("flag", ["--help"])
+def test_help_lists_the_flags(flag):
+    p = subprocess.run([sys.executable, str(ROOT / "agent.py"), flag], capture_output=True, text=True)
+    for f in (
+        "--model",
+        "--critic-model",
+        "--embed-model",
+        "--db",
+        "--session",
+        "--continue",
+        "--think",
+        "--no-reflect",
+        "--yes",
+    ):
+        assert f in p.stdout
