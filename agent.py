@@ -20,7 +20,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
-import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from typing import Any
 from config import Config
 from llm import ChatResult, ModelError, Ollama
 from memory import History, Message
+from recovery import dedupe_calls, fallback_reply, is_json_echo, parse_text_tool_calls
 from tools import READ_ONLY_TOOLS, TOOLS, ToolContext, dispatch, to_json, tool_specs
 
 log = logging.getLogger("planner")
@@ -73,60 +73,6 @@ Event = Callable[[str, dict[str, Any]], None]
 def system_prompt(today: dt.date) -> str:
     """The system prompt for a given day (stable all day, so it caches)."""
     return SYSTEM_PROMPT.format(weekday=today.strftime("%A"), date=today.isoformat())
-
-
-# ---------------------------------------------------------------- tool calls written as text
-
-_TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
-_FENCED = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
-
-
-def _as_call(obj: Any, names: set[str]) -> dict[str, Any] | None:
-    if not isinstance(obj, dict):
-        return None
-    if isinstance(obj.get("function"), dict):  # {"function": {"name", "arguments"}}
-        obj = obj["function"]
-    name = obj.get("name") or obj.get("tool")
-    if name not in names:
-        return None
-    args = obj.get("arguments", obj.get("parameters", obj.get("args", {})))
-    if isinstance(args, str):
-        try:
-            args = json.loads(args)
-        except json.JSONDecodeError:
-            return None
-    return {"function": {"name": name, "arguments": args if isinstance(args, dict) else {}}}
-
-
-def _json_values(text: str) -> list[Any]:
-    # Every top-level JSON object or array that appears in the text.
-    decoder, out, i = json.JSONDecoder(), [], 0
-    while True:
-        starts = [p for p in (text.find("{", i), text.find("[", i)) if p >= 0]
-        if not starts:
-            return out
-        j = min(starts)
-        try:
-            value, end = decoder.raw_decode(text, j)
-            out.append(value)
-            i = end
-        except json.JSONDecodeError:
-            i = j + 1
-
-
-def parse_text_tool_calls(content: str, names: set[str]) -> list[dict[str, Any]]:
-    """Tool calls a model wrote as JSON text, if every one names an offered tool."""
-    if not content or ("{" not in content):
-        return []
-    blocks = _TAGGED.findall(content) or _FENCED.findall(content) or [content]
-    calls = []
-    for block in blocks:
-        for value in _json_values(block):
-            for obj in value if isinstance(value, list) else [value]:
-                call = _as_call(obj, names)
-                if call:
-                    calls.append(call)
-    return calls
 
 
 def _looks_like_call(text: str) -> bool:
@@ -228,14 +174,20 @@ class Agent:
         calls_run: list[dict[str, Any]] = []
         for _ in range(self.config.max_turns):
             emit("status", {"text": "thinking…"})
-            reply = self._call_model(self._messages(scratch), result, emit)
-            calls = reply.tool_calls or parse_text_tool_calls(reply.content, self.tool_names)
+            reply, shown = self._call_model(self._messages(scratch), result, emit)
+            calls = dedupe_calls(reply.tool_calls or parse_text_tool_calls(reply.content, self.tool_names))
             if not calls:
-                return reply.content.strip(), calls_run
+                text = reply.content.strip()
+                if not shown:  # held back in case it was a tool call
+                    if not text or (calls_run and is_json_echo(text)):
+                        text = fallback_reply(calls_run)  # small models echo results or say nothing
+                    emit("token", {"text": text})
+                return text, calls_run
             self._run_tools(calls, result, calls_run, emit)
         return TOO_MANY_STEPS.format(n=self.config.max_turns), calls_run
 
-    def _call_model(self, messages: list[Message], result: TurnResult, emit: Event) -> ChatResult:
+    def _call_model(self, messages: list[Message], result: TurnResult, emit: Event) -> tuple[ChatResult, bool]:
+        """One streamed model call; returns the reply and whether its text was already shown."""
         held: list[str] = []
         streaming = False
 
@@ -277,20 +229,11 @@ class Agent:
         if reply.done_reason == "length":
             emit("warning", {"text": "the reply hit the length limit (num_predict) and was cut off"})
         if reply.prompt_eval_count >= self.config.num_ctx:
-            emit(
-                "warning",
-                {
-                    "text": f"the prompt filled the whole context ({self.config.num_ctx} tokens); Ollama may have dropped its start"
-                },
+            text = (
+                f"the prompt filled the whole context ({self.config.num_ctx} tokens); Ollama may have dropped its start"
             )
-        if (
-            held
-            and not streaming
-            and not reply.tool_calls
-            and not parse_text_tool_calls(reply.content, self.tool_names)
-        ):
-            emit("token", {"text": "".join(held)})  # it was not a tool call after all
-        return reply
+            emit("warning", {"text": text})
+        return reply, streaming
 
     def _run_tools(
         self, calls: list[dict[str, Any]], result: TurnResult, calls_run: list[dict[str, Any]], emit: Event

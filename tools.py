@@ -152,7 +152,7 @@ def validate(t: Tool, args: Any) -> dict[str, Any]:
     unknown = [k for k in args if k not in props]
     if unknown:
         allowed = ", ".join(props) or "none"
-        raise ToolError(f"{t.name} has no argument {unknown[0]!r}; its arguments are: {allowed}")
+        raise ToolError(f"{t.name} has no argument {unknown[0]!r}; call it again with only: {allowed}")
     out: dict[str, Any] = {}
     for name, value in args.items():
         if value is None and name not in t.parameters["required"]:

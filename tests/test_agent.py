@@ -263,3 +263,53 @@ def test_history_prefix_is_byte_identical_across_turns(fake, make_agent):
         assert later.startswith(earlier[:-1])  # the whole earlier request is a prefix
     assert len({json.dumps(b["tools"]) for b in fake.chats("main")}) == 1
     assert len({json.dumps(b["options"]) for b in fake.chats("main")}) == 1
+
+
+def test_identical_calls_repeated_in_one_reply_run_once(fake, make_agent, store):
+    fake.script("main", {"tool_calls": [call("add_task", title="milk")] * 26}, {"content": "Added milk."})
+    make_agent(reflect=False).run_turn("add milk")
+    assert [t["title"] for t in tasks(store)] == ["milk"]
+    stored = session_messages(store, "s1")
+    assert len(stored[1]["tool_calls"]) == 1 and [m["role"] for m in stored] == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
+
+
+def test_an_echoed_json_result_becomes_a_reply_in_words(fake, make_agent):
+    fake.script(
+        "main",
+        {"tool_calls": [call("add_task", title="milk", due_date="2026-12-02")]},
+        {"content": '{"added": {"id": 1}}'},
+    )
+    seen = []
+    r = make_agent(reflect=False).run_turn("add milk", events(seen))
+    assert r.reply == 'Added "milk" (id 1, due 2026-12-02).'
+    assert "".join(d["text"] for k, d in seen if k == "token") == r.reply
+
+
+def test_an_empty_final_reply_is_replaced_by_what_was_done(fake, make_agent, store):
+    fake.script("main", {"tool_calls": [call("list_tasks")]}, {"content": ""})
+    assert make_agent().run_turn("what's on my list?").reply == "You have no open tasks."
+    fake.script("main", {"content": "  "})
+    assert make_agent().run_turn("hm").reply == "Sorry, I have no answer to that."
+    assert all(
+        m["content"] for m in session_messages(store, "s1") if m["role"] == "assistant" and not m.get("tool_calls")
+    )
+
+
+def test_fallback_describes_each_tool_result():
+    from recovery import fallback_reply
+
+    calls = [
+        {"name": "complete_task", "result": {"completed": {"id": 2, "title": "a", "due_date": None}}},
+        {"name": "delete_task", "result": {"error": "the user declined; task 3 was not deleted"}},
+        {"name": "remember", "result": {"remembered": {"id": 1, "text": "likes tea"}}},
+        {"name": "get_today", "result": {"date": "2026-12-01", "weekday": "Tuesday"}},
+    ]
+    assert fallback_reply(calls) == (
+        'Marked "a" (id 2) as done. delete_task failed: the user declined; task 3 was not deleted. '
+        "I'll remember that: likes tea. Today is Tuesday, 2026-12-01."
+    )

@@ -1,0 +1,138 @@
+"""Coping with what small local models send instead of clean tool calls.
+
+Models of a few billion parameters and less often (a) write tool calls as
+JSON text in the reply instead of using the tool-calling interface, (b) send
+the same call many times in one reply, and (c) end a turn with an empty reply
+or with the tool result echoed back as JSON. Each function here turns one of
+those into what the agent expects, so the loop stays simple.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+_TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
+_FENCED = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
+
+
+def _as_call(obj: Any, names: set[str]) -> dict[str, Any] | None:
+    if not isinstance(obj, dict):
+        return None
+    if isinstance(obj.get("function"), dict):  # {"function": {"name", "arguments"}}
+        obj = obj["function"]
+    name = obj.get("name") or obj.get("tool")
+    if name not in names:
+        return None
+    args = obj.get("arguments", obj.get("parameters", obj.get("args", {})))
+    if isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except json.JSONDecodeError:
+            return None
+    return {"function": {"name": name, "arguments": args if isinstance(args, dict) else {}}}
+
+
+def _json_values(text: str) -> list[Any]:
+    # Every top-level JSON object or array that appears in the text.
+    decoder, out, i = json.JSONDecoder(), [], 0
+    while True:
+        starts = [p for p in (text.find("{", i), text.find("[", i)) if p >= 0]
+        if not starts:
+            return out
+        j = min(starts)
+        try:
+            value, end = decoder.raw_decode(text, j)
+            out.append(value)
+            i = end
+        except json.JSONDecodeError:
+            i = j + 1
+
+
+def parse_text_tool_calls(content: str, names: set[str]) -> list[dict[str, Any]]:
+    """Tool calls a model wrote as JSON text, if every one names an offered tool."""
+    if not content or ("{" not in content):
+        return []
+    blocks = _TAGGED.findall(content) or _FENCED.findall(content) or [content]
+    calls = []
+    for block in blocks:
+        for value in _json_values(block):
+            for obj in value if isinstance(value, list) else [value]:
+                call = _as_call(obj, names)
+                if call:
+                    calls.append(call)
+    return calls
+
+
+def dedupe_calls(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The calls with exact repeats dropped (a model looping inside one reply)."""
+    seen: set[str] = set()
+    out = []
+    for c in calls:
+        key = json.dumps(c, sort_keys=True, default=str)
+        if key not in seen:
+            seen.add(key)
+            out.append(c)
+    return out
+
+
+def is_json_echo(reply: str) -> bool:
+    """Whether a reply is nothing but a JSON value (an echoed tool result)."""
+    text = reply.strip()
+    if text.startswith("```"):
+        text = text.strip("`").removeprefix("json").strip()
+    if not text or text[0] not in "{[":
+        return False
+    try:
+        json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    return True
+
+
+def _task_words(task: dict[str, Any]) -> str:
+    due = f", due {task['due_date']}" if task.get("due_date") else ""
+    return f'"{task.get("title")}" (id {task.get("id")}{due})'
+
+
+def describe(name: str, result: dict[str, Any]) -> str:
+    """One tool result in plain words."""
+    if "error" in result:
+        return f"{name} failed: {result['error']}"
+    if "added" in result:
+        return f"Added {_task_words(result['added'])}."
+    if "completed" in result:
+        return f"Marked {_task_words(result['completed'])} as done."
+    if "already_done" in result:
+        return f"{_task_words(result['already_done'])} was already done."
+    if "updated" in result and "before" in result:
+        return f"Updated {_task_words(result['updated'])}."
+    if "deleted" in result:
+        return f"Deleted {_task_words(result['deleted'])}."
+    if "tasks" in result:
+        if not result["tasks"]:
+            return f"You have no {'' if result.get('status') == 'all' else result.get('status', '') + ' '}tasks."
+        items = "; ".join(_task_words(t) for t in result["tasks"][:20])
+        more = f" and {len(result['tasks']) - 20} more" if len(result["tasks"]) > 20 else ""
+        return f"Your {'' if result.get('status') == 'all' else result.get('status', '') + ' '}tasks: {items}{more}."
+    if "remembered" in result or ("updated" in result and "text" in result["updated"]):
+        fact = (result.get("remembered") or result["updated"])["text"]
+        return f"I'll remember that: {fact}"
+    if "memories" in result:
+        if not result["memories"]:
+            return "I have nothing saved about that."
+        return "I remember: " + "; ".join(m["text"] for m in result["memories"]) + "."
+    if "weekday" in result:
+        return f"Today is {result['weekday']}, {result['date']}."
+    return json.dumps(result, ensure_ascii=False)
+
+
+def _sentence(text: str) -> str:
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+def fallback_reply(calls: list[dict[str, Any]]) -> str:
+    """A reply in words built from this turn's tool calls ({"name", "result"} each)."""
+    lines = list(dict.fromkeys(_sentence(describe(c["name"], c["result"])) for c in calls))
+    return " ".join(lines) if lines else "Sorry, I have no answer to that."
