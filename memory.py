@@ -243,7 +243,8 @@ class LongTermMemory:
             if good:
                 matrix = np.frombuffer(b"".join(r["embedding"] for r in good), dtype="<f4")
                 self.index.load([r["id"] for r in good], matrix.reshape(len(good), -1))
-            stale = [r["id"] for r in rows if r["id"] not in {g["id"] for g in good}]
+            good_ids = {g["id"] for g in good}
+            stale = [r["id"] for r in rows if r["id"] not in good_ids]
             if stale:
                 self._reembed(stale)
             self._loaded = True

@@ -1,0 +1,1 @@
+"""Benchmarks: `python -m bench` prints one table (see bench/__main__.py)."""

@@ -1,0 +1,43 @@
+"""Run the benchmarks and print one table: `python -m bench [--quick]`.
+
+Numbers are medians on this machine, measured side by side in one process;
+compare rows of one run, not runs on different days. --quick uses small sizes
+so CI can prove the scripts run; its numbers mean little.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import recall  # noqa: E402
+
+TARGETS = {("recall, numpy (this planner)", 100_000): 30.0, ("recall, numpy (this planner)", 1_000_000): 150.0}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the benchmark table."""
+    p = argparse.ArgumentParser(prog="python -m bench")
+    p.add_argument("--quick", action="store_true", help="tiny sizes, to check the scripts run")
+    p.add_argument("--full", action="store_true", help="include 1,000,000 memories (needs ~4 GB and minutes)")
+    args = p.parse_args(argv)
+    if args.quick:
+        sizes, loops = [1_000], [1_000]
+    else:
+        sizes, loops = [1_000, 10_000, 100_000] + ([1_000_000] if args.full else []), [1_000, 10_000]
+    rows = recall.run(sizes, loops, repeats=5 if args.quick else 30)
+    print(f"{'benchmark':<32} {'n':>10} {'ms/query':>10} {'load ms':>9} {'resident MB':>12} {'target':>10}")
+    for r in rows:
+        target = TARGETS.get((r["what"], r["n"]))
+        mark = "" if target is None else (f"<= {target:.0f} ms " + ("ok" if r["ms"] <= target else "MISSED"))
+        load = f"{r['load_ms']:.0f}" if r["load_ms"] is not None else "-"
+        mb = f"{r['mb']:.0f}" if r["mb"] is not None else "-"
+        print(f"{r['what']:<32} {r['n']:>10,} {r['ms']:>10.2f} {load:>9} {mb:>12} {mark:>10}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
