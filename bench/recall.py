@@ -57,28 +57,30 @@ def populate(store: Store, n: int, dim: int, rng: np.random.Generator, model: st
             )
 
 
-def run(sizes: list[int], loop_sizes: list[int], repeats: int = 20) -> list[dict]:
-    """Rows of (what, n, median ms per query, resident MB)."""
-    rng = np.random.default_rng(0)
+def _measure(n: int, with_loop: bool, repeats: int, rng: np.random.Generator) -> list[dict]:
     rows = []
-    for n in sizes:
-        with tempfile.TemporaryDirectory() as d:
-            store = Store(Path(d) / "bench.db")
-            populate(store, n, DIM, rng)
-            queries = rng.standard_normal((repeats, DIM), dtype=np.float32)
-            it = iter(queries)
-            # The embedder call is replaced by a ready vector: we time search, not Ollama.
-            mem = LongTermMemory(store, Embedder(lambda model, texts: [next(it).tolist() for _ in texts], "bench"))
-            t0 = time.perf_counter()
-            mem._load()
-            load_ms = (time.perf_counter() - t0) * 1000
-            ms = _timed(lambda: mem.recall("q", 3), repeats)
-            mb = (mem.index._m.nbytes + mem.index._ids.nbytes) / 1e6
-            rows.append({"what": "recall, numpy (this planner)", "n": n, "ms": ms, "load_ms": load_ms, "mb": mb})
-            if n in loop_sizes:
-                data = [(i, v.tolist()) for i, v in enumerate(rng.standard_normal((n, DIM), dtype=np.float32))]
-                q = queries[0].tolist()
-                loop_ms = _timed(lambda: _python_cosine_recall(q, data, 3), max(1, repeats // 10))
-                rows.append({"what": "recall, pure-Python loop", "n": n, "ms": loop_ms, "load_ms": None, "mb": None})
-            store.close()
+    with tempfile.TemporaryDirectory() as d:
+        store = Store(Path(d) / "bench.db")
+        populate(store, n, DIM, rng)
+        queries = iter(rng.standard_normal((repeats, DIM), dtype=np.float32))
+        # The embedder call is replaced by a ready vector: we time search, not Ollama.
+        mem = LongTermMemory(store, Embedder(lambda model, texts: [next(queries).tolist() for _ in texts], "bench"))
+        t0 = time.perf_counter()
+        mem._load()
+        load_ms = (time.perf_counter() - t0) * 1000
+        ms = _timed(lambda: mem.recall("q", 3), repeats)
+        mb = (mem.index._m.nbytes + mem.index._ids.nbytes) / 1e6
+        rows.append({"what": "recall, numpy (this planner)", "n": n, "ms": ms, "load_ms": load_ms, "mb": mb})
+        store.close()
+    if with_loop:
+        data = [(i, v.tolist()) for i, v in enumerate(rng.standard_normal((n, DIM), dtype=np.float32))]
+        q = rng.standard_normal(DIM, dtype=np.float32).tolist()
+        loop_ms = _timed(lambda: _python_cosine_recall(q, data, 3), max(1, repeats // 10))
+        rows.append({"what": "recall, pure-Python loop", "n": n, "ms": loop_ms, "load_ms": None, "mb": None})
     return rows
+
+
+def run(sizes: list[int], loop_sizes: list[int], repeats: int = 20) -> list[dict]:
+    """Rows of (what, n, median ms per query, load ms, resident MB)."""
+    rng = np.random.default_rng(0)
+    return [row for n in sizes for row in _measure(n, n in loop_sizes, repeats, rng)]
