@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from agent import Agent
+from agent import INTERRUPTED, Agent
 from config import Config, ConfigError, parse_today
 from db import DatabaseError, Store
 from embeddings import Embedder
@@ -223,13 +223,15 @@ def run_repl(agent: Agent, interactive: bool, out: TextIO) -> int:
         try:
             result = agent.run_turn(line, printer.event)
         except KeyboardInterrupt:  # between tool completion and the next model call
-            print("\n[interrupted]", file=out)
+            print(f"\n{INTERRUPTED}", file=out)
             continue
         if result.error:
             if printer.stream:
                 out.write("\n")
             err(result.error)
             continue
+        if result.interrupted and printer.streamed:
+            out.write(f" {INTERRUPTED}")
         printer.finish(result.reply)
     return 0
 

@@ -1,0 +1,96 @@
+"""The interactive REPL in a real pseudo-terminal (pexpect): prompt,
+streaming, confirmation, Ctrl-C and Ctrl-D."""
+
+import os
+import sys
+
+import pexpect
+import pytest
+from conftest import ROOT, call, tasks
+
+from db import Store
+
+
+@pytest.fixture
+def spawn(fake, tmp_path):
+    children = []
+
+    def start(*args):
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("PLANNER_", "OLLAMA_"))}
+        env.update(OLLAMA_HOST=fake.url, PLANNER_HOME=str(tmp_path), PLANNER_TODAY="2026-12-01", TERM="dumb")
+        child = pexpect.spawn(
+            sys.executable,
+            [str(ROOT / "agent.py"), "--model", "main", "--critic-model", "critic", "--embed-model", "embed", *args],
+            env=env,
+            encoding="utf-8",
+            timeout=20,
+        )
+        children.append(child)
+        child.expect("you> ")
+        return child
+
+    yield start
+    for c in children:
+        c.close(force=True)
+
+
+def test_banner_prompt_and_a_streamed_reply(fake, spawn):
+    fake.script("main", {"content": "Hello there, how can I help today?"})
+    child = spawn()
+    assert "session" in child.before and "planner.db" in child.before
+    child.sendline("hi")
+    child.expect("bot> Hello there, how can I help today\\?")
+    child.expect("you> ")
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.wait()
+    assert child.exitstatus == 0
+
+
+def test_delete_asks_y_n_in_a_terminal(fake, spawn, tmp_path):
+    fake.script("main", {"tool_calls": [call("add_task", title="dentist")]}, {"content": "Added."})
+    fake.script("main", {"tool_calls": [call("delete_task", id=1)]}, {"content": "Not deleted."})
+    fake.script("main", {"tool_calls": [call("delete_task", id=1)]}, {"content": "Deleted."})
+    child = spawn("--no-reflect")
+    child.sendline("add dentist")
+    child.expect("you> ")
+    child.sendline("delete dentist")
+    child.expect(r'Delete task 1 "dentist"\? \[y/N\] ')
+    child.sendline("n")
+    child.expect("Not deleted.")
+    child.expect("you> ")
+    child.sendline("delete dentist")
+    child.expect(r"\[y/N\] ")
+    child.sendline("y")
+    child.expect("Deleted.")
+    child.expect("you> ")
+    store = Store(tmp_path / "planner.db")
+    assert tasks(store) == []
+    store.close()
+
+
+def test_ctrl_c_stops_a_turn_and_the_session_goes_on(fake, spawn):
+    fake.script("main", {"content": "This answer is long and slow " * 20, "slow": 0.05}, {"content": "Next answer."})
+    child = spawn()
+    child.sendline("tell me a story")
+    child.expect("long and slow")
+    child.sendintr()
+    child.expect(r"\[interrupted\]")
+    child.expect("you> ")
+    child.sendline("and now?")
+    child.expect("Next answer.")
+    child.expect("you> ")
+    # The next request carried a valid history with the partial, marked reply.
+    sent = fake.chats("main")[-1]["messages"]
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "user"]
+    assert sent[2]["content"].endswith("[interrupted]")
+
+
+def test_ctrl_c_twice_at_the_prompt_exits(spawn):
+    child = spawn()
+    child.sendintr()
+    child.expect("Ctrl-C again")
+    child.sendintr()
+    child.expect(pexpect.EOF)
+    child.wait()
+    assert child.exitstatus == 0
