@@ -26,8 +26,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from config import Config
+from db import Store
+from embeddings import Embedder
 from llm import ChatResult, ModelError, Ollama
-from memory import History, Message
+from memory import Budget, History, LongTermMemory, Message, estimate_tokens
 from recovery import dedupe_calls, fallback_reply, is_json_echo, parse_text_tool_calls
 from tools import READ_ONLY_TOOLS, TOOLS, ToolContext, dispatch, to_json, tool_specs
 
@@ -308,6 +310,28 @@ class Agent:
             return True, ""
         log.info("critic done=%s critique=%s", done, critique)
         return done, critique.strip()
+
+
+def history_budget(config: Config) -> Budget:
+    """A history budget that fits num_ctx next to the system prompt, tools and reply."""
+    fixed = estimate_tokens({"content": json.dumps(tool_specs())}) + estimate_tokens({"content": SYSTEM_PROMPT})
+    tokens = max(500, config.num_ctx - fixed - config.num_predict)
+    return Budget(messages=config.history_messages, tokens=tokens)
+
+
+def build_agent(
+    config: Config,
+    store: Store,
+    llm: Ollama,
+    session: str,
+    confirm: Callable[[str], bool] | None,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> Agent:
+    """Wire an agent from its parts, as `python agent.py` and the evals do."""
+    today: Callable[[], dt.date] = (lambda: config.today) if config.today else dt.date.today
+    memory = LongTermMemory(store, Embedder(llm.embed, config.embed_model), on_progress=on_progress)
+    ctx = ToolContext(store=store, memory=memory, today=today, confirm=confirm)
+    return Agent(llm, config, History(store, session, history_budget(config)), ctx)
 
 
 if __name__ == "__main__":

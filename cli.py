@@ -12,7 +12,6 @@ printed after `bot> `, and the program exits 0 at end of input.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import logging
 import sys
 import threading
@@ -21,13 +20,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from agent import INTERRUPTED, Agent
+from agent import INTERRUPTED, Agent, build_agent
 from config import Config, ConfigError, parse_today
 from db import DatabaseError, Store
-from embeddings import Embedder
 from llm import ModelError, Ollama
-from memory import Budget, History, LongTermMemory, ensure_session, estimate_tokens, latest_session, new_session_name
-from tools import ToolContext, tool_specs
+from memory import ensure_session, latest_session, new_session_name
 
 log = logging.getLogger("planner")
 
@@ -265,18 +262,14 @@ def main(argv: list[str] | None = None) -> int:
 
     session = config.session or (latest_session(store) if config.resume_last else None) or new_session_name()
     ensure_session(store, session)
-    today: Callable[[], dt.date] = (lambda: config.today) if config.today else dt.date.today
 
     def progress(done: int, total: int) -> None:
         print(f"\rre-embedding memories with {config.embed_model}: {done}/{total}", end="", file=sys.stderr, flush=True)
         if done == total:
             print(file=sys.stderr)
 
-    memory = LongTermMemory(store, Embedder(llm.embed, config.embed_model), on_progress=progress)
     confirm = make_confirm(config, interactive, threading.Lock())
-    ctx = ToolContext(store=store, memory=memory, today=today, confirm=confirm)
-    history = History(store, session, history_budget(config))
-    agent = Agent(llm, config, history, ctx)
+    agent = build_agent(config, store, llm, session, confirm, on_progress=progress)
     if interactive:
         print(f"Planner · {config.model} · session {session} · {config.db_path}")
         print("Ask me to add, list, change or finish tasks. Type exit to quit.")
@@ -289,10 +282,3 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         agent.close()
         store.close()
-
-
-def history_budget(config: Config) -> Budget:
-    """A history budget that fits num_ctx next to the system prompt, tools and reply."""
-    fixed = estimate_tokens({"content": str(tool_specs())}) + 400  # tools + system prompt
-    tokens = max(500, config.num_ctx - fixed - config.num_predict)
-    return Budget(messages=config.history_messages, tokens=tokens)

@@ -13,6 +13,10 @@ import json
 import re
 from typing import Any
 
+from tools import ALIASES
+
+INVENTED = {alias for aliases in ALIASES.values() for alias in aliases}
+
 _TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
 _FENCED = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
 
@@ -23,8 +27,8 @@ def _as_call(obj: Any, names: set[str]) -> dict[str, Any] | None:
     if isinstance(obj.get("function"), dict):  # {"function": {"name", "arguments"}}
         obj = obj["function"]
     name = obj.get("name") or obj.get("tool")
-    if name not in names:
-        return None
+    if name not in names and name not in INVENTED:
+        return None  # JSON that is not a call; an invented name is run so its error can correct the model
     args = obj.get("arguments", obj.get("parameters", obj.get("args", {})))
     if isinstance(args, str):
         try:
@@ -51,7 +55,7 @@ def _json_values(text: str) -> list[Any]:
 
 
 def parse_text_tool_calls(content: str, names: set[str]) -> list[dict[str, Any]]:
-    """Tool calls a model wrote as JSON text, if every one names an offered tool."""
+    """Tool calls a model wrote as JSON text that name an offered tool (or a known invented one)."""
     if not content or ("{" not in content):
         return []
     blocks = _TAGGED.findall(content) or _FENCED.findall(content) or [content]

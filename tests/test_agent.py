@@ -313,3 +313,18 @@ def test_fallback_describes_each_tool_result():
         'Marked "a" (id 2) as done. delete_task failed: the user declined; task 3 was not deleted. '
         "I'll remember that: likes tea. Today is Tuesday, 2026-12-01."
     )
+
+
+def test_an_invented_tool_written_as_text_gets_an_error_that_names_the_real_one(fake, make_agent, store):
+    fake.script(
+        "main",
+        {"content": '{"name": "rename_task", "arguments": {"id": 1, "title": "oat milk"}}'},
+        {"tool_calls": [call("update_task", id=1, title="oat milk")]},
+        {"content": "Renamed."},
+    )
+    fake.script("main")
+    store.conn().execute("INSERT INTO tasks (title) VALUES ('milk')")
+    make_agent(reflect=False).run_turn("rename milk to oat milk")
+    error = json.loads([m for m in fake.chats("main")[1]["messages"] if m["role"] == "tool"][0]["content"])
+    assert "Use update_task instead" in error["error"]
+    assert tasks(store)[0]["title"] == "oat milk"
