@@ -1,0 +1,108 @@
+"""`python -m evals --model NAME`: run the scenario suite against whatever
+Ollama OLLAMA_HOST points at and print one row per scenario and a summary.
+
+    python -m evals --model qwen3.5:9b --json qwen9b.json
+    python -m evals --compare before.json after.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from cli import ensure_models, setup_logging  # noqa: E402
+from config import Config  # noqa: E402
+from evals.runner import SCENARIOS, Outcome, load_scenarios, report, run_suite, summary  # noqa: E402
+from llm import Ollama  # noqa: E402
+
+ROW = "{:<26} {:<5} {:>5} {:>8} {:>6} {:>7}  {}"
+
+
+def _row(o: Outcome) -> str:
+    why = "; ".join(o.reasons)
+    return ROW.format(
+        o.id,
+        "pass" if o.passed else "FAIL",
+        o.model_calls,
+        o.prompt_tokens,
+        o.eval_tokens,
+        f"{o.seconds:.1f}",
+        why[:160],
+    )
+
+
+def _summary_line(s: dict, model: str) -> str:
+    return (
+        f"{model}: passed {s['passed']}/{s['total']} ({s['rate']:.0%}) · {s['model_calls']} model calls · "
+        f"{s['prompt_tokens']:,} prompt tokens · {s['eval_tokens']:,} eval tokens · {s['seconds']:.0f} s"
+    )
+
+
+def compare(paths: list[Path]) -> int:
+    """Print runs side by side: one column per run, one row per scenario."""
+    runs = [json.loads(p.read_text()) for p in paths]
+    names = [f"{r['model']} ({p.stem})" for r, p in zip(runs, paths, strict=True)]
+    ids = list(dict.fromkeys(s["id"] for r in runs for s in r["scenarios"]))
+    width = max(14, *(len(n) for n in names))
+    print(f"{'scenario':<26} " + " ".join(f"{n:>{width}}" for n in names))
+    for sid in ids:
+        cells = []
+        for r in runs:
+            s = next((s for s in r["scenarios"] if s["id"] == sid), None)
+            cells.append("-" if s is None else ("pass" if s["passed"] else "FAIL"))
+        print(f"{sid:<26} " + " ".join(f"{c:>{width}}" for c in cells))
+    rates = [f"{r['summary']['passed']}/{r['summary']['total']} ({r['summary']['rate']:.0%})" for r in runs]
+    print(f"{'passed':<26} " + " ".join(f"{c:>{width}}" for c in rates))
+    calls = [str(r["summary"]["model_calls"]) for r in runs]
+    print(f"{'model calls':<26} " + " ".join(f"{c:>{width}}" for c in calls))
+    secs = [f"{r['summary']['seconds']:.0f} s" for r in runs]
+    print(f"{'time':<26} " + " ".join(f"{c:>{width}}" for c in secs))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the suite or compare saved runs; returns the exit status."""
+    base = Config.from_env()
+    p = argparse.ArgumentParser(prog="python -m evals", description="Score the planner on scenarios against a model.")
+    p.add_argument("--model", default=base.model)
+    p.add_argument("--critic-model", default=base.critic_model)
+    p.add_argument("--embed-model", default=base.embed_model)
+    p.add_argument("--no-reflect", dest="reflect", action="store_false", help="skip the critic")
+    p.add_argument("--only", default="", help="comma-separated scenario ids or categories to run")
+    p.add_argument("--scenarios", type=Path, default=SCENARIOS, help="scenario file")
+    p.add_argument("--json", type=Path, help="write the results here")
+    p.add_argument("--log", type=Path, help="write the agent log here")
+    p.add_argument("--compare", type=Path, nargs="+", metavar="RUN.json", help="compare saved runs instead")
+    args = p.parse_args(argv)
+    if args.compare:
+        return compare(args.compare)
+
+    config = base.replace(
+        model=args.model, critic_model=args.critic_model, embed_model=args.embed_model, reflect=args.reflect
+    )
+    scenarios = load_scenarios(args.scenarios)
+    if args.only:
+        wanted = set(args.only.split(","))
+        scenarios = [s for s in scenarios if s["id"] in wanted or s.get("category") in wanted]
+    if args.log:
+        setup_logging(args.log)
+    llm = Ollama(config.host)
+    problem = ensure_models(llm, config, interactive=False)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 1
+    print(ROW.format("scenario", "", "calls", "prompt", "eval", "secs", "why it failed"))
+    outcomes = run_suite(scenarios, llm, config, on_outcome=lambda o: print(_row(o), flush=True))
+    s = summary(outcomes)
+    print(_summary_line(s, config.model))
+    if args.json:
+        args.json.write_text(json.dumps(report(outcomes, config), indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

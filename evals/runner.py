@@ -1,0 +1,214 @@
+"""Run planner scenarios against a model and score the end state.
+
+A scenario (evals/scenarios.json) gives a starting state (tasks, memories), one
+or more runs of user lines (each run is a new session, as if the user started
+the planner again), and what must hold afterwards:
+
+    expect.tasks               the exact task list (title words, due date, status)
+    expect.unchanged           the task list must be as it started
+    expect.memories_contain    words some stored memory must contain
+    expect.reply_contains_any  the last reply contains at least one of these
+    expect.reply_not_contains  the last reply contains none of these
+
+"Today" is fixed per scenario (default 2026-12-01, a Tuesday), so relative
+dates are reproducible. The agent is built exactly as `python agent.py`
+builds it (agent.build_agent), so what is scored is what a user runs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agent import build_agent
+from config import Config
+from db import Store
+from llm import ModelError, Ollama
+from memory import new_session_name
+
+SCENARIOS = Path(__file__).with_name("scenarios.json")
+DEFAULT_TODAY = "2026-12-01"
+
+
+@dataclass
+class Outcome:
+    """How one scenario went."""
+
+    id: str
+    category: str
+    passed: bool = False
+    reasons: list[str] = field(default_factory=list)
+    model_calls: int = 0
+    prompt_tokens: int = 0
+    eval_tokens: int = 0
+    seconds: float = 0.0
+    replies: list[str] = field(default_factory=list)
+
+
+def load_scenarios(path: Path = SCENARIOS) -> list[dict[str, Any]]:
+    """The scenario list from a JSON file."""
+    return json.loads(Path(path).read_text())
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def _tasks(store: Store) -> list[dict[str, Any]]:
+    rows = store.conn().execute("SELECT title, due_date, status FROM tasks ORDER BY id")
+    return [dict(r) for r in rows]
+
+
+def match_tasks(expected: list[dict[str, Any]], actual: list[dict[str, Any]]) -> list[str]:
+    """Why the actual task list differs from the expected one ([] if it matches).
+
+    A title matches when it contains every word of the expected title; each
+    expected task must match a different actual task, with the same due date
+    and status, and there must be no extra tasks.
+    """
+    reasons = []
+    left = list(actual)
+    for want in expected:
+        hit = next(
+            (
+                t
+                for t in left
+                if _words(want["title"]) <= _words(t["title"])
+                and t["due_date"] == want.get("due_date")
+                and t["status"] == want.get("status", "open")
+            ),
+            None,
+        )
+        if hit is None:
+            near = [t for t in left if _words(want["title"]) <= _words(t["title"])]
+            got = f"; found {near[0]}" if near else ""
+            reasons.append(f"missing task {want}{got}")
+        else:
+            left.remove(hit)
+    reasons += [f"unexpected task {t}" for t in left]
+    return reasons
+
+
+def check(
+    scn: dict[str, Any], before: list[dict[str, Any]], after: list[dict[str, Any]], store: Store, reply: str
+) -> list[str]:
+    """Every way the end state misses the scenario's expectations."""
+    exp = scn["expect"]
+    reasons: list[str] = []
+    if "tasks" in exp:
+        reasons += match_tasks(exp["tasks"], after)
+    if exp.get("unchanged") and after != before:
+        reasons.append(f"tasks changed: {after}")
+    memories = [r[0] for r in store.conn().execute("SELECT text FROM memories")]
+    for word in exp.get("memories_contain", []):
+        if not any(word.lower() in m.lower() for m in memories):
+            reasons.append(f"no memory mentions {word!r}")
+    low = reply.lower()
+    options = exp.get("reply_contains_any", [])
+    if options and not any(o.lower() in low for o in options):
+        reasons.append(f"reply has none of {options}: {reply[:80]!r}")
+    for bad in exp.get("reply_not_contains", []):
+        if bad.lower() in low:
+            reasons.append(f"reply contains {bad!r}: {reply[:80]!r}")
+    return reasons
+
+
+CONFIRM: dict[str | None, Callable[[str], bool] | None] = {
+    "yes": lambda question: True,
+    "no": lambda question: False,
+    None: None,  # no terminal: destructive tools are refused
+}
+
+
+def run_scenario(scn: dict[str, Any], llm: Ollama, base: Config, workdir: Path) -> Outcome:
+    """Run one scenario in a fresh database and score it."""
+    out = Outcome(scn["id"], scn.get("category", ""))
+    store = Store(workdir / f"{scn['id']}.db")
+    config = base.replace(db_path=store.path, today=dt.date.fromisoformat(scn.get("today", DEFAULT_TODAY)))
+    t0 = time.perf_counter()
+    try:
+        with store.write() as conn:
+            conn.executemany(
+                "INSERT INTO tasks (title, due_date, status) VALUES (?, ?, ?)",
+                [(t["title"], t.get("due_date"), t.get("status", "open")) for t in scn.get("tasks", [])],
+            )
+        seeder = build_agent(config, store, llm, "seed", None)
+        for fact in scn.get("memories", []):
+            seeder.tools.memory.remember(fact)
+        seeder.close()
+        before = _tasks(store)
+        reply = ""
+        for run in scn["runs"]:
+            agent = build_agent(config, store, llm, new_session_name(), CONFIRM[scn.get("confirm")])
+            try:
+                for line in run:
+                    r = agent.run_turn(line)
+                    out.model_calls += r.model_calls
+                    out.prompt_tokens += r.prompt_tokens
+                    out.eval_tokens += r.eval_tokens
+                    out.replies.append(r.reply)
+                    reply = r.reply
+                    if r.error:
+                        out.reasons.append(f"model error: {r.error}")
+            finally:
+                agent.close()
+        out.reasons += check(scn, before, _tasks(store), store, reply)
+    except ModelError as e:
+        out.reasons.append(f"model error: {e}")
+    finally:
+        store.close()
+    out.seconds = time.perf_counter() - t0
+    out.passed = not out.reasons
+    return out
+
+
+def run_suite(
+    scenarios: list[dict[str, Any]],
+    llm: Ollama,
+    base: Config,
+    on_outcome: Callable[[Outcome], None] | None = None,
+) -> list[Outcome]:
+    """Run scenarios one after another, each in its own database."""
+    outcomes = []
+    with tempfile.TemporaryDirectory(prefix="planner-evals-") as d:
+        for scn in scenarios:
+            o = run_scenario(scn, llm, base, Path(d))
+            outcomes.append(o)
+            if on_outcome:
+                on_outcome(o)
+    return outcomes
+
+
+def summary(outcomes: list[Outcome]) -> dict[str, Any]:
+    """Totals over a run."""
+    n = len(outcomes)
+    passed = sum(o.passed for o in outcomes)
+    return {
+        "passed": passed,
+        "total": n,
+        "rate": passed / n if n else 0.0,
+        "model_calls": sum(o.model_calls for o in outcomes),
+        "prompt_tokens": sum(o.prompt_tokens for o in outcomes),
+        "eval_tokens": sum(o.eval_tokens for o in outcomes),
+        "seconds": sum(o.seconds for o in outcomes),
+    }
+
+
+def report(outcomes: list[Outcome], config: Config) -> dict[str, Any]:
+    """The JSON document `--json` writes."""
+    return {
+        "model": config.model,
+        "critic_model": config.critic_model,
+        "embed_model": config.embed_model,
+        "reflect": config.reflect,
+        "when": dt.datetime.now().isoformat(timespec="seconds"),
+        "summary": summary(outcomes),
+        "scenarios": [asdict(o) for o in outcomes],
+    }
