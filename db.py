@@ -115,6 +115,9 @@ def _open(path: Path) -> sqlite3.Connection:
     conn.row_factory = sqlite3.Row
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys = ON")
+    # In WAL mode NORMAL still survives a killed process; only a power cut can
+    # lose the last commits. FULL would fsync on every tool write.
+    conn.execute("PRAGMA synchronous = NORMAL")
     return conn
 
 

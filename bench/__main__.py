@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import recall  # noqa: E402
+from bench import agent, recall  # noqa: E402
 
 TARGETS = {("recall, numpy (this planner)", 100_000): 30.0, ("recall, numpy (this planner)", 1_000_000): 150.0}
 
@@ -29,13 +29,23 @@ def main(argv: list[str] | None = None) -> int:
     else:
         sizes, loops = [1_000, 10_000, 100_000] + ([1_000_000] if args.full else []), [1_000, 10_000]
     rows = recall.run(sizes, loops, repeats=5 if args.quick else 30)
-    print(f"{'benchmark':<32} {'n':>10} {'ms/query':>10} {'load ms':>9} {'resident MB':>12} {'target':>10}")
+    print(f"{'benchmark':<32} {'n':>10} {'ms/query':>10} {'load ms':>9} {'resident MB':>12} {'target':>16}")
     for r in rows:
         target = TARGETS.get((r["what"], r["n"]))
         mark = "" if target is None else (f"<= {target:.0f} ms " + ("ok" if r["ms"] <= target else "MISSED"))
         load = f"{r['load_ms']:.0f}" if r["load_ms"] is not None else "-"
         mb = f"{r['mb']:.0f}" if r["mb"] is not None else "-"
-        print(f"{r['what']:<32} {r['n']:>10,} {r['ms']:>10.2f} {load:>9} {mb:>12} {mark:>10}")
+        print(f"{r['what']:<32} {r['n']:>10,} {r['ms']:>10.2f} {load:>9} {mb:>12} {mark:>16}")
+    print()
+    print(f"{'benchmark':<48} {'value':>10} {'unit':<18} {'target':>16}")
+    for r in agent.run(args.quick):
+        t = r["target"]
+        if t is None:
+            mark = ""
+        else:
+            ok = r["value"] >= t if r.get("higher") else r["value"] <= t
+            mark = f"{'>=' if r.get('higher') else '<='} {t:g} " + ("ok" if ok else "MISSED")
+        print(f"{r['what']:<48} {r['value']:>10.3g} {r['unit']:<18} {mark:>16}")
     return 0
 
 

@@ -1,0 +1,200 @@
+"""Agent overhead, start-up time and prompt-prefix reuse, against the fake
+Ollama server (tests/fake_ollama.py), which answers instantly.
+
+- overhead: one turn with three tool calls (add_task, list_tasks, recall),
+  minus the time spent waiting on chat and embed requests, at several
+  database sizes. What is left is the planner's own work: building the
+  request, validating and running tools, SQLite writes, history bookkeeping.
+- start-up: `python agent.py` with empty input, from exec to exit; the
+  first prompt appears just before the exit.
+- prefix reuse: over a long session, the share of each request (serialized
+  messages) that is byte-identical to the start of the previous request,
+  which is what Ollama's prompt cache can reuse.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from fake_ollama import FakeOllama  # noqa: E402
+
+from agent import build_agent  # noqa: E402
+from bench.recall import populate  # noqa: E402
+from config import Config  # noqa: E402
+from db import Store  # noqa: E402
+from llm import Ollama  # noqa: E402
+
+
+class TimedOllama(Ollama):
+    """Counts the seconds spent waiting on the server."""
+
+    waited = 0.0
+
+    def chat_stream(self, *a, **k):
+        t0 = time.perf_counter()
+        try:
+            return super().chat_stream(*a, **k)
+        finally:
+            self.waited += time.perf_counter() - t0
+
+    def embed(self, *a, **k):
+        t0 = time.perf_counter()
+        try:
+            return super().embed(*a, **k)
+        finally:
+            self.waited += time.perf_counter() - t0
+
+
+def _three_tool_turn(body):
+    last = body["messages"][-1]
+    if last["role"] == "tool":
+        return {"content": "Done."}
+    return {
+        "tool_calls": [
+            {"name": "add_task", "arguments": {"title": "bench task"}},
+            {"name": "list_tasks", "arguments": {}},
+            {"name": "recall", "arguments": {"query": "memory 5"}},
+        ]
+    }
+
+
+def _seed_messages(store: Store, n: int) -> None:
+    with store.write() as conn:
+        conn.execute("INSERT OR IGNORE INTO sessions (name) VALUES ('bench')")
+        conn.executemany(
+            "INSERT INTO messages (session, role, content) VALUES ('bench', ?, ?)",
+            [("user" if i % 2 == 0 else "assistant", f"message {i} " + "words " * 10) for i in range(n)],
+        )
+
+
+def overhead(messages: int, memories: int, turns: int) -> dict:
+    """Median planner-side milliseconds per three-tool turn."""
+    with FakeOllama() as fake, tempfile.TemporaryDirectory() as d:
+        fake.embed_dim = 768
+        fake.respond_with("main", _three_tool_turn)
+        store = Store(Path(d) / "p.db")
+        _seed_messages(store, messages)
+        populate(store, memories, 768, np.random.default_rng(1), model="embed")
+        llm = TimedOllama(fake.url)
+        config = Config(model="main", critic_model="critic", embed_model="embed", reflect=False, db_path=store.path)
+        agent = build_agent(config, store, llm, "bench", None)
+        agent.run_turn("warm up")  # loads the memory matrix once, as the first recall would
+        samples = []
+        for i in range(turns):
+            llm.waited = 0.0
+            t0 = time.perf_counter()
+            agent.run_turn(f"turn {i}")
+            samples.append((time.perf_counter() - t0 - llm.waited) * 1000)
+        agent.close()
+        store.close()
+    return {
+        "what": f"overhead/turn, {messages:,} msgs, {memories:,} memories",
+        "value": statistics.median(samples),
+        "unit": "ms",
+        "target": 5.0,
+    }
+
+
+def startup(memories: int) -> dict:
+    """Seconds from exec to exit of `python agent.py` with empty input."""
+    with FakeOllama() as fake, tempfile.TemporaryDirectory() as d:
+        store = Store(Path(d) / "planner.db")
+        populate(store, memories, 768, np.random.default_rng(2), model="embed")
+        store.close()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PLANNER_")}
+        env.update(
+            OLLAMA_HOST=fake.url,
+            PLANNER_HOME=d,
+            PLANNER_MODEL="main",
+            PLANNER_CRITIC_MODEL="critic",
+            PLANNER_EMBED_MODEL="embed",
+        )
+        samples = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, str(ROOT / "agent.py")], input="", env=env, capture_output=True, check=True)
+            samples.append(time.perf_counter() - t0)
+    return {
+        "what": f"start-up to first prompt, {memories:,} memories",
+        "value": statistics.median(samples),
+        "unit": "s",
+        "target": 0.5,
+    }
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = min(len(a), len(b))
+    lo, hi = 0, n
+    while lo < hi:  # binary search on prefix equality: O(n log n) instead of a char loop
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def prefix_reuse(turns: int) -> list[dict]:
+    """Mean share of each request that repeats the previous one, and request sizes."""
+    with FakeOllama() as fake, tempfile.TemporaryDirectory() as d:
+        # Every third turn calls a tool, like a real session.
+        def respond(body):
+            last = body["messages"][-1]
+            if last["role"] == "user" and int(last["content"].split()[1]) % 3 == 0:
+                return {"tool_calls": [{"name": "add_task", "arguments": {"title": last["content"]}}]}
+            return {"content": "Noted, " + last["content"] + ". " + "Here is a reply of ordinary length. " * 4}
+
+        fake.respond_with("main", respond)
+        store = Store(Path(d) / "p.db")
+        config = Config(model="main", critic_model="critic", embed_model="embed", reflect=False, db_path=store.path)
+        agent = build_agent(config, store, Ollama(fake.url), "bench", None)
+        for i in range(turns):
+            agent.run_turn(f"turn {i} " + "please plan my week with some detail " * 3)
+        agent.close()
+        store.close()
+        bodies = [json.dumps({"tools": b["tools"], "messages": b["messages"]}) for b in fake.chats("main")]
+    shares = [_common_prefix(a, b) / len(b) for a, b in zip(bodies, bodies[1:], strict=False)]
+    sizes = [len(b) for b in bodies]
+    return [
+        {
+            "what": f"prompt-prefix reuse, {turns}-turn session",
+            "value": statistics.mean(shares),
+            "unit": "share",
+            "target": 0.8,
+            "higher": True,
+        },
+        {
+            "what": "request size, mean / max",
+            "value": statistics.mean(sizes) / 1000,
+            "unit": f"kB (max {max(sizes) / 1000:.0f})",
+            "target": None,
+        },
+        {
+            "what": "requests with a cold prefix (< 50% reuse)",
+            "value": sum(s < 0.5 for s in shares),
+            "unit": f"of {len(shares)}",
+            "target": None,
+        },
+    ]
+
+
+def run(quick: bool) -> list[dict]:
+    """All agent benchmarks as table rows."""
+    if quick:
+        return [overhead(10, 1_000, 5), startup(1_000), *prefix_reuse(20)]
+    rows = [overhead(m, k, 30) for m, k in [(10, 1_000), (1_000, 1_000), (10_000, 1_000), (10_000, 100_000)]]
+    rows += [startup(1_000), startup(100_000)]
+    rows += prefix_reuse(200)
+    return rows
