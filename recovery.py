@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-from tools import ALIASES
+from tools import ALIASES, TOOLS, ToolError, validate
 
 INVENTED = {alias for aliases in ALIASES.values() for alias in aliases}
 
@@ -81,6 +81,35 @@ def dedupe_calls(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def call_key(name: Any, arguments: Any) -> str:
+    """A call's identity, with arguments normalised as dispatch would read them.
+
+    Unknown arguments are left out, so `add_task(title, status)` is the same
+    call as `add_task(title)`: small models retry a call that worked with an
+    extra argument added.
+    """
+    t = TOOLS.get(name) if isinstance(name, str) else None
+    args = arguments if isinstance(arguments, dict) else {}
+    if t is not None:
+        known = {k: v for k, v in args.items() if k in t.parameters["properties"]}
+        try:
+            args = validate(t, known)
+        except ToolError:
+            args = known
+    return json.dumps([name, args], sort_keys=True, default=str)
+
+
+def new_calls(calls: list[dict[str, Any]], done: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The calls that do not repeat one that already succeeded this turn.
+
+    `done` holds {"name", "arguments", "ok"} entries. A small model that sees
+    a result often asks for the same call again, adding a duplicate task each
+    time; re-running it is never what the user asked for.
+    """
+    succeeded = {call_key(d["name"], d["arguments"]) for d in done if d["ok"]}
+    return [c for c in calls if call_key(c["function"].get("name"), c["function"].get("arguments")) not in succeeded]
+
+
 def is_json_echo(reply: str) -> bool:
     """Whether a reply is nothing but a JSON value (an echoed tool result)."""
     text = reply.strip()
@@ -137,6 +166,11 @@ def _sentence(text: str) -> str:
 
 
 def fallback_reply(calls: list[dict[str, Any]]) -> str:
-    """A reply in words built from this turn's tool calls ({"name", "result"} each)."""
-    lines = list(dict.fromkeys(_sentence(describe(c["name"], c["result"])) for c in calls))
+    """A reply in words built from this turn's tool calls ({"name", "result"} each).
+
+    Errors are left out when something succeeded: they are usually the
+    model's own false starts, already corrected.
+    """
+    ok = [c for c in calls if "error" not in c["result"]]
+    lines = list(dict.fromkeys(_sentence(describe(c["name"], c["result"])) for c in ok or calls))
     return " ".join(lines) if lines else "Sorry, I have no answer to that."

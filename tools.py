@@ -239,20 +239,20 @@ def get_task(ctx: ToolContext, id_: int) -> dict[str, Any]:
 
 
 ID = {"type": "integer", "description": "The task's id, as shown by list_tasks."}
-DUE = "Due date as YYYY-MM-DD. Work out relative dates from today's date."
+DUE = "Due date as YYYY-MM-DD, taken from the calendar in your instructions."
 
 # ---------------------------------------------------------------- task tools
 
 
 @tool(
     {
-        "title": {"type": "string", "description": "What to do, in a few words."},
-        "due_date": {"type": "string", "description": DUE + " Leave out if no date was given."},
+        "title": {"type": "string", "description": "The task itself in a few words, without its date."},
+        "due_date": {"type": "string", "description": DUE + " Leave out when the user gave no date."},
     },
     required=("title",),
 )
 def add_task(ctx: ToolContext, title: str, due_date: str | None = None) -> dict[str, Any]:
-    """Add one new task to the user's list. Call once per task."""
+    """Add one task (a to-do or a reminder) to the user's list. Call once per task."""
     title = check_title(title)
     due = check_date(ctx, due_date) if due_date else None
     with ctx.store.write() as conn:
@@ -354,7 +354,7 @@ def _memory(ctx: ToolContext) -> LongTermMemory:
     required=("fact",),
 )
 def remember(ctx: ToolContext, fact: str) -> dict[str, Any]:
-    """Save a lasting fact about the user (a preference, a person, a routine, a plan) for later conversations."""
+    """Save a lasting fact about the user (a preference, a person, a place, a routine) for later conversations. Not for tasks or reminders: use add_task for those."""
     fact = fact.strip()
     if not fact:
         raise ToolError("fact must not be empty")

@@ -73,7 +73,7 @@ def test_read_only_turns_skip_the_critic(fake, make_agent):
 
 
 def test_max_turns_stops_the_loop_and_says_so(fake, make_agent):
-    fake.respond_with("main", lambda body: {"tool_calls": [call("get_today")]})
+    fake.respond_with("main", lambda body: {"tool_calls": [call("recall", query=f"q{len(body['messages'])}")]})
     r = make_agent(max_turns=3).run_turn("loop forever")
     assert r.reply == TOO_MANY_STEPS.format(n=3)
     assert len(fake.chats("main")) == 3
@@ -309,10 +309,12 @@ def test_fallback_describes_each_tool_result():
         {"name": "remember", "result": {"remembered": {"id": 1, "text": "likes tea"}}},
         {"name": "get_today", "result": {"date": "2026-12-01", "weekday": "Tuesday"}},
     ]
-    assert fallback_reply(calls) == (
-        'Marked "a" (id 2) as done. delete_task failed: the user declined; task 3 was not deleted. '
-        "I'll remember that: likes tea. Today is Tuesday, 2026-12-01."
+    assert (
+        fallback_reply(calls)
+        == 'Marked "a" (id 2) as done. I\'ll remember that: likes tea. Today is Tuesday, 2026-12-01.'
     )
+    # errors are told only when nothing succeeded
+    assert fallback_reply(calls[1:2]) == "delete_task failed: the user declined; task 3 was not deleted."
 
 
 def test_an_invented_tool_written_as_text_gets_an_error_that_names_the_real_one(fake, make_agent, store):
@@ -328,3 +330,39 @@ def test_an_invented_tool_written_as_text_gets_an_error_that_names_the_real_one(
     error = json.loads([m for m in fake.chats("main")[1]["messages"] if m["role"] == "tool"][0]["content"])
     assert "Use update_task instead" in error["error"]
     assert tasks(store)[0]["title"] == "oat milk"
+
+
+def test_a_call_repeating_one_that_succeeded_is_not_run_again(fake, make_agent, store):
+    fake.script(
+        "main",
+        {"tool_calls": [call("add_task", title="renew passport", due_date="2026-12-15")]},
+        # a small model asks again, with an extra argument and the id as text
+        {"tool_calls": [call("add_task", title="renew passport", due_date="2026-12-15", status="open")]},
+    )
+    r = make_agent(reflect=False).run_turn("add renew passport due 2026-12-15")
+    assert [t["title"] for t in tasks(store)] == ["renew passport"]
+    assert r.reply == 'Added "renew passport" (id 1, due 2026-12-15).'
+    assert len(fake.chats("main")) == 2  # answered from the results, no third call
+
+
+def test_repeats_are_dropped_but_new_calls_in_the_same_reply_run(fake, make_agent, store):
+    fake.script(
+        "main",
+        {"tool_calls": [call("add_task", title="a")]},
+        {"tool_calls": [call("add_task", title="a"), call("add_task", title="b")]},
+        {"content": "Added a and b."},
+    )
+    make_agent(reflect=False).run_turn("add a and b")
+    assert [t["title"] for t in tasks(store)] == ["a", "b"]
+
+
+def test_a_failed_call_may_be_retried(fake, make_agent, store):
+    fake.script(
+        "main",
+        {"tool_calls": [call("complete_task", id=1)]},
+        {"tool_calls": [call("add_task", title="a")]},
+        {"tool_calls": [call("complete_task", id=1)]},
+        {"content": "Done."},
+    )
+    make_agent(reflect=False).run_turn("finish a")
+    assert tasks(store)[0]["status"] == "done"
