@@ -307,7 +307,7 @@ class Agent:
                 [{"role": "system", "content": CRITIC_PROMPT}, {"role": "user", "content": user}],
                 schema=CRITIC_SCHEMA,
                 options=self.critic_options,
-                keep_alive=self.config.keep_alive,
+                keep_alive=self.config.critic_keep_alive,
             )
             result.model_calls += 1
             verdict = json.loads(r.content)

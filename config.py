@@ -48,7 +48,8 @@ class Config:
     num_predict: int = 1024  # main model reply cap, in tokens
     critic_num_ctx: int = 4096  # critic context window
     critic_num_predict: int = 256  # critic reply cap
-    keep_alive: str = "30m"  # how long Ollama keeps the main and critic models loaded
+    keep_alive: str = "30m"  # how long Ollama keeps the main model loaded after a call
+    critic_keep_alive: str = "10m"  # how long Ollama keeps the critic model loaded
     history_messages: int = 200  # most messages of history sent to the model
     today: dt.date | None = None  # fixed "today" (PLANNER_TODAY), for reproducible runs
 
@@ -67,6 +68,7 @@ class Config:
             "PLANNER_CRITIC_MODEL": "critic_model",
             "PLANNER_EMBED_MODEL": "embed_model",
             "PLANNER_KEEP_ALIVE": "keep_alive",
+            "PLANNER_CRITIC_KEEP_ALIVE": "critic_keep_alive",
             "OLLAMA_HOST": "host",
         }
         for var, name in strings.items():

@@ -214,3 +214,25 @@ def test_help_lists_the_flags(flag):
         "--yes",
     ):
         assert f in p.stdout
+
+
+def test_environment_settings_reach_the_config():
+    c = Config.from_env(
+        {
+            "PLANNER_MODEL": "m",
+            "PLANNER_NUM_CTX": "4096",
+            "PLANNER_NUM_PREDICT": "300",
+            "PLANNER_CRITIC_KEEP_ALIVE": "1m",
+            "PLANNER_YES": "1",
+            "OLLAMA_HOST": "http://h:1",
+        }
+    )
+    assert (c.model, c.num_ctx, c.num_predict, c.critic_keep_alive, c.yes, c.host) == (
+        "m",
+        4096,
+        300,
+        "1m",
+        True,
+        "http://h:1",
+    )
+    assert cli.load_config(["--model", "flag"], {"PLANNER_MODEL": "env"}).model == "flag"
