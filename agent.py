@@ -29,7 +29,8 @@ from config import Config
 from db import Store
 from embeddings import Embedder
 from llm import ChatResult, ModelError, Ollama
-from memory import Budget, History, LongTermMemory, Message, estimate_tokens
+from longterm import LongTermMemory
+from memory import Budget, History, Message, estimate_tokens
 from recovery import dedupe_calls, fallback_reply, is_json_echo, new_calls, parse_text_tool_calls
 from tools import READ_ONLY_TOOLS, TOOLS, ToolContext, dispatch, to_json, tool_specs
 

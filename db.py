@@ -33,9 +33,13 @@ def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
 def _script(conn: sqlite3.Connection, sql: str) -> None:
     # Not executescript(): it commits first, which would split a migration
     # across transactions.
-    for statement in sql.split(";"):
-        if statement.strip():
-            conn.execute(statement)
+    buffer = ""
+    for piece in sql.split(";"):
+        buffer += piece + ";"
+        if sqlite3.complete_statement(buffer):  # a trigger body holds ';' of its own
+            if buffer.strip(" \n;"):
+                conn.execute(buffer)
+            buffer = ""
 
 
 def _add_columns(conn: sqlite3.Connection, table: str, columns: dict[str, str]) -> None:
@@ -100,10 +104,80 @@ def _m2_sessions_and_models(conn: sqlite3.Connection) -> None:
     )
 
 
+def _m3_typed_memories(conn: sqlite3.Connection) -> None:
+    # Memories become typed, scored cells with a keyword index beside the vectors.
+    _add_columns(
+        conn,
+        "memories",
+        {
+            "kind": "TEXT NOT NULL DEFAULT 'fact'",
+            "salience": "REAL NOT NULL DEFAULT 0.5",
+            "topic": "TEXT NOT NULL DEFAULT ''",
+            "source": "TEXT NOT NULL DEFAULT 'remember'",
+        },
+    )
+    _script(
+        conn,
+        """
+        UPDATE memories SET updated_at = COALESCE(updated_at, created_at, CURRENT_TIMESTAMP);
+        -- reason: update (a newer version), supersede (contradicted), forget (removed)
+        CREATE TABLE IF NOT EXISTS memory_history (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            memory_id INTEGER NOT NULL,
+            old_text TEXT NOT NULL,
+            new_text TEXT,
+            reason TEXT NOT NULL,
+            changed_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP
+        );
+        CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
+            text, content='memories', content_rowid='id', tokenize='porter unicode61'
+        );
+        CREATE TRIGGER IF NOT EXISTS memories_fts_insert AFTER INSERT ON memories BEGIN
+            INSERT INTO memories_fts (rowid, text) VALUES (new.id, new.text);
+        END;
+        CREATE TRIGGER IF NOT EXISTS memories_fts_delete AFTER DELETE ON memories BEGIN
+            INSERT INTO memories_fts (memories_fts, rowid, text) VALUES ('delete', old.id, old.text);
+        END;
+        CREATE TRIGGER IF NOT EXISTS memories_fts_update AFTER UPDATE OF text ON memories BEGIN
+            INSERT INTO memories_fts (memories_fts, rowid, text) VALUES ('delete', old.id, old.text);
+            INSERT INTO memories_fts (rowid, text) VALUES (new.id, new.text);
+        END;
+        INSERT INTO memories_fts (memories_fts) VALUES ('rebuild');
+        CREATE TABLE IF NOT EXISTS memory_topics (
+            topic TEXT PRIMARY KEY,
+            summary TEXT NOT NULL,
+            memory_count INTEGER NOT NULL,
+            updated_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP
+        );
+        -- one row per finished turn whose memories are still to be extracted
+        CREATE TABLE IF NOT EXISTS memory_jobs (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            session TEXT NOT NULL,
+            user_text TEXT NOT NULL,
+            reply TEXT NOT NULL,
+            today TEXT NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP
+        );
+        CREATE TABLE IF NOT EXISTS conversation_summaries (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            session TEXT NOT NULL,
+            summary TEXT NOT NULL,
+            first_message_id INTEGER NOT NULL,
+            last_message_id INTEGER NOT NULL,
+            message_count INTEGER NOT NULL,
+            created_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP
+        );
+        CREATE INDEX IF NOT EXISTS conversation_summaries_session ON conversation_summaries (session, id)
+        """,
+    )
+
+
 # Ordered; index i upgrades user_version i to i + 1. Append only.
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m1_tutorial_tables,
     _m2_sessions_and_models,
+    _m3_typed_memories,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -79,8 +79,10 @@ class Embedder:
 class VectorIndex:
     """Normalized vectors with integer ids, searched by cosine similarity.
 
-    Rows live in a preallocated matrix that doubles when full, so adding one
-    vector is amortised O(d), not a copy of the whole matrix. Thread-safe.
+    Ids are kept sorted (memories get increasing ids), so finding a row is a
+    binary search. Rows live in a preallocated matrix that doubles when full,
+    so adding one vector is amortised O(d), not a copy of the whole matrix.
+    Thread-safe.
     """
 
     def __init__(self, dim: int | None = None):
@@ -95,12 +97,19 @@ class VectorIndex:
 
     def load(self, ids: Sequence[int], matrix: np.ndarray) -> None:
         """Replace the contents with these ids and (n, d) rows."""
+        ids = np.asarray(ids, dtype=np.int64)
+        order = np.argsort(ids, kind="stable")
         with self._lock:
             matrix = normalize(np.asarray(matrix, dtype=np.float32))
             self.dim = matrix.shape[1] if matrix.size else self.dim
-            self._ids = np.asarray(ids, dtype=np.int64).copy()
-            self._m = np.ascontiguousarray(matrix)
+            self._ids = ids[order].copy()
+            self._m = np.ascontiguousarray(matrix[order])
             self._n = len(self._ids)
+
+    def _row(self, id_: int) -> int:
+        # Index of id_ in the sorted ids, or -1. Caller holds the lock.
+        i = int(np.searchsorted(self._ids[: self._n], id_))
+        return i if i < self._n and self._ids[i] == id_ else -1
 
     def add(self, id_: int, vector: np.ndarray) -> None:
         """Add one vector, or replace it if the id is present."""
@@ -110,9 +119,9 @@ class VectorIndex:
                 self.dim = vector.shape[0]
             if vector.shape[0] != self.dim:
                 raise ValueError(f"vector has {vector.shape[0]} dimensions, the index has {self.dim}")
-            where = np.flatnonzero(self._ids[: self._n] == id_)
-            if where.size:
-                self._m[where[0]] = vector
+            row = self._row(id_)
+            if row >= 0:
+                self._m[row] = vector
                 return
             if self._n == len(self._ids) or self._m.shape[1] != self.dim:
                 cap = max(16, 2 * self._n)
@@ -122,20 +131,22 @@ class VectorIndex:
                     m[: self._n] = self._m[: self._n]
                     ids[: self._n] = self._ids[: self._n]
                 self._m, self._ids = m, ids
-            self._m[self._n] = vector
-            self._ids[self._n] = id_
+            at = int(np.searchsorted(self._ids[: self._n], id_))
+            if at < self._n:  # an id below the largest: shift to keep ids sorted (rare)
+                self._m[at + 1 : self._n + 1] = self._m[at : self._n].copy()
+                self._ids[at + 1 : self._n + 1] = self._ids[at : self._n].copy()
+            self._m[at] = vector
+            self._ids[at] = id_
             self._n += 1
 
     def remove(self, id_: int) -> None:
         """Drop a vector by id (no-op if absent)."""
         with self._lock:
-            where = np.flatnonzero(self._ids[: self._n] == id_)
-            if where.size:
-                last = self._n - 1
-                i = where[0]
-                self._m[i] = self._m[last]
-                self._ids[i] = self._ids[last]
-                self._n = last
+            row = self._row(id_)
+            if row >= 0:
+                self._m[row : self._n - 1] = self._m[row + 1 : self._n].copy()
+                self._ids[row : self._n - 1] = self._ids[row + 1 : self._n].copy()
+                self._n -= 1
 
     def search(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
         """The k most similar (id, cosine) pairs, best first."""
@@ -151,3 +162,13 @@ class VectorIndex:
         top = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
         top = top[np.argsort(-scores[top], kind="stable")]
         return [(int(ids[i]), float(scores[i])) for i in top]
+
+    def similarity(self, ids: Sequence[int], query: np.ndarray) -> dict[int, float]:
+        """Cosine of the query with each of these ids that is present."""
+        with self._lock:
+            rows = [(i, self._row(i)) for i in ids]
+            present = [(i, r) for i, r in rows if r >= 0]
+            if not present:
+                return {}
+            scores = self._m[[r for _, r in present]] @ query
+        return {i: float(s) for (i, _), s in zip(present, scores, strict=True)}

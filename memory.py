@@ -1,4 +1,4 @@
-"""Short-term memory (a session's messages) and long-term memory (facts).
+"""Short-term memory: a session's messages, and the window of them the model sees.
 
 Short-term: every message is stored. What is sent to the model is a window
 over the session that is always valid for a tool-calling API and fits a
@@ -8,8 +8,7 @@ prompt prefix is byte-identical from turn to turn and Ollama reuses its KV
 cache. The start is stored per session (sessions.window_start), so a resumed
 session sends the same prefix as before the restart.
 
-Long-term: facts with float32 embeddings, searched in memory with numpy. The
-vectors load on first use, not at startup.
+Long-term memory (facts about the user) lives in longterm.py.
 """
 
 from __future__ import annotations
@@ -18,17 +17,11 @@ import datetime as dt
 import json
 import logging
 import secrets
-import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from db import Store
-from embeddings import Embedder, VectorIndex, pack
-from llm import ModelError
-from tools import ToolError
 
 log = logging.getLogger("planner")
 
@@ -205,114 +198,3 @@ def session_messages(store: Store, session: str) -> list[Message]:
         "SELECT id, role, content, tool_calls, tool_name FROM messages WHERE session = ? ORDER BY id", (session,)
     )
     return [_from_row(r) for r in rows]
-
-
-# ---------------------------------------------------------------- long-term
-
-DUPLICATE_COSINE = 0.95  # a fact this close to a stored one replaces it
-
-
-class LongTermMemory:
-    """Facts about the user, embedded and searched by cosine similarity."""
-
-    def __init__(self, store: Store, embedder: Embedder, on_progress: Callable[[int, int], None] | None = None):
-        self.store = store
-        self.embedder = embedder
-        self.on_progress = on_progress  # (done, total) while re-embedding
-        self.index = VectorIndex()
-        self._loaded = False
-        self._lock = threading.Lock()
-
-    def count(self) -> int:
-        """How many memories are stored."""
-        return self.store.conn().execute("SELECT COUNT(*) FROM memories").fetchone()[0]
-
-    def _load(self) -> None:
-        # Lazy: the first remember/recall pays for it, not startup.
-        with self._lock:
-            if self._loaded:
-                return
-            model = self.embedder.model
-            conn = self.store.conn()
-            rows = conn.execute("SELECT id, embedding, embed_model FROM memories ORDER BY id").fetchall()
-            good = [r for r in rows if r["embed_model"] == model and r["embedding"]]
-            dims = {len(r["embedding"]) for r in good}
-            if len(dims) > 1:  # same name, different vectors: trust the most common size
-                common = max(dims, key=lambda d: sum(len(r["embedding"]) == d for r in good))
-                good = [r for r in good if len(r["embedding"]) == common]
-            if good:
-                matrix = np.frombuffer(b"".join(r["embedding"] for r in good), dtype="<f4")
-                self.index.load([r["id"] for r in good], matrix.reshape(len(good), -1))
-            good_ids = {g["id"] for g in good}
-            stale = [r["id"] for r in rows if r["id"] not in good_ids]
-            if stale:
-                self._reembed(stale)
-            self._loaded = True
-
-    def _reembed(self, ids: list[int]) -> None:
-        # Vectors from another model (or none) cannot be compared with ours.
-        log.info("re-embedding %d memories with %s", len(ids), self.embedder.model)
-        conn = self.store.conn()
-        batch = self.embedder.batch
-        for i in range(0, len(ids), batch):
-            chunk = ids[i : i + batch]
-            marks = ",".join("?" * len(chunk))
-            rows = conn.execute(f"SELECT id, text FROM memories WHERE id IN ({marks})", chunk).fetchall()
-            vectors = self.embedder.documents([r["text"] for r in rows])
-            with self.store.write() as w:
-                for r, v in zip(rows, vectors, strict=True):
-                    w.execute(
-                        "UPDATE memories SET embedding = ?, embed_model = ? WHERE id = ?",
-                        (pack(v), self.embedder.model, r["id"]),
-                    )
-            for r, v in zip(rows, vectors, strict=True):
-                self.index.add(r["id"], v)
-            if self.on_progress:
-                self.on_progress(min(i + batch, len(ids)), len(ids))
-
-    def remember(self, fact: str) -> dict[str, Any]:
-        """Store a fact, or update a near-identical one; returns what happened."""
-        try:
-            self._load()
-            vector = self.embedder.documents([fact])[0]
-        except ModelError as e:
-            raise ToolError(f"could not save the memory: {e}") from None
-        now = dt.datetime.now().isoformat(timespec="seconds")
-        # Search the stored vectors with the document vector itself: both sides
-        # carry the document prefix, so near-duplicates score close to 1.
-        best = self.index.search(vector, 1) if len(self.index) else []
-        with self.store.write() as conn:
-            if best and best[0][1] >= DUPLICATE_COSINE:
-                id_ = best[0][0]
-                old = conn.execute("SELECT text FROM memories WHERE id = ?", (id_,)).fetchone()
-                if old is not None:
-                    conn.execute(
-                        "UPDATE memories SET text = ?, embedding = ?, embed_model = ?, updated_at = ? WHERE id = ?",
-                        (fact, pack(vector), self.embedder.model, now, id_),
-                    )
-                    self.index.add(id_, vector)
-                    return {"updated": {"id": id_, "text": fact, "previous": old["text"]}}
-            cur = conn.execute(
-                "INSERT INTO memories (text, embedding, embed_model, created_at) VALUES (?, ?, ?, ?)",
-                (fact, pack(vector), self.embedder.model, now),
-            )
-        self.index.add(cur.lastrowid, vector)
-        return {"remembered": {"id": cur.lastrowid, "text": fact}}
-
-    def recall(self, query: str, k: int = 3) -> list[dict[str, Any]]:
-        """The k memories most similar to the query: [{"id", "text", "score"}]."""
-        try:
-            self._load()
-            if not len(self.index):
-                return []
-            hits = self.index.search(self.embedder.query(query), k)
-        except ModelError as e:
-            raise ToolError(f"could not search memories: {e}") from None
-        except ValueError:
-            raise ToolError("the embedding model changed mid-session; restart the planner") from None
-        if not hits:
-            return []
-        marks = ",".join("?" * len(hits))
-        rows = self.store.conn().execute(f"SELECT id, text FROM memories WHERE id IN ({marks})", [h[0] for h in hits])
-        text = {r["id"]: r["text"] for r in rows}
-        return [{"id": i, "text": text[i], "score": round(s, 3)} for i, s in hits if i in text]

@@ -149,9 +149,11 @@ def describe(name: str, result: dict[str, Any]) -> str:
         items = "; ".join(_task_words(t) for t in result["tasks"][:20])
         more = f" and {len(result['tasks']) - 20} more" if len(result["tasks"]) > 20 else ""
         return f"Your {'' if result.get('status') == 'all' else result.get('status', '') + ' '}tasks: {items}{more}."
-    if "remembered" in result or ("updated" in result and "text" in result["updated"]):
-        fact = (result.get("remembered") or result["updated"])["text"]
-        return f"I'll remember that: {fact}"
+    for key in ("remembered", "updated", "superseded"):
+        if key in result and "text" in result[key]:
+            return f"I'll remember that: {result[key]['text']}"
+    if "forgotten" in result:
+        return f"I forgot: {result['forgotten']['text']}"
     if "memories" in result:
         if not result["memories"]:
             return "I have nothing saved about that."

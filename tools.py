@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from db import Store
 
 if TYPE_CHECKING:
-    from memory import LongTermMemory
+    from longterm import LongTermMemory
 
 log = logging.getLogger("planner")
 
@@ -380,6 +380,17 @@ def recall(ctx: ToolContext, query: str, k: int = 3) -> dict[str, Any]:
     if not query.strip():
         raise ToolError("query must not be empty")
     return {"memories": _memory(ctx).recall(query.strip(), k)}
+
+
+@tool(
+    {"query_or_id": {"type": "string", "description": "The memory's id, or words that describe it."}},
+    required=("query_or_id",),
+)
+def forget(ctx: ToolContext, query_or_id: str) -> dict[str, Any]:
+    """Delete a saved fact about the user when they ask you to forget it."""
+    if not query_or_id.strip():
+        raise ToolError("query_or_id must not be empty")
+    return _memory(ctx).forget(query_or_id)
 
 
 READ_ONLY_TOOLS = frozenset({"list_tasks", "get_today", "recall"})

@@ -19,7 +19,7 @@ import numpy as np
 
 from db import Store
 from embeddings import Embedder, pack
-from memory import LongTermMemory
+from longterm import LongTermMemory
 
 DIM = 768
 

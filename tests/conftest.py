@@ -20,7 +20,8 @@ from config import Config  # noqa: E402
 from db import Store  # noqa: E402
 from embeddings import Embedder  # noqa: E402
 from llm import Ollama  # noqa: E402
-from memory import Budget, History, LongTermMemory  # noqa: E402
+from longterm import LongTermMemory  # noqa: E402
+from memory import Budget, History  # noqa: E402
 from tools import ToolContext  # noqa: E402
 
 TODAY = dt.date(2026, 12, 1)  # a Tuesday

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from db import SCHEMA_VERSION, DatabaseError, Store
 from embeddings import Embedder, pack, unpack
-from memory import Budget, History, LongTermMemory, estimate_tokens, sanitize, session_messages, trim_start
+from longterm import LongTermMemory
+from memory import Budget, History, estimate_tokens, sanitize, session_messages, trim_start
 
 
 def valid(messages):

@@ -1,0 +1,301 @@
+"""Long-term memory: typed, scored facts about the user, found by meaning and
+by keyword.
+
+Each memory is a cell: one sentence (`text`), a `kind` (fact, preference,
+plan, decision, person, place, risk), a `salience` 0-1 and a `topic`. Two
+indexes find them:
+
+- vectors: a normalized float32 numpy matrix (embeddings.VectorIndex), loaded
+  on first use, not at start-up, and appended to as memories arrive;
+- keywords: SQLite FTS5 with BM25 over the text, kept in sync by triggers
+  (db.py), so a name, a date or a rare word is found even when the embedding
+  misses it.
+
+`search` fuses the two rankings by reciprocal rank fusion (each list gives
+1 / (60 + rank)), then weights by salience and recency. RRF needs no score
+calibration between BM25 and cosine, which differ per embedding model.
+
+Writes go through `store`, which deduplicates: a new cell close to an
+existing one in the same topic updates it (the old text goes to
+memory_history), and a cell that names a memory it replaces supersedes it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import math
+import re
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from db import Store
+from embeddings import Embedder, VectorIndex, pack
+from llm import ModelError
+from tools import ToolError
+
+log = logging.getLogger("planner")
+
+KINDS = ("fact", "preference", "plan", "decision", "person", "place", "risk")
+DUPLICATE_COSINE = 0.95  # any topic: this close is the same fact
+TOPIC_DUPLICATE_COSINE = 0.88  # same topic: this close is a newer version
+AUTO_RECALL_COSINE = 0.55  # automatic recall: keyword hit, or at least this similar
+RRF_K = 60
+CANDIDATES = 50
+STOPWORDS = frozenset(
+    "a an and are as at be but by do does did for from has have how i i'm in is it its me my of on or our so "
+    "that the their them they this to was we what when where which who why will with you your about am".split()
+)
+
+
+def _now() -> str:
+    return dt.datetime.now().isoformat(timespec="seconds")
+
+
+def fts_query(text: str) -> str:
+    """An FTS5 query matching any meaningful word of the text ('' if none)."""
+    words = [w for w in re.findall(r"\w+", text.lower()) if w not in STOPWORDS and len(w) > 1]
+    return " OR ".join(f'"{w}"' for w in dict.fromkeys(words))
+
+
+class LongTermMemory:
+    """Facts about the user, stored, deduplicated and searched."""
+
+    def __init__(self, store: Store, embedder: Embedder, on_progress: Callable[[int, int], None] | None = None):
+        self.store = store
+        self.embedder = embedder
+        self.on_progress = on_progress  # (done, total) while re-embedding
+        self.index = VectorIndex()
+        self._loaded = False
+        self._lock = threading.Lock()  # loading, and read-modify-write of cells
+
+    def count(self) -> int:
+        """How many memories are stored."""
+        return self.store.conn().execute("SELECT COUNT(*) FROM memories").fetchone()[0]
+
+    # -- loading
+
+    def _load(self) -> None:
+        # Lazy: the first remember/recall pays for it, not start-up.
+        if self._loaded:
+            return
+        with self._lock:
+            if self._loaded:
+                return
+            model = self.embedder.model
+            conn = self.store.conn()
+            rows = conn.execute(
+                "SELECT id, embedding FROM memories WHERE embed_model = ? AND embedding IS NOT NULL ORDER BY id",
+                (model,),
+            ).fetchall()
+            if rows:
+                sizes = [len(r[1]) for r in rows]
+                common = max(set(sizes), key=sizes.count)  # same name, other vectors: trust the most common size
+                good = [r for r in rows if len(r[1]) == common]
+                matrix = np.frombuffer(b"".join(r[1] for r in good), dtype="<f4").reshape(len(good), -1)
+                self.index.load([r[0] for r in good], matrix)
+            have = set(self.index._ids[: len(self.index)].tolist())
+            stale = [r[0] for r in conn.execute("SELECT id FROM memories ORDER BY id") if r[0] not in have]
+            if stale:
+                self._reembed(stale)
+            self._loaded = True
+
+    def _reembed(self, ids: list[int]) -> None:
+        # Vectors from another model (or none) cannot be compared with ours.
+        log.info("re-embedding %d memories with %s", len(ids), self.embedder.model)
+        conn = self.store.conn()
+        batch = self.embedder.batch
+        for i in range(0, len(ids), batch):
+            chunk = ids[i : i + batch]
+            marks = ",".join("?" * len(chunk))
+            rows = conn.execute(f"SELECT id, text FROM memories WHERE id IN ({marks})", chunk).fetchall()
+            vectors = self.embedder.documents([r["text"] for r in rows])
+            with self.store.write() as w:
+                for r, v in zip(rows, vectors, strict=True):
+                    w.execute(
+                        "UPDATE memories SET embedding = ?, embed_model = ? WHERE id = ?",
+                        (pack(v), self.embedder.model, r["id"]),
+                    )
+            for r, v in zip(rows, vectors, strict=True):
+                self.index.add(r["id"], v)
+            if self.on_progress:
+                self.on_progress(min(i + batch, len(ids)), len(ids))
+
+    # -- writing
+
+    def store_cell(
+        self,
+        text: str,
+        kind: str = "fact",
+        salience: float = 0.5,
+        topic: str = "",
+        source: str = "remember",
+        replaces: int | None = None,
+    ) -> dict[str, Any]:
+        """Store a memory, updating a near-duplicate or the one it replaces."""
+        kind = kind if kind in KINDS else "fact"
+        salience = min(1.0, max(0.0, float(salience)))
+        topic = topic.strip().lower()[:40]
+        try:
+            self._load()
+            vector = self.embedder.documents([text])[0]
+        except ModelError as e:
+            raise ToolError(f"could not save the memory: {e}") from None
+        with self._lock:
+            target, reason = None, "update"
+            if replaces is not None and self._get(replaces) is not None:
+                target, reason = replaces, "supersede"
+            else:
+                target = self._duplicate_of(vector, topic)
+            with self.store.write() as conn:
+                if target is not None:
+                    old = conn.execute("SELECT text FROM memories WHERE id = ?", (target,)).fetchone()
+                    conn.execute(
+                        "INSERT INTO memory_history (memory_id, old_text, new_text, reason, changed_at) VALUES (?, ?, ?, ?, ?)",
+                        (target, old["text"], text, reason, _now()),
+                    )
+                    conn.execute(
+                        "UPDATE memories SET text = ?, embedding = ?, embed_model = ?, kind = ?, salience = MAX(salience, ?), "
+                        "topic = CASE WHEN ? = '' THEN topic ELSE ? END, updated_at = ? WHERE id = ?",
+                        (text, pack(vector), self.embedder.model, kind, salience, topic, topic, _now(), target),
+                    )
+                    self.index.add(target, vector)
+                    key = "superseded" if reason == "supersede" else "updated"
+                    return {key: {"id": target, "text": text, "previous": old["text"]}}
+                cur = conn.execute(
+                    "INSERT INTO memories (text, embedding, embed_model, kind, salience, topic, source, created_at, updated_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (text, pack(vector), self.embedder.model, kind, salience, topic, source, _now(), _now()),
+                )
+            self.index.add(cur.lastrowid, vector)
+            return {"remembered": {"id": cur.lastrowid, "text": text}}
+
+    def _get(self, id_: int) -> Any:
+        return self.store.conn().execute("SELECT id, text, topic FROM memories WHERE id = ?", (id_,)).fetchone()
+
+    def _duplicate_of(self, vector: np.ndarray, topic: str) -> int | None:
+        # Compare document vector with document vectors: both carry the document
+        # prefix, so a restatement of the same fact scores close to 1.
+        for id_, score in self.index.search(vector, 5) if len(self.index) else []:
+            if score >= DUPLICATE_COSINE:
+                return id_
+            if topic and score >= TOPIC_DUPLICATE_COSINE:
+                row = self._get(id_)
+                if row is not None and row["topic"] == topic:
+                    return id_
+        return None
+
+    def remember(self, fact: str) -> dict[str, Any]:
+        """The `remember` tool's path: an explicit fact, through the same dedup."""
+        return self.store_cell(fact, salience=0.7, source="remember")
+
+    def forget(self, query_or_id: str) -> dict[str, Any]:
+        """Remove the memory with this id, or the one that best matches the words."""
+        text = query_or_id.strip()
+        if re.fullmatch(r"#?\d+", text):
+            row = self._get(int(text.lstrip("#")))
+            if row is None:
+                raise ToolError(f"no memory with id={text.lstrip('#')}")
+        else:
+            hits = [h for h in self.search(text, 1) if h["keyword"] or h["cosine"] >= AUTO_RECALL_COSINE]
+            if not hits:
+                raise ToolError(f"no memory matches {text[:60]!r}; call recall to see what is stored")
+            row = self._get(hits[0]["id"])
+        with self._lock, self.store.write() as conn:
+            conn.execute(
+                "INSERT INTO memory_history (memory_id, old_text, reason, changed_at) VALUES (?, ?, 'forget', ?)",
+                (row["id"], row["text"], _now()),
+            )
+            conn.execute("DELETE FROM memories WHERE id = ?", (row["id"],))
+            self.index.remove(row["id"])
+        return {"forgotten": {"id": row["id"], "text": row["text"]}}
+
+    # -- searching
+
+    def vector_search(self, query: str, n: int = CANDIDATES) -> list[tuple[int, float]]:
+        """(id, cosine) best first, by embedding alone."""
+        try:
+            self._load()
+            return self.index.search(self.embedder.query(query), n) if len(self.index) else []
+        except ModelError as e:
+            raise ToolError(f"could not search memories: {e}") from None
+        except ValueError:
+            raise ToolError("the embedding model changed mid-session; restart the planner") from None
+
+    def keyword_search(self, query: str, n: int = CANDIDATES) -> list[int]:
+        """Ids best first by BM25 over the memory text, by keywords alone."""
+        q = fts_query(query)
+        if not q:
+            return []
+        rows = self.store.conn().execute(
+            "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank LIMIT ?", (q, n)
+        )
+        return [r[0] for r in rows]
+
+    def search(self, query: str, k: int = 3) -> list[dict[str, Any]]:
+        """The k best memories by fused vector and keyword rank, weighted by salience and recency."""
+        vec = self.vector_search(query)
+        kw = self.keyword_search(query)
+        fused: dict[int, float] = {}
+        for rank, (id_, _) in enumerate(vec):
+            fused[id_] = fused.get(id_, 0.0) + 1 / (RRF_K + rank)
+        for rank, id_ in enumerate(kw):
+            fused[id_] = fused.get(id_, 0.0) + 1 / (RRF_K + rank)
+        if not fused:
+            return []
+        marks = ",".join("?" * len(fused))
+        rows = self.store.conn().execute(
+            f"SELECT id, text, kind, topic, salience, updated_at FROM memories WHERE id IN ({marks})", list(fused)
+        )
+        cosine = dict(vec)
+        missing = [i for i in fused if i not in cosine]
+        if missing and len(self.index):
+            try:
+                cosine.update(self.index.similarity(missing, self.embedder.query(query)))
+            except (ModelError, ValueError):
+                pass
+        keyword = set(kw)
+        today = dt.datetime.now()
+        hits = []
+        for r in rows:
+            try:
+                age = max(0.0, (today - dt.datetime.fromisoformat(r["updated_at"])).days)
+            except (TypeError, ValueError):
+                age = 365.0
+            weight = (0.75 + 0.5 * r["salience"]) * (0.8 + 0.2 * math.exp(-age / 365))
+            hits.append(
+                {
+                    "id": r["id"],
+                    "text": r["text"],
+                    "kind": r["kind"],
+                    "topic": r["topic"],
+                    # 1.0 = first in both rankings, salience 1, updated today
+                    "score": round(fused[r["id"]] * weight / (2 / RRF_K * 1.25), 3),
+                    "cosine": round(cosine.get(r["id"], 0.0), 3),
+                    "keyword": r["id"] in keyword,
+                }
+            )
+        hits.sort(key=lambda h: -h["score"])
+        return hits[:k]
+
+    def recall(self, query: str, k: int = 3) -> list[dict[str, Any]]:
+        """The `recall` tool's answer: [{"id", "text", "kind", "topic", "score"}]."""
+        return [{key: h[key] for key in ("id", "text", "kind", "topic", "score")} for h in self.search(query, k)]
+
+    def relevant(self, text: str, k: int = 3) -> list[dict[str, Any]]:
+        """Memories worth attaching to a message unasked: a keyword hit or clearly similar."""
+        if not self.count():
+            return []
+        return [h for h in self.search(text, k) if h["keyword"] or h["cosine"] >= AUTO_RECALL_COSINE]
+
+    def topic_summaries(self, topics: list[str]) -> dict[str, str]:
+        """Stored summaries of these topics."""
+        topics = [t for t in dict.fromkeys(topics) if t]
+        if not topics:
+            return {}
+        marks = ",".join("?" * len(topics))
+        rows = self.store.conn().execute(f"SELECT topic, summary FROM memory_topics WHERE topic IN ({marks})", topics)
+        return {r[0]: r[1] for r in rows}

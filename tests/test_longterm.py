@@ -1,0 +1,123 @@
+"""Long-term memory: typed cells, dedup and supersede, forget, FTS5 in sync,
+and hybrid recall scored on a labelled set."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from longterm import fts_query
+from tools import dispatch
+
+DATA = json.loads((Path(__file__).parent / "data" / "recall_set.json").read_text())
+
+
+def rows(store, sql, *args):
+    return [tuple(r) for r in store.conn().execute(sql, args)]
+
+
+def test_cells_are_stored_with_kind_salience_topic_and_source(memory, store):
+    memory.store_cell("The user is vegetarian.", kind="preference", salience=0.9, topic="Food", source="auto")
+    assert rows(store, "SELECT text, kind, salience, topic, source FROM memories") == [
+        ("The user is vegetarian.", "preference", 0.9, "food", "auto")
+    ]
+
+
+def test_bad_kind_and_salience_are_clamped_not_stored_raw(memory, store):
+    memory.store_cell("The user likes jazz.", kind="opinion", salience=7, topic="music")
+    assert rows(store, "SELECT kind, salience FROM memories") == [("fact", 1.0)]
+
+
+def test_a_close_fact_in_the_same_topic_updates_and_keeps_history(memory, store):
+    a = memory.store_cell("The user runs on Tuesdays and Thursdays.", topic="sport")
+    b = memory.store_cell("The user runs on Tuesdays, Thursdays and Sundays.", topic="sport")
+    assert b["updated"]["id"] == a["remembered"]["id"]
+    assert rows(store, "SELECT text FROM memories") == [("The user runs on Tuesdays, Thursdays and Sundays.",)]
+    assert rows(store, "SELECT old_text, reason FROM memory_history") == [
+        ("The user runs on Tuesdays and Thursdays.", "update")
+    ]
+
+
+def test_the_same_words_in_another_topic_are_kept_apart(memory, store):
+    memory.store_cell("The user runs on Tuesdays and Thursdays.", topic="sport")
+    memory.store_cell("The user runs on Tuesdays, Thursdays and Sundays.", topic="work")
+    assert rows(store, "SELECT COUNT(*) FROM memories") == [(2,)]
+
+
+def test_a_contradiction_supersedes_the_old_memory(memory, store):
+    old = memory.store_cell("The user drinks coffee every morning.", topic="food")
+    r = memory.store_cell("The user no longer drinks coffee.", topic="food", replaces=old["remembered"]["id"])
+    assert r["superseded"]["previous"] == "The user drinks coffee every morning."
+    assert rows(store, "SELECT text FROM memories") == [("The user no longer drinks coffee.",)]
+    assert rows(store, "SELECT reason FROM memory_history") == [("supersede",)]
+
+
+def test_replaces_naming_a_missing_memory_just_adds(memory, store):
+    assert "remembered" in memory.store_cell("The user likes tea.", replaces=999)
+
+
+def test_fts_index_follows_inserts_updates_and_deletes(memory, store):
+    memory.store_cell("The user's dentist is Dr. Okonkwo.")
+    assert memory.keyword_search("okonkwo") == [1]
+    store.conn().execute("UPDATE memories SET text = 'The dentist is Dr. Haverford.' WHERE id = 1")
+    assert memory.keyword_search("okonkwo") == [] and memory.keyword_search("haverford") == [1]
+    memory.forget("1")
+    assert memory.keyword_search("haverford") == []
+
+
+def test_fts_query_drops_stopwords_and_quotes_words():
+    assert fts_query("What is my dentist's name?") == '"dentist" OR "name"'
+    assert fts_query("the a of") == ""
+    assert fts_query('"); DROP TABLE memories; --') == '"drop" OR "table" OR "memories"'
+
+
+def test_forget_by_id_and_by_words_through_the_tool(ctx, memory, store):
+    memory.store_cell("The user likes coffee.")
+    memory.store_cell("The user's cat is named Pixel.")
+    r, ok = dispatch(ctx, "forget", {"query_or_id": "that I like coffee"})
+    assert ok and r["forgotten"]["text"] == "The user likes coffee."
+    r, ok = dispatch(ctx, "forget", {"query_or_id": "2"})
+    assert ok and r["forgotten"]["text"] == "The user's cat is named Pixel."
+    assert rows(store, "SELECT COUNT(*) FROM memories") == [(0,)]
+    assert [x[0] for x in rows(store, "SELECT reason FROM memory_history")] == ["forget", "forget"]
+    assert memory.recall("coffee") == []
+    r, ok = dispatch(ctx, "forget", {"query_or_id": "volcanoes"})
+    assert not ok and "no memory matches" in r["error"]
+    r, ok = dispatch(ctx, "forget", {"query_or_id": "#42"})
+    assert not ok and "no memory with id=42" in r["error"]
+
+
+def test_recall_finds_a_rare_name_by_keyword(memory):
+    for fact in DATA["facts"]:
+        memory.store_cell(fact)
+    hits = memory.recall("Haverford", 1)
+    assert hits[0]["text"] == "The user's landlord is Mr. Haverford."
+    assert 0 < hits[0]["score"] <= 1
+
+
+def recall_at_3(found):
+    return sum(found) / len(found)
+
+
+@pytest.fixture
+def loaded(memory):
+    for fact in DATA["facts"]:
+        memory.store_cell(fact)
+    ids = [r[0] for r in memory.store.conn().execute("SELECT id FROM memories ORDER BY id")]
+    assert len(ids) == len(DATA["facts"])  # no fact was merged into another
+    return memory, ids
+
+
+def test_hybrid_recall_beats_keywords_alone_and_vectors_alone(loaded):
+    memory, ids = loaded
+    assert len(DATA["facts"]) >= 40 and len(DATA["questions"]) >= 30
+    vec, kw, hyb = [], [], []
+    for q in DATA["questions"]:
+        want = ids[q["answer"]]
+        vec.append(want in [i for i, _ in memory.vector_search(q["question"], 3)])
+        kw.append(want in memory.keyword_search(q["question"], 3))
+        hyb.append(want in [h["id"] for h in memory.search(q["question"], 3)])
+    scores = {"vectors": recall_at_3(vec), "keywords": recall_at_3(kw), "hybrid": recall_at_3(hyb)}
+    print("recall@3", scores)
+    assert scores["hybrid"] >= scores["vectors"] and scores["hybrid"] >= scores["keywords"]
+    assert scores["hybrid"] >= 0.8
