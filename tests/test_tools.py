@@ -28,6 +28,7 @@ def test_the_promised_tools_are_registered_with_their_arguments():
         "get_today",
         "remember",
         "recall",
+        "forget",
     }
     assert specs["add_task"]["required"] == ["title"]
     assert set(specs["add_task"]["properties"]) == {"title", "due_date"}
