@@ -50,6 +50,13 @@ def build_parser(defaults: Config) -> argparse.ArgumentParser:
     )
     p.add_argument("--yes", action="store_true", default=defaults.yes, help="run deletions without asking")
     p.add_argument(
+        "--no-auto-memory",
+        dest="auto_memory",
+        action="store_false",
+        default=defaults.auto_memory,
+        help="do not extract memories from each turn",
+    )
+    p.add_argument(
         "--num-ctx", type=int, default=defaults.num_ctx, help=f"main model context (default {defaults.num_ctx})"
     )
     p.add_argument("--today", default=None, help="pretend today is this date (YYYY-MM-DD)")
@@ -70,6 +77,7 @@ def load_config(argv: list[str] | None, env: dict[str, str] | None = None) -> Co
         think=args.think,
         reflect=args.reflect,
         yes=args.yes,
+        auto_memory=args.auto_memory,
         num_ctx=args.num_ctx,
         today=parse_today(args.today, "--today") if args.today else base.today,
     )
@@ -270,6 +278,8 @@ def main(argv: list[str] | None = None) -> int:
 
     confirm = make_confirm(config, interactive, threading.Lock())
     agent = build_agent(config, store, llm, session, confirm, on_progress=progress)
+    if agent.keeper:
+        agent.keeper.resume(session)  # extraction or a summary left undone last time
     if interactive:
         print(f"Planner · {config.model} · session {session} · {config.db_path}")
         print("Ask me to add, list, change or finish tasks. Type exit to quit.")

@@ -41,6 +41,7 @@ class Config:
     resume_last: bool = False  # -c: resume the most recent session
     think: bool = False  # let a thinking main model think (never the critic)
     reflect: bool = True  # run the critic after turns that changed data
+    auto_memory: bool = True  # extract memories and summaries in the background after each turn
     yes: bool = False  # run destructive tools without asking (non-interactive use)
     max_turns: int = 8  # model calls per attempt before giving up
     max_reflections: int = 1  # critic-requested retries per user turn
@@ -92,6 +93,8 @@ class Config:
             c.today = parse_today(env["PLANNER_TODAY"], "PLANNER_TODAY")
         if env.get("PLANNER_YES", "") in ("1", "true", "yes"):
             c.yes = True
+        if env.get("PLANNER_AUTO_MEMORY", "") in ("0", "false", "no"):
+            c.auto_memory = False
         return c
 
     def replace(self, **changes) -> Config:

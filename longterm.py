@@ -287,7 +287,7 @@ class LongTermMemory:
 
     def relevant(self, text: str, k: int = 3) -> list[dict[str, Any]]:
         """Memories worth attaching to a message unasked: a keyword hit or clearly similar."""
-        if not self.count():
+        if not self.store.conn().execute("SELECT 1 FROM memories LIMIT 1").fetchone():
             return []
         return [h for h in self.search(text, k) if h["keyword"] or h["cosine"] >= AUTO_RECALL_COSINE]
 

@@ -27,6 +27,8 @@ log = logging.getLogger("planner")
 
 Message = dict[str, Any]  # {"role", "content", "tool_calls"?, "tool_name"?}
 
+SUMMARY_HEADER = "Summary of the earlier part of this conversation (older messages are not shown):\n"
+
 # ---------------------------------------------------------------- sessions
 
 
@@ -139,7 +141,26 @@ class History:
         self.ids = [i for i, m in loaded if id(m) in keep]
         self.messages = [m for _, m in loaded if id(m) in keep]
         self._tokens = [estimate_tokens(m) for m in self.messages]
+        self.summary: str | None = None
+        self.refresh_summary()
         self._trim()
+
+    def refresh_summary(self) -> None:
+        """Pick up the newest summary of the messages before the window."""
+        row = (
+            self.store.conn()
+            .execute(
+                "SELECT summary FROM conversation_summaries WHERE session = ? ORDER BY id DESC LIMIT 1", (self.session,)
+            )
+            .fetchone()
+        )
+        self.summary = row[0] if row else None
+
+    def context(self) -> list[Message]:
+        """What the model sees of the session: the summary, if any, then the window."""
+        if not self.summary:
+            return list(self.messages)
+        return [{"role": "system", "content": SUMMARY_HEADER + self.summary}, *self.messages]
 
     def append(self, messages: Iterable[Message]) -> None:
         """Store messages in one transaction and add them to the window."""
@@ -165,19 +186,20 @@ class History:
         self.messages += messages
         self._tokens += [estimate_tokens(m) for m in messages]
 
-    def end_turn(self) -> None:
-        """Trim the window if the finished turn made it overflow."""
-        self._trim()
+    def end_turn(self) -> bool:
+        """Trim the window if the finished turn made it overflow; True if it did."""
+        return self._trim()
 
-    def _trim(self) -> None:
+    def _trim(self) -> bool:
         start = trim_start(self.messages, self._tokens, self.budget)
         if start == 0:
-            return
+            return False
         del self.messages[:start], self.ids[:start], self._tokens[:start]
         first = self.ids[0] if self.ids else 2**62
         with self.store.write() as conn:
             conn.execute("UPDATE sessions SET window_start = ? WHERE name = ?", (first, self.session))
         log.info("history of %s trimmed to %d messages", self.session, len(self.messages))
+        return True
 
 
 def _from_row(r: Any) -> Message:

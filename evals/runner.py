@@ -158,7 +158,7 @@ def run_scenario(scn: dict[str, Any], llm: Ollama, base: Config, workdir: Path) 
                     if r.error:
                         out.reasons.append(f"model error: {r.error}")
             finally:
-                agent.close()
+                agent.close(drain_seconds=300)  # later runs must see what this one remembered
         out.reasons += check(scn, before, _tasks(store), store, reply)
     except ModelError as e:
         out.reasons.append(f"model error: {e}")

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from agent import MEMORY_NOTES
+
 Responder = Callable[[dict[str, Any]], dict[str, Any]]
 
 
@@ -26,8 +28,9 @@ def oracle(
 
     def respond(body: dict[str, Any]) -> dict[str, Any]:
         messages = body["messages"]
-        i = max(j for j, m in enumerate(messages) if m["role"] == "user" and m["content"] in steps)
-        line = messages[i]["content"]
+        said = [m["content"].split("\n\n" + MEMORY_NOTES)[0] if m["role"] == "user" else None for m in messages]
+        i = max(j for j, line in enumerate(said) if line in steps)
+        line = said[i]
         done = sum(1 for m in messages[i + 1 :] if m["role"] == "assistant")
         script = steps[line]
         return script[min(done, len(script) - 1)]

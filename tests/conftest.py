@@ -16,6 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fake_ollama import FakeOllama  # noqa: E402
 
 from agent import Agent  # noqa: E402
+from background import MemoryKeeper  # noqa: E402
 from config import Config  # noqa: E402
 from db import Store  # noqa: E402
 from embeddings import Embedder  # noqa: E402
@@ -63,8 +64,14 @@ def ctx(store, memory):
 @pytest.fixture
 def config(tmp_path):
     """A config for the fake models."""
+    # auto_memory off by default: its background critic calls would take scripted replies.
     return Config(
-        model="main", critic_model="critic", embed_model="embed", db_path=tmp_path / "planner.db", today=TODAY
+        model="main",
+        critic_model="critic",
+        embed_model="embed",
+        db_path=tmp_path / "planner.db",
+        today=TODAY,
+        auto_memory=False,
     )
 
 
@@ -74,7 +81,9 @@ def make_agent(llm, store, ctx, config):
     agents = []
 
     def make(session: str = "s1", budget: Budget | None = None, **changes) -> Agent:
-        a = Agent(llm, config.replace(**changes), History(store, session, budget or Budget()), ctx)
+        c = config.replace(**changes)
+        keeper = MemoryKeeper(store, llm, c, ctx.memory) if c.auto_memory else None
+        a = Agent(llm, c, History(store, session, budget or Budget()), ctx, keeper)
         agents.append(a)
         return a
 

@@ -1,0 +1,305 @@
+"""Work done after the reply is shown: memories extracted from each turn,
+conversation summaries, topic summaries.
+
+Small local models rarely call `remember`, so after every turn the critic
+model reads the exchange and picks out lasting facts as typed cells (JSON
+schema output). When the history window drops old messages, the critic folds
+them into a rolling summary. Both run on one background thread, so the user
+never waits for them, and both are restartable: a finished turn is first
+written to `memory_jobs` (deleted once done), and a summary is redone from
+the raw messages, which are never deleted. On exit the queue is drained for a
+few seconds; what is left runs at the next start.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from config import Config
+from db import Store
+from llm import ModelError, Ollama
+from longterm import KINDS, LongTermMemory
+from tools import ToolError
+
+log = logging.getLogger("planner")
+
+MAX_ATTEMPTS = 3
+
+EXTRACT_PROMPT = """\
+You pick out what a personal planning assistant should remember about its user from one exchange.
+Keep only lasting facts about the user's life: preferences, people, places, plans, decisions, risks, routines.
+Write each as one self-contained sentence in the third person ("The user ..."), with relative dates written as absolute dates.
+Do not keep: requests to add, change, finish or list tasks (the task list holds those), instructions to the assistant, tool output, greetings or small talk.
+If a memory updates or contradicts one of the existing memories you are shown, give that memory's id in "replaces".
+Answer {"memories": []} when there is nothing worth keeping."""
+
+EXTRACT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "memories": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "text": {"type": "string"},
+                    "kind": {"type": "string", "enum": list(KINDS)},
+                    "salience": {"type": "number", "minimum": 0, "maximum": 1},
+                    "topic": {"type": "string"},
+                    "replaces": {"type": ["integer", "null"]},
+                },
+                "required": ["text", "kind", "salience", "topic"],
+            },
+        }
+    },
+    "required": ["memories"],
+}
+
+SUMMARY_PROMPT = """\
+You keep a running summary of a conversation between a user and their planning assistant.
+Fold the new messages into the previous summary. Keep what the user asked for, what was done (tasks added, finished, changed), facts they shared and questions still open. At most 150 words, plain sentences."""
+
+TOPIC_PROMPT = """\
+Summarise what is known about one topic of the user's life, from the memories you are given, in one short paragraph of at most 60 words."""
+
+TEXT_SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+
+
+class Worker:
+    """One daemon thread that runs submitted jobs in order."""
+
+    def __init__(self) -> None:
+        self._q: queue.Queue[Callable[[], None]] = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def submit(self, job: Callable[[], None]) -> None:
+        """Queue a job; the thread starts on first use."""
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="planner-background", daemon=True)
+                self._thread.start()
+        self._q.put(job)
+
+    def _run(self) -> None:
+        while True:
+            job = self._q.get()
+            try:
+                job()
+            except Exception:  # a failed job must not stop the next one
+                log.exception("background job failed")
+            finally:
+                self._q.task_done()
+
+    def drain(self, timeout: float) -> bool:
+        """Wait up to timeout seconds for queued jobs; True if all finished."""
+        deadline = time.monotonic() + timeout
+        while self._q.unfinished_tasks:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
+        return True
+
+
+def clean_cells(raw: Any) -> list[dict[str, Any]]:
+    """The cells worth storing from the extractor's JSON; junk and malformed ones dropped."""
+    cells = raw.get("memories") if isinstance(raw, dict) else None
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for c in cells if isinstance(cells, list) else []:
+        if not isinstance(c, dict) or not isinstance(c.get("text"), str):
+            continue
+        text = " ".join(c["text"].split())
+        low = text.lower()
+        if not 8 <= len(text) <= 300 or "{" in text or low.startswith(("the assistant", "assistant")) or low in seen:
+            continue
+        try:
+            salience = float(c.get("salience", 0.5))
+        except (TypeError, ValueError):
+            salience = 0.5
+        if salience < 0.2:
+            continue
+        replaces = c.get("replaces")
+        seen.add(low)
+        out.append(
+            {
+                "text": text,
+                "kind": c.get("kind") if c.get("kind") in KINDS else "fact",
+                "salience": min(1.0, max(0.0, salience)),
+                "topic": str(c.get("topic") or "")[:40],
+                "replaces": replaces if isinstance(replaces, int) and not isinstance(replaces, bool) else None,
+            }
+        )
+    return out
+
+
+class MemoryKeeper:
+    """Queues and runs memory extraction and summaries for one running planner."""
+
+    def __init__(self, store: Store, llm: Ollama, config: Config, memory: LongTermMemory, worker: Worker | None = None):
+        self.store = store
+        self.llm = llm
+        self.config = config
+        self.memory = memory
+        self.worker = worker or Worker()
+        self.options = {"num_ctx": config.critic_num_ctx, "num_predict": 512}
+
+    def _ask(self, system: str, user: str, schema: dict[str, Any]) -> Any:
+        r = self.llm.chat_json(
+            self.config.critic_model,
+            [{"role": "system", "content": system}, {"role": "user", "content": user}],
+            schema=schema,
+            options=self.options,
+            keep_alive=self.config.critic_keep_alive,
+        )
+        return json.loads(r.content)
+
+    # -- memories from turns
+
+    def after_turn(self, session: str, user_text: str, reply: str, today: str) -> None:
+        """Record a finished turn for extraction, then extract it in the background."""
+        with self.store.write() as conn:
+            conn.execute(
+                "INSERT INTO memory_jobs (session, user_text, reply, today) VALUES (?, ?, ?, ?)",
+                (session, user_text, reply, today),
+            )
+        self.worker.submit(self.run_pending)
+
+    def run_pending(self) -> None:
+        """Extract every pending turn, oldest first; stop at the first model failure."""
+        conn = self.store.conn()
+        jobs = conn.execute(
+            "SELECT id, user_text, reply, today, attempts FROM memory_jobs WHERE attempts < ? ORDER BY id",
+            (MAX_ATTEMPTS,),
+        ).fetchall()
+        for job in jobs:
+            try:
+                topics = self.extract(job["user_text"], job["reply"], job["today"])
+            except (ModelError, ToolError) as e:
+                log.warning("memory extraction postponed: %s", e)
+                with self.store.write() as w:
+                    w.execute("UPDATE memory_jobs SET attempts = attempts + 1 WHERE id = ?", (job["id"],))
+                return
+            with self.store.write() as w:
+                w.execute("DELETE FROM memory_jobs WHERE id = ?", (job["id"],))
+            self.refresh_topics(topics)
+
+    def extract(self, user_text: str, reply: str, today: str) -> list[str]:
+        """Store the memory cells found in one exchange; returns the topics touched."""
+        existing = self.memory.search(user_text, 5) if self.memory.count() else []
+        shown = "\n".join(f"[{h['id']}] {h['text']} (topic: {h['topic'] or 'none'})" for h in existing) or "(none)"
+        user = f"Today is {today}.\nExisting memories:\n{shown}\n\nUser: {user_text}\nAssistant: {reply}"
+        try:
+            raw = self._ask(EXTRACT_PROMPT, user, EXTRACT_SCHEMA)
+        except ValueError:  # not JSON: nothing usable this time
+            log.warning("memory extraction returned no JSON")
+            return []
+        topics = []
+        for cell in clean_cells(raw):
+            self.memory.store_cell(source="auto", **cell)
+            topics.append(cell["topic"].strip().lower())
+            log.info("auto memory %s: %s", cell["kind"], cell["text"])
+        return topics
+
+    def refresh_topics(self, topics: list[str]) -> None:
+        """Re-summarise each topic that has two or more memories."""
+        conn = self.store.conn()
+        for topic in dict.fromkeys(t for t in topics if t):
+            texts = [
+                r[0]
+                for r in conn.execute("SELECT text FROM memories WHERE topic = ? ORDER BY id DESC LIMIT 20", (topic,))
+            ]
+            if len(texts) < 2:
+                continue
+            try:
+                summary = self._ask(
+                    TOPIC_PROMPT, f"Topic: {topic}\nMemories:\n" + "\n".join(f"- {t}" for t in texts), TEXT_SCHEMA
+                )["text"]
+            except (ModelError, ValueError, KeyError, TypeError) as e:
+                log.warning("topic summary for %s failed: %s", topic, e)
+                continue
+            with self.store.write() as w:
+                w.execute(
+                    "INSERT INTO memory_topics (topic, summary, memory_count) VALUES (?, ?, ?) "
+                    "ON CONFLICT (topic) DO UPDATE SET summary = excluded.summary, memory_count = excluded.memory_count, "
+                    "updated_at = CURRENT_TIMESTAMP",
+                    (topic, str(summary)[:600], len(texts)),
+                )
+
+    # -- conversation summaries
+
+    def summarize_later(self, session: str, on_done: Callable[[], None] | None = None) -> None:
+        """Fold messages that left the window into the session's summary, in the background."""
+
+        def job() -> None:
+            if self.summarize(session) and on_done:
+                on_done()
+
+        self.worker.submit(job)
+
+    def summarize(self, session: str) -> bool:
+        """Fold messages before the window into a new summary; True if one was written."""
+        conn = self.store.conn()
+        start = conn.execute("SELECT window_start FROM sessions WHERE name = ?", (session,)).fetchone()
+        if start is None:
+            return False
+        last = latest_summary(self.store, session)
+        after = last["last_message_id"] if last else 0
+        msgs = conn.execute(
+            "SELECT id, role, content, tool_calls FROM messages WHERE session = ? AND id > ? AND id < ? ORDER BY id",
+            (session, after, start[0]),
+        ).fetchall()
+        if not msgs:
+            return False
+        lines = []
+        for m in msgs:
+            if m["role"] == "tool":
+                lines.append(f"(tool result) {m['content'][:200]}")
+            elif m["tool_calls"]:
+                lines.append(f"(assistant called tools) {m['tool_calls'][:200]}")
+            else:
+                lines.append(f"{m['role']}: {m['content'][:500]}")
+        previous = last["summary"] if last else "(none yet)"
+        try:
+            text = self._ask(
+                SUMMARY_PROMPT, f"Previous summary: {previous}\n\nNew messages:\n" + "\n".join(lines), TEXT_SCHEMA
+            )["text"]
+        except (ModelError, ValueError, KeyError, TypeError) as e:
+            log.warning("conversation summary postponed: %s", e)
+            return False
+        if not isinstance(text, str) or not text.strip():
+            return False
+        with self.store.write() as w:
+            w.execute(
+                "INSERT INTO conversation_summaries (session, summary, first_message_id, last_message_id, message_count) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (
+                    session,
+                    text.strip()[:2000],
+                    last["first_message_id"] if last else msgs[0]["id"],
+                    msgs[-1]["id"],
+                    (last["message_count"] if last else 0) + len(msgs),
+                ),
+            )
+        log.info("summarised %d messages of %s", len(msgs), session)
+        return True
+
+    def resume(self, session: str) -> None:
+        """At start-up: retry pending extraction and any summary left undone."""
+        if self.store.conn().execute("SELECT 1 FROM memory_jobs LIMIT 1").fetchone():
+            self.worker.submit(self.run_pending)
+        self.summarize_later(session)
+
+
+def latest_summary(store: Store, session: str) -> Any:
+    """The newest summary row of a session, or None."""
+    return (
+        store.conn()
+        .execute("SELECT * FROM conversation_summaries WHERE session = ? ORDER BY id DESC LIMIT 1", (session,))
+        .fetchone()
+    )

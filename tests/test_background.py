@@ -1,0 +1,250 @@
+"""Background memory work: automatic extraction of typed memories, rolling
+conversation summaries, topic summaries, automatic recall, and what survives
+an exit or a crash."""
+
+import json
+import threading
+import time
+
+from conftest import call
+
+from background import EXTRACT_PROMPT, SUMMARY_PROMPT, TOPIC_PROMPT, MemoryKeeper, Worker, clean_cells, latest_summary
+from memory import SUMMARY_HEADER, Budget
+
+
+class Critic:
+    """A scripted critic model that answers by which job it is asked to do."""
+
+    def __init__(self, fake, cells=None):
+        self.cells = cells or {}  # phrase in the user's message -> extracted cells
+        self.summaries = 0
+        self.extract_requests = []
+        fake.respond_with("critic", self)
+
+    def __call__(self, body):
+        system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
+        if system == EXTRACT_PROMPT:
+            self.extract_requests.append(user)
+            said = user.split("User: ", 1)[1]
+            cells = next((c for phrase, c in self.cells.items() if phrase in said), [])
+            return {"content": json.dumps({"memories": cells})}
+        if system == SUMMARY_PROMPT:
+            self.summaries += 1
+            return {"content": json.dumps({"text": f"summary {self.summaries}: " + user[-60:]})}
+        if system == TOPIC_PROMPT:
+            return {"content": json.dumps({"text": "Knows the topic well."})}
+        return {"content": '{"done": true, "critique": ""}'}
+
+
+def cell(text, kind="fact", salience=0.8, topic="family", replaces=None):
+    return {"text": text, "kind": kind, "salience": salience, "topic": topic, "replaces": replaces}
+
+
+def memories(store):
+    return [tuple(r) for r in store.conn().execute("SELECT text, kind, topic, source FROM memories ORDER BY id")]
+
+
+def test_each_turn_is_mined_for_typed_memories_in_the_background(fake, make_agent, store):
+    Critic(fake, {"Ana": [cell("The user's sister Ana lives in Lisbon.", "person")]})
+    fake.script("main", {"tool_calls": [call("add_task", title="call Ana")]}, {"content": "Added."})
+    agent = make_agent(reflect=False, auto_memory=True)
+    agent.run_turn("add a task to call my sister Ana, she lives in Lisbon")
+    assert agent.keeper.worker.drain(5)
+    assert memories(store) == [("The user's sister Ana lives in Lisbon.", "person", "family", "auto")]
+    assert store.conn().execute("SELECT COUNT(*) FROM memory_jobs").fetchone()[0] == 0
+
+
+def test_junk_cells_are_not_stored():
+    raw = {
+        "memories": [
+            cell("The user likes hiking in the Alps."),
+            cell('{"added": {"id": 1}}'),
+            cell("The assistant added a task."),
+            cell("ok"),
+            cell("The user said hi.", salience=0.05),
+            cell("The user likes hiking in the Alps."),
+            {"text": 42},
+            "not a cell",
+            cell("The user is a nurse.", kind="job", replaces="3"),
+        ]
+    }
+    assert clean_cells(raw) == [
+        cell("The user likes hiking in the Alps."),
+        {"text": "The user is a nurse.", "kind": "fact", "salience": 0.8, "topic": "family", "replaces": None},
+    ]
+    assert clean_cells("nonsense") == [] and clean_cells({"memories": "x"}) == []
+
+
+def test_extraction_is_told_similar_memories_and_a_contradiction_supersedes(fake, make_agent, store, memory):
+    old = memory.store_cell("The user drinks coffee every morning.", topic="food")["remembered"]["id"]
+    critic = Critic(
+        fake, {"coffee": [cell("The user no longer drinks coffee.", "preference", topic="food", replaces=old)]}
+    )
+    fake.script("main", {"content": "Noted."})
+    agent = make_agent(auto_memory=True)
+    agent.run_turn("I no longer drink coffee")
+    agent.keeper.worker.drain(5)
+    assert f"[{old}] The user drinks coffee every morning." in critic.extract_requests[0]
+    assert memories(store) == [("The user no longer drinks coffee.", "preference", "food", "remember")]
+    assert store.conn().execute("SELECT reason FROM memory_history").fetchone()[0] == "supersede"
+
+
+def test_a_repeated_fact_updates_instead_of_piling_up(fake, make_agent, store):
+    Critic(fake, {"violin": [cell("The user's daughter Mia plays the violin.", topic="family")]})
+    fake.respond_with("main", lambda body: {"content": "Nice!"})
+    agent = make_agent(auto_memory=True)
+    agent.run_turn("Mia has violin class today")
+    agent.run_turn("Mia's violin recital went well")
+    agent.keeper.worker.drain(5)
+    assert len(memories(store)) == 1
+
+
+def test_pending_extraction_survives_a_crash_and_runs_at_the_next_start(fake, store, memory, config, llm):
+    Critic(fake, {"Lisbon": [cell("The user's sister Ana lives in Lisbon.")]})
+    # A turn was recorded, then the process died before the worker ran.
+    store.conn().execute(
+        "INSERT INTO memory_jobs (session, user_text, reply, today) VALUES ('s', 'Ana lives in Lisbon', 'ok', '2026-12-01')"
+    )
+    keeper = MemoryKeeper(store, llm, config, memory)
+    keeper.resume("s")
+    assert keeper.worker.drain(5)
+    assert memories(store)[0][0] == "The user's sister Ana lives in Lisbon."
+
+
+def test_a_model_failure_keeps_the_job_for_later(fake, store, memory, config, llm):
+    fake.script("critic", {"status": 500, "error": "boom"})
+    keeper = MemoryKeeper(store, llm, config, memory)
+    keeper.after_turn("s", "my sister lives in Lisbon", "ok", "2026-12-01")
+    keeper.worker.drain(5)
+    assert store.conn().execute("SELECT attempts FROM memory_jobs").fetchone()[0] == 1
+
+
+def test_a_fact_said_in_passing_is_recalled_sessions_later_without_remember(fake, make_agent):
+    Critic(fake, {"peanuts": [cell("The user is allergic to peanuts.", topic="health")]})
+    fake.respond_with("main", lambda body: {"content": "OK."})
+    first = make_agent("monday", auto_memory=True)
+    first.run_turn("ugh, had to skip the cake, peanuts again")
+    first.close()
+    for day in ("tuesday", "wednesday"):
+        make_agent(day, auto_memory=True).run_turn("nothing special today")
+    make_agent("friday", auto_memory=True).run_turn("can I eat the peanut cookies at the party?")
+    sent = fake.chats("main")[-1]["messages"][-1]["content"]
+    assert "The user is allergic to peanuts." in sent
+    assert not any(
+        c["function"]["name"] == "remember"
+        for b in fake.chats("main")
+        for m in b["messages"]
+        for c in m.get("tool_calls", [])
+    )
+
+
+def test_automatic_recall_saves_the_recall_round_trip(fake, make_agent, memory):
+    memory.store_cell("The user's dentist is Dr. Okonkwo.", topic="health")
+
+    def model(body):  # a model that calls recall only when it has no notes
+        last = body["messages"][-1]
+        if last["role"] == "tool" or "Notes from memory" in last["content"]:
+            return {"content": "Dr. Okonkwo."}
+        return {"tool_calls": [call("recall", query="dentist")]}
+
+    fake.respond_with("main", model)
+    make_agent("with", auto_memory=True).run_turn("who is my dentist?")
+    with_notes = len(fake.chats("main"))
+    make_agent("unrelated").run_turn("what is the weather like?")  # no relevant memory: no notes
+    assert with_notes == 1 and len(fake.chats("main")) == 3
+
+
+def test_notes_include_the_topic_summary_and_are_stored_as_sent(fake, make_agent, store, memory):
+    memory.store_cell("The user's dentist is Dr. Okonkwo.", topic="health")
+    store.conn().execute(
+        "INSERT INTO memory_topics (topic, summary, memory_count) VALUES ('health', 'Sees a dentist yearly.', 2)"
+    )
+    fake.respond_with("main", lambda body: {"content": "ok"})
+    agent = make_agent(auto_memory=True)
+    agent.run_turn("book the dentist")
+    sent = fake.chats("main")[-1]["messages"][-1]["content"]
+    assert sent.startswith("book the dentist\n\n[Notes from memory")
+    assert "- The user's dentist is Dr. Okonkwo." in sent and "- About health: Sees a dentist yearly." in sent
+    agent.run_turn("thanks")
+    assert fake.chats("main")[-1]["messages"][1]["content"] == sent  # the prefix is repeated exactly
+
+
+def test_topics_that_gain_memories_get_a_summary(fake, make_agent, store):
+    Critic(
+        fake,
+        {"gym": [cell("The user goes to FitLab.", topic="sport"), cell("The user runs on Sundays.", topic="sport")]},
+    )
+    fake.respond_with("main", lambda body: {"content": "ok"})
+    agent = make_agent(auto_memory=True)
+    agent.run_turn("after the gym I went running, as every sunday")
+    agent.keeper.worker.drain(5)
+    assert store.conn().execute("SELECT topic, summary, memory_count FROM memory_topics").fetchone()[:] == (
+        "sport",
+        "Knows the topic well.",
+        2,
+    )
+
+
+def test_summaries_roll_forward_and_the_context_is_summary_plus_recent(fake, make_agent, store):
+    critic = Critic(fake)
+    fake.respond_with("main", lambda body: {"content": "reply"})
+    agent = make_agent(budget=Budget(messages=10, tokens=100_000), auto_memory=True)
+    for i in range(12):
+        agent.run_turn(f"line {i}")
+        agent.keeper.worker.drain(5)
+    assert critic.summaries >= 2
+    rows = (
+        store.conn()
+        .execute("SELECT first_message_id, last_message_id, message_count FROM conversation_summaries")
+        .fetchall()
+    )
+    assert (
+        rows[0]["first_message_id"] == rows[1]["first_message_id"]
+        and rows[1]["last_message_id"] > rows[0]["last_message_id"]
+    )
+    assert rows[-1]["message_count"] == rows[-1]["last_message_id"] - rows[-1]["first_message_id"] + 1
+    sent = fake.chats("main")[-1]["messages"]
+    assert sent[1]["role"] == "system" and sent[1]["content"].startswith(SUMMARY_HEADER + "summary")
+    assert sent[2]["role"] == "user" and sent[2]["content"] != "line 0"
+    start = store.conn().execute("SELECT window_start FROM sessions WHERE name = 's1'").fetchone()[0]
+    assert latest_summary(store, "s1")["last_message_id"] == start - 1  # nothing falls between
+    # the second summary was given the first one to fold in
+    summary_requests = [
+        b["messages"][-1]["content"] for b in fake.chats("critic") if b["messages"][0]["content"] == SUMMARY_PROMPT
+    ]
+    assert "summary 1" in summary_requests[1]
+
+
+def test_a_summary_interrupted_by_exit_is_redone_at_the_next_start(fake, make_agent, store, llm, config, memory):
+    fake.respond_with("main", lambda body: {"content": "reply"})
+    fake.script("critic", *[{"status": 500, "error": "down"}] * 40)
+    agent = make_agent(budget=Budget(messages=6, tokens=100_000), auto_memory=True)
+    for i in range(6):
+        agent.run_turn(f"line {i}")
+    agent.close()
+    assert latest_summary(store, "s1") is None
+    assert store.conn().execute("SELECT COUNT(*) FROM messages").fetchone()[0] == 12  # raw messages are kept
+    fake.scripts["critic"].clear()
+    Critic(fake)
+    keeper = MemoryKeeper(store, llm, config, memory)
+    keeper.resume("s1")
+    keeper.worker.drain(5)
+    assert latest_summary(store, "s1") is not None
+
+
+def test_drain_is_bounded():
+    w = Worker()
+    release = threading.Event()
+    w.submit(release.wait)
+    t0 = time.monotonic()
+    assert w.drain(0.2) is False and time.monotonic() - t0 < 1
+    release.set()
+    assert w.drain(2)
+
+
+def test_a_failing_job_does_not_stop_the_worker():
+    w = Worker()
+    done = []
+    w.submit(lambda: 1 / 0)
+    w.submit(lambda: done.append(1))
+    assert w.drain(2) and done == [1]
