@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from db import Store
-from embeddings import Embedder, VectorIndex, pack
+from embeddings import CompactIndex, Embedder, VectorIndex, pack
 from llm import ModelError
 from tools import ToolError
 
@@ -45,10 +45,17 @@ TOPIC_DUPLICATE_COSINE = 0.88  # same topic: this close is a newer version
 AUTO_RECALL_COSINE = 0.55  # automatic recall: keyword hit, or at least this similar
 RRF_K = 60
 CANDIDATES = 50
+COMPACT_ABOVE = 250_000  # more memories than this: sign bits + int8 instead of float32 (embeddings.py)
 STOPWORDS = frozenset(
     "a an and are as at be but by do does did for from has have how i i'm in is it its me my of on or our so "
     "that the their them they this to was we what when where which who why will with you your about am".split()
 )
+
+
+def _batches(cursor: Any, size: int = 20_000) -> Any:
+    # (ids, (n, d) float32) chunks, so a million vectors never sit in memory as float32.
+    while chunk := cursor.fetchmany(size):
+        yield [r[0] for r in chunk], np.frombuffer(b"".join(r[1] for r in chunk), dtype="<f4").reshape(len(chunk), -1)
 
 
 def _now() -> str:
@@ -68,7 +75,7 @@ class LongTermMemory:
         self.store = store
         self.embedder = embedder
         self.on_progress = on_progress  # (done, total) while re-embedding
-        self.index = VectorIndex()
+        self.index: VectorIndex | CompactIndex = VectorIndex()
         self._loaded = False
         self._lock = threading.Lock()  # loading, and read-modify-write of cells
 
@@ -87,17 +94,24 @@ class LongTermMemory:
                 return
             model = self.embedder.model
             conn = self.store.conn()
-            rows = conn.execute(
-                "SELECT id, embedding FROM memories WHERE embed_model = ? AND embedding IS NOT NULL ORDER BY id",
+            where = "FROM memories WHERE embed_model = ? AND embedding IS NOT NULL"
+            # Same model name but vectors of another size: trust the most common size, re-embed the rest.
+            common = conn.execute(
+                f"SELECT LENGTH(embedding) AS size, COUNT(*) AS n {where} GROUP BY size ORDER BY n DESC LIMIT 1",
                 (model,),
-            ).fetchall()
-            if rows:
-                sizes = [len(r[1]) for r in rows]
-                common = max(set(sizes), key=sizes.count)  # same name, other vectors: trust the most common size
-                good = [r for r in rows if len(r[1]) == common]
-                matrix = np.frombuffer(b"".join(r[1] for r in good), dtype="<f4").reshape(len(good), -1)
-                self.index.load([r[0] for r in good], matrix)
-            have = set(self.index._ids[: len(self.index)].tolist())
+            ).fetchone()
+            if common:
+                rows = conn.execute(
+                    f"SELECT id, embedding {where} AND LENGTH(embedding) = ? ORDER BY id", (model, common[0])
+                )
+                if common[1] > COMPACT_ABOVE:
+                    self.index = CompactIndex()
+                    self.index.load_batches(_batches(rows), common[1])
+                else:
+                    rows = rows.fetchall()
+                    matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
+                    self.index.load([r[0] for r in rows], matrix)
+            have = set(self.index.ids().tolist())
             stale = [r[0] for r in conn.execute("SELECT id FROM memories ORDER BY id") if r[0] not in have]
             if stale:
                 self._reembed(stale)
@@ -215,13 +229,23 @@ class LongTermMemory:
 
     # -- searching
 
-    def vector_search(self, query: str, n: int = CANDIDATES) -> list[tuple[int, float]]:
-        """(id, cosine) best first, by embedding alone."""
+    def _query(self, query: str) -> np.ndarray | None:
+        # The query's vector, or None when there is nothing to search.
         try:
             self._load()
-            return self.index.search(self.embedder.query(query), n) if len(self.index) else []
+            return self.embedder.query(query) if len(self.index) else None
         except ModelError as e:
             raise ToolError(f"could not search memories: {e}") from None
+
+    def vector_search(
+        self, query: str, n: int = CANDIDATES, vector: np.ndarray | None = None
+    ) -> list[tuple[int, float]]:
+        """(id, cosine) best first, by embedding alone."""
+        vector = self._query(query) if vector is None else vector
+        if vector is None:
+            return []
+        try:
+            return self.index.search(vector, n)
         except ValueError:
             raise ToolError("the embedding model changed mid-session; restart the planner") from None
 
@@ -237,7 +261,8 @@ class LongTermMemory:
 
     def search(self, query: str, k: int = 3) -> list[dict[str, Any]]:
         """The k best memories by fused vector and keyword rank, weighted by salience and recency."""
-        vec = self.vector_search(query)
+        qv = self._query(query)
+        vec = self.vector_search(query, vector=qv) if qv is not None else []
         kw = self.keyword_search(query)
         fused: dict[int, float] = {}
         for rank, (id_, _) in enumerate(vec):
@@ -252,11 +277,8 @@ class LongTermMemory:
         )
         cosine = dict(vec)
         missing = [i for i in fused if i not in cosine]
-        if missing and len(self.index):
-            try:
-                cosine.update(self.index.similarity(missing, self.embedder.query(query)))
-            except (ModelError, ValueError):
-                pass
+        if missing and qv is not None:
+            cosine.update(self.index.similarity(missing, qv))
         keyword = set(kw)
         today = dt.datetime.now()
         hits = []

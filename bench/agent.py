@@ -14,7 +14,9 @@ Ollama server (tests/fake_ollama.py), which answers instantly.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import multiprocessing
 import os
 import statistics
 import subprocess
@@ -35,6 +37,29 @@ from bench.recall import populate  # noqa: E402
 from config import Config  # noqa: E402
 from db import Store  # noqa: E402
 from llm import Ollama  # noqa: E402
+
+
+def _serve(conn, responder, embed_dim: int) -> None:
+    fake = FakeOllama(embed_dim=embed_dim)
+    if responder:
+        fake.respond_with("main", responder)
+    fake.start()
+    conn.send(fake.url)
+    conn.recv()  # until told to stop
+    fake.stop()
+
+
+@contextlib.contextmanager
+def fake_server(responder=None, embed_dim: int = 768):
+    """A fake Ollama server in its own process, so its work is not counted as ours."""
+    parent, child = multiprocessing.Pipe()
+    proc = multiprocessing.get_context("fork").Process(target=_serve, args=(child, responder, embed_dim), daemon=True)
+    proc.start()
+    try:
+        yield parent.recv()
+    finally:
+        parent.send("stop")
+        proc.join(5)
 
 
 class TimedOllama(Ollama):
@@ -65,7 +90,7 @@ def _three_tool_turn(body):
         "tool_calls": [
             {"name": "add_task", "arguments": {"title": "bench task"}},
             {"name": "list_tasks", "arguments": {}},
-            {"name": "recall", "arguments": {"query": "memory 5"}},
+            {"name": "recall", "arguments": {"query": "w42 and w7"}},
         ]
     }
 
@@ -81,14 +106,19 @@ def _seed_messages(store: Store, n: int) -> None:
 
 def overhead(messages: int, memories: int, turns: int) -> dict:
     """Median planner-side milliseconds per three-tool turn."""
-    with FakeOllama() as fake, tempfile.TemporaryDirectory() as d:
-        fake.embed_dim = 768
-        fake.respond_with("main", _three_tool_turn)
+    with fake_server(_three_tool_turn) as url, tempfile.TemporaryDirectory() as d:
         store = Store(Path(d) / "p.db")
         _seed_messages(store, messages)
         populate(store, memories, 768, np.random.default_rng(1), model="embed")
-        llm = TimedOllama(fake.url)
-        config = Config(model="main", critic_model="critic", embed_model="embed", reflect=False, db_path=store.path)
+        llm = TimedOllama(url)
+        config = Config(
+            model="main",
+            critic_model="critic",
+            embed_model="embed",
+            reflect=False,
+            auto_memory=False,
+            db_path=store.path,
+        )
         agent = build_agent(config, store, llm, "bench", None)
         agent.run_turn("warm up")  # loads the memory matrix once, as the first recall would
         samples = []
@@ -109,13 +139,13 @@ def overhead(messages: int, memories: int, turns: int) -> dict:
 
 def startup(memories: int) -> dict:
     """Seconds from exec to exit of `python agent.py` with empty input."""
-    with FakeOllama() as fake, tempfile.TemporaryDirectory() as d:
+    with fake_server() as url, tempfile.TemporaryDirectory() as d:
         store = Store(Path(d) / "planner.db")
         populate(store, memories, 768, np.random.default_rng(2), model="embed")
         store.close()
         env = {k: v for k, v in os.environ.items() if not k.startswith("PLANNER_")}
         env.update(
-            OLLAMA_HOST=fake.url,
+            OLLAMA_HOST=url,
             PLANNER_HOME=d,
             PLANNER_MODEL="main",
             PLANNER_CRITIC_MODEL="critic",
@@ -158,7 +188,14 @@ def prefix_reuse(turns: int) -> list[dict]:
 
         fake.respond_with("main", respond)
         store = Store(Path(d) / "p.db")
-        config = Config(model="main", critic_model="critic", embed_model="embed", reflect=False, db_path=store.path)
+        config = Config(
+            model="main",
+            critic_model="critic",
+            embed_model="embed",
+            reflect=False,
+            auto_memory=False,
+            db_path=store.path,
+        )
         agent = build_agent(config, store, Ollama(fake.url), "bench", None)
         for i in range(turns):
             agent.run_turn(f"turn {i} " + "please plan my week with some detail " * 3)

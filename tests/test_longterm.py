@@ -121,3 +121,41 @@ def test_hybrid_recall_beats_keywords_alone_and_vectors_alone(loaded):
     print("recall@3", scores)
     assert scores["hybrid"] >= scores["vectors"] and scores["hybrid"] >= scores["keywords"]
     assert scores["hybrid"] >= 0.8
+
+
+def test_many_memories_switch_to_the_compact_index_and_still_recall(monkeypatch, store, llm):
+    import longterm
+    from embeddings import CompactIndex, Embedder
+
+    monkeypatch.setattr(longterm, "COMPACT_ABOVE", 10)
+    seed = longterm.LongTermMemory(store, Embedder(llm.embed, "embed"))
+    for fact in DATA["facts"][:20]:
+        seed.store_cell(fact)
+    mem = longterm.LongTermMemory(store, Embedder(llm.embed, "embed"))
+    assert mem.recall("Who is my dentist?", 1)[0]["text"] == "The user's dentist is Dr. Okonkwo."
+    assert isinstance(mem.index, CompactIndex) and len(mem.index) == 20
+    added = mem.store_cell("The user's parrot is called Kiwi.")["remembered"]["id"]
+    assert mem.recall("parrot Kiwi", 1)[0]["id"] == added
+    mem.forget(str(added))
+    assert len(mem.index) == 20
+
+
+def test_compact_index_agrees_with_exact_search_on_clustered_vectors():
+    import numpy as np
+
+    from embeddings import CompactIndex, VectorIndex
+
+    rng = np.random.default_rng(3)
+    centres = rng.standard_normal((200, 128)).astype(np.float32)
+    m = centres[rng.integers(0, 200, 20_000)] + 0.7 * rng.standard_normal((20_000, 128)).astype(np.float32)
+    exact, compact = VectorIndex(), CompactIndex()
+    exact.load(np.arange(20_000), m)
+    compact.load_batches(((np.arange(i, i + 5000), m[i : i + 5000]) for i in range(0, 20_000, 5000)), 20_000)
+    agree = []
+    for q in centres[:20] / np.linalg.norm(centres[:20], axis=1, keepdims=True):
+        a = [i for i, _ in exact.search(q, 10)]
+        b = compact.search(q, 10)
+        agree.append(len(set(a) & {i for i, _ in b}) / 10)
+        assert abs(b[0][1] - exact.similarity([b[0][0]], q)[b[0][0]]) < 0.02  # int8 cosines are close
+    assert np.mean(agree) >= 0.9
+    assert compact.nbytes() < exact.nbytes() / 3
