@@ -232,3 +232,9 @@ def test_dispatch_never_raises_and_never_writes_invalid_rows(ctx, store, name, a
         assert row["title"].strip() and len(row["title"]) <= 500
         assert row["status"] in ("open", "done")
         assert row["due_date"] is None or tools.ISO_DATE.fullmatch(row["due_date"])
+
+
+def test_a_schema_echoed_as_arguments_is_ignored(ctx):
+    assert run(ctx, "get_today", properties={}) == {"date": TODAY.isoformat(), "weekday": "Tuesday"}
+    assert run(ctx, "list_tasks", type="object", properties={})["count"] == 0
+    assert "needs the argument 'title'" in run(ctx, "add_task", properties={"title": "x"})["error"]
