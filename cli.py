@@ -25,6 +25,7 @@ from config import Config, ConfigError, parse_today
 from db import DatabaseError, Store
 from llm import ModelError, Ollama
 from memory import ensure_session, latest_session, new_session_name
+from tools import ToolError
 
 log = logging.getLogger("planner")
 
@@ -216,6 +217,44 @@ def read_lines(interactive: bool) -> Any:
         yield line.strip()
 
 
+SLASH_HELP = """\
+/memories [WORDS]  list what the planner remembers, or search it
+/forget ID|WORDS   forget one memory
+/help              this list
+exit               leave (or Ctrl-D)"""
+
+
+def slash_command(agent: Agent, line: str) -> str:
+    """Run a command typed after '/', locally, without the model; returns what to show."""
+    name, _, arg = line[1:].partition(" ")
+    arg = arg.strip()
+    memory = agent.tools.memory
+    if name == "help":
+        return SLASH_HELP
+    if name == "memories" and memory is not None:
+        try:
+            if arg:
+                hits = memory.search(arg, 10)
+                return (
+                    "\n".join(f"[{h['id']}] {h['text']}  ({h['kind']}, {h['score']:.2f})" for h in hits)
+                    or "nothing matches"
+                )
+        except ToolError as e:
+            return f"error: {e}"
+        rows = agent.tools.store.conn().execute("SELECT id, text, kind, topic FROM memories ORDER BY id")
+        lines = [f"[{r['id']}] {r['text']}  ({r['kind']}{', ' + r['topic'] if r['topic'] else ''})" for r in rows]
+        return "\n".join(lines) or "no memories yet"
+    if name == "forget" and memory is not None:
+        if not arg:
+            return "usage: /forget ID or /forget WORDS"
+        try:
+            gone = memory.forget(arg)["forgotten"]
+        except ToolError as e:
+            return f"error: {e}"
+        return f"forgot [{gone['id']}] {gone['text']}"
+    return f"unknown command /{name}; type /help for the list"
+
+
 def run_repl(agent: Agent, interactive: bool, out: TextIO) -> int:
     """Talk until end of input or exit; returns the exit status."""
     printer = Printer(out, stream=out.isatty())
@@ -224,6 +263,10 @@ def run_repl(agent: Agent, interactive: bool, out: TextIO) -> int:
             continue
         if line.lower() in EXIT_WORDS:
             break
+        if line.startswith("/"):
+            out.write(slash_command(agent, line) + "\n")
+            out.flush()
+            continue
         printer.start()
         try:
             result = agent.run_turn(line, printer.event)
@@ -282,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
         agent.keeper.resume(session)  # extraction or a summary left undone last time
     if interactive:
         print(f"Planner · {config.model} · session {session} · {config.db_path}")
-        print("Ask me to add, list, change or finish tasks. Type exit to quit.")
+        print("Ask me to add, list, change or finish tasks. /help lists commands; exit quits.")
     try:
         return run_repl(agent, interactive, sys.stdout)
     except Exception:  # a bug: the log gets the traceback, the user one line

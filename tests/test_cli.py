@@ -236,3 +236,25 @@ def test_environment_settings_reach_the_config():
         "http://h:1",
     )
     assert cli.load_config(["--model", "flag"], {"PLANNER_MODEL": "env"}).model == "flag"
+
+
+def test_memory_slash_commands_run_locally_without_the_model(fake, tmp_path):
+    fake.script(
+        "main", {"tool_calls": [call("remember", fact="The user's cat is named Pixel.")]}, {"content": "Noted."}
+    )
+    run_agent(fake, tmp_path, ["my cat is Pixel"], "--no-reflect", "--no-auto-memory")
+    calls = len(fake.chats())
+    p = run_agent(
+        fake,
+        tmp_path,
+        ["/memories", "/memories pixel", "/forget 99", "/forget cat Pixel", "/memories", "/nope", "/help"],
+    )
+    assert p.returncode == 0 and len(fake.chats()) == calls
+    out = p.stdout.splitlines()
+    assert out[0] == "[1] The user's cat is named Pixel.  (fact)"
+    assert out[1].startswith("[1] The user's cat is named Pixel.  (fact, ")
+    assert out[2] == "error: no memory with id=99"
+    assert out[3] == "forgot [1] The user's cat is named Pixel."
+    assert out[4] == "no memories yet"
+    assert out[5] == "unknown command /nope; type /help for the list"
+    assert "/forget ID|WORDS" in p.stdout
