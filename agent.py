@@ -32,7 +32,16 @@ from embeddings import Embedder
 from llm import ChatResult, ModelError, Ollama
 from longterm import LongTermMemory
 from memory import Budget, History, Message, estimate_tokens
-from recovery import dedupe_calls, fallback_reply, is_json_echo, new_calls, parse_text_tool_calls
+from recovery import (
+    call_key,
+    dedupe_calls,
+    drop_unknown,
+    fallback_reply,
+    is_json_echo,
+    new_calls,
+    parse_text_tool_calls,
+    screen_call,
+)
 from tools import READ_ONLY_TOOLS, TOOLS, ToolContext, ToolError, dispatch, to_json, tool_specs
 
 log = logging.getLogger("planner")
@@ -117,6 +126,7 @@ class Agent:
         self.history = history
         self.tools = tools
         self.keeper = keeper  # background memory extraction and summaries; None to skip
+        self._said: list[str] = []  # the user's previous and current message
         self.tool_specs = tool_specs()
         self.tool_names = set(TOOLS)
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="tool")
@@ -150,6 +160,8 @@ class Agent:
                 on_event(kind, data)
 
         self.history.refresh_summary()
+        previous = [m["content"].split("\n\n" + MEMORY_NOTES)[0] for m in self.history.messages if m["role"] == "user"]
+        self._said = [*previous[-1:], text]  # what the user said last turn and now, for screen_call
         self.history.append([{"role": "user", "content": self._with_memories(text)}])
         scratch: list[Message] = []  # this turn's messages that are not stored (critique, rejected replies)
         try:
@@ -286,11 +298,25 @@ class Agent:
         """Run calls concurrently (destructive ones here, so prompts work) and store them with
         their results in call order, straight away, so a crash or Ctrl-C keeps what ran."""
 
+        failed = {call_key(c["name"], c["arguments"], raw=True) for c in result.tool_calls if not c["ok"]}
+
         def run(call: dict[str, Any]) -> tuple[dict[str, Any], bool]:
             fn = call.get("function") or {}
-            emit("tool_start", {"name": fn.get("name"), "arguments": fn.get("arguments")})
-            out, ok = dispatch(self.tools, fn.get("name"), fn.get("arguments"))
-            emit("tool_end", {"name": fn.get("name"), "arguments": fn.get("arguments"), "ok": ok, "result": out})
+            name, args = fn.get("name"), fn.get("arguments")
+            emit("tool_start", {"name": name, "arguments": args})
+            args, refusal, note = screen_call(name, args, self._said)
+            if call_key(name, args, raw=True) in failed:
+                # The same failing call again: small models loop on an extra argument; drop it this time.
+                args, dropped = drop_unknown(name, args)
+                note = f"ignored arguments this tool does not take: {', '.join(dropped)}" if dropped else note
+            if refusal:
+                out, ok = {"error": refusal}, False
+                log.info("tool %s refused: %s", name, refusal)
+            else:
+                out, ok = dispatch(self.tools, name, args)
+                if ok and note:
+                    out = {**out, "note": note}
+            emit("tool_end", {"name": name, "arguments": args, "ok": ok, "result": out})
             return out, ok
 
         def destructive(call: dict[str, Any]) -> bool:

@@ -81,15 +81,17 @@ def dedupe_calls(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def call_key(name: Any, arguments: Any) -> str:
+def call_key(name: Any, arguments: Any, raw: bool = False) -> str:
     """A call's identity, with arguments normalised as dispatch would read them.
 
     Unknown arguments are left out, so `add_task(title, status)` is the same
     call as `add_task(title)`: small models retry a call that worked with an
-    extra argument added.
+    extra argument added. With raw=True the arguments are taken as sent.
     """
     t = TOOLS.get(name) if isinstance(name, str) else None
     args = arguments if isinstance(arguments, dict) else {}
+    if raw:  # exactly as sent
+        return json.dumps([name, args], sort_keys=True, default=str)
     if t is not None:
         known = {k: v for k, v in args.items() if k in t.parameters["properties"]}
         try:
@@ -176,3 +178,79 @@ def fallback_reply(calls: list[dict[str, Any]]) -> str:
     ok = [c for c in calls if "error" not in c["result"]]
     lines = list(dict.fromkeys(_sentence(describe(c["name"], c["result"])) for c in ok or calls))
     return " ".join(lines) if lines else "Sorry, I have no answer to that."
+
+
+# ---------------------------------------------------------------- calls the user did not ask for
+
+_QUESTION_START = {
+    "what", "which", "when", "where", "who", "whom", "whose", "why", "how",
+    "do", "does", "did", "is", "are", "am", "was", "were", "have", "has", "had",
+}  # fmt: skip
+_ACTION_WORDS = re.compile(
+    r"\b(add|remind|mark|delete|remove|drop|move|rename|change|complete|finish|schedule|create|update|put|set|"
+    r"forget|remember|note|save|cancel|clear|push|postpone|reschedule|plan)\b",
+    re.I,
+)
+_DELETE_WORDS = re.compile(r"\b(delete|remove|drop|erase|cancel|get rid|scrap|trash|clear out|discard)\b", re.I)
+_DATE_WORDS = re.compile(
+    r"\d|\b(today|tonight|tomorrow|tmrw|yesterday|week|weekend|month|year|next|this|end|day|days|morning|afternoon|"
+    r"evening|noon|midnight|mon|tue|wed|thu|fri|sat|sun|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
+    r"jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|january|february|march|april|june|july|august|"
+    r"september|october|november|december|christmas|xmas|easter|new year|by|before|until|due|soon|later)\b",
+    re.I,
+)
+
+
+def asks_only(text: str) -> bool:
+    """Whether a message is a plain question that asks for no change."""
+    words = re.findall(r"[a-z']+", text.lower())
+    return (
+        text.rstrip().endswith("?") and bool(words) and words[0] in _QUESTION_START and not _ACTION_WORDS.search(text)
+    )
+
+
+def mentions_date(text: str) -> bool:
+    """Whether a message says anything that could be a date."""
+    return bool(_DATE_WORDS.search(text))
+
+
+def screen_call(name: str, args: Any, said: list[str]) -> tuple[Any, str | None, str | None]:
+    """Check a call against what the user said this turn (and the turn before).
+
+    Returns (arguments to use, refusal or None, note for the result or None).
+    Small models change data when asked a question, delete when told a task
+    is finished, and invent due dates; these are refused or corrected here,
+    with a message that tells the model what to do instead.
+    """
+    current = said[-1] if said else ""
+    if name in TOOLS and name not in {"list_tasks", "get_today", "recall"} and asks_only(current):
+        return (
+            args,
+            (
+                "the user asked a question and did not ask to change anything; nothing was changed. "
+                "Answer the question (call list_tasks or recall if you need data)."
+            ),
+            None,
+        )
+    if name == "delete_task" and not any(_DELETE_WORDS.search(s) for s in said[-2:]):
+        return (
+            args,
+            (
+                "the user did not ask to delete anything, so nothing was deleted. "
+                "To mark a task as finished, use complete_task."
+            ),
+            None,
+        )
+    if name == "add_task" and isinstance(args, dict) and args.get("due_date") and not mentions_date(current):
+        args = {k: v for k, v in args.items() if k != "due_date"}
+        return args, None, "due_date left out: the user gave no date"
+    return args, None, None
+
+
+def drop_unknown(name: str, args: Any) -> tuple[Any, list[str]]:
+    """Arguments without those the tool does not take, and the names dropped."""
+    t = TOOLS.get(name) if isinstance(name, str) else None
+    if t is None or not isinstance(args, dict):
+        return args, []
+    props = t.parameters["properties"]
+    return {k: v for k, v in args.items() if k in props}, [k for k in args if k not in props]

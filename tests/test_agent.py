@@ -285,7 +285,7 @@ def test_an_echoed_json_result_becomes_a_reply_in_words(fake, make_agent):
         {"content": '{"added": {"id": 1}}'},
     )
     seen = []
-    r = make_agent(reflect=False).run_turn("add milk", events(seen))
+    r = make_agent(reflect=False).run_turn("add milk for tomorrow", events(seen))
     assert r.reply == 'Added "milk" (id 1, due 2026-12-02).'
     assert "".join(d["text"] for k, d in seen if k == "token") == r.reply
 
@@ -366,3 +366,76 @@ def test_a_failed_call_may_be_retried(fake, make_agent, store):
     )
     make_agent(reflect=False).run_turn("finish a")
     assert tasks(store)[0]["status"] == "done"
+
+
+def test_a_question_never_changes_data(fake, make_agent, store):
+    store.conn().execute("INSERT INTO tasks (title, due_date) VALUES ('buy groceries', '2026-12-02')")
+    fake.script("main", {"tool_calls": [call("complete_task", id=1), call("list_tasks")]}, {"content": "Groceries."})
+    make_agent(reflect=False).run_turn("what is due tomorrow?")
+    assert tasks(store)[0]["status"] == "open"
+    refusal = json.loads([m for m in fake.chats("main")[1]["messages"] if m["role"] == "tool"][0]["content"])
+    assert "asked a question" in refusal["error"]
+
+
+def test_a_request_phrased_as_a_question_still_acts(fake, make_agent, store):
+    fake.script("main", {"tool_calls": [call("add_task", title="milk", due_date="2026-12-02")]}, {"content": "Added."})
+    make_agent(reflect=False).run_turn("can you add milk for tomorrow?")
+    assert tasks(store)[0]["title"] == "milk"
+
+
+def test_delete_is_refused_when_the_user_did_not_ask_to_delete(fake, make_agent, store, ctx):
+    ctx.confirm = lambda q: True
+    store.conn().execute("INSERT INTO tasks (title) VALUES ('quarterly report')")
+    fake.script("main", {"tool_calls": [call("delete_task", id=1)]}, {"content": "Done."})
+    make_agent(reflect=False).run_turn("I finished the quarterly report")
+    assert len(tasks(store)) == 1
+    fake.script("main", {"tool_calls": [call("delete_task", id=1)]}, {"content": "Deleted."})
+    make_agent(reflect=False).run_turn("please remove the report task")
+    assert tasks(store) == []
+
+
+def test_a_yes_after_a_delete_question_may_delete(fake, make_agent, store, ctx):
+    ctx.confirm = lambda q: True
+    store.conn().execute("INSERT INTO tasks (title) VALUES ('gym')")
+    fake.script(
+        "main",
+        {"content": "Delete the gym task?"},
+        {"tool_calls": [call("delete_task", id=1)]},
+        {"content": "Deleted."},
+    )
+    agent = make_agent(reflect=False)
+    agent.run_turn("delete the gym one")
+    agent.run_turn("yes")
+    assert tasks(store) == []
+
+
+def test_an_invented_due_date_is_left_out_and_said_so(fake, make_agent, store):
+    fake.script(
+        "main",
+        {"tool_calls": [call("add_task", title="buy a birthday card", due_date="2026-12-02")]},
+        {"content": "Added."},
+    )
+    make_agent(reflect=False).run_turn("add a task: buy a birthday card")
+    assert tasks(store)[0]["due_date"] is None
+    result = json.loads([m for m in fake.chats("main")[1]["messages"] if m["role"] == "tool"][0]["content"])
+    assert result["note"] == "due_date left out: the user gave no date"
+
+
+def test_a_repeated_failing_call_with_an_extra_argument_runs_without_it(fake, make_agent, store):
+    bad = call("add_task", title="water plants", due_date="2026-12-04", status="open")
+    fake.script("main", {"tool_calls": [bad]}, {"tool_calls": [bad]}, {"content": "Added."})
+    make_agent(reflect=False).run_turn("add water the plants on friday")
+    assert [(t["title"], t["due_date"]) for t in tasks(store)] == [("water plants", "2026-12-04")]
+    results = [json.loads(m["content"]) for m in fake.chats("main")[2]["messages"] if m["role"] == "tool"]
+    assert "no argument 'status'" in results[0]["error"]  # the first time, an error that says what to fix
+    assert results[1]["note"] == "ignored arguments this tool does not take: status"
+
+
+def test_question_and_date_detection():
+    from recovery import asks_only, mentions_date
+
+    assert asks_only("what is due tomorrow?") and asks_only("Do I have anything to do?")
+    assert not asks_only("can you add milk?") and not asks_only("what should I add? add milk")
+    assert not asks_only("what is due tomorrow") and not asks_only("is the report done? mark it done?")
+    assert mentions_date("on friday") and mentions_date("2026-12-05") and mentions_date("in 3 days")
+    assert not mentions_date("buy a birthday card") and not mentions_date("call mom")
