@@ -227,7 +227,7 @@ class Agent:
             emit("status", {"text": "thinking…"})
             reply, shown = self._call_model(self._messages(scratch), result, emit)
             asked = dedupe_calls(reply.tool_calls or parse_text_tool_calls(reply.content, self.tool_names))
-            calls = new_calls(asked, result.tool_calls)
+            calls = new_calls(asked, result.tool_calls, lambda name, args: screen_call(name, args, self._said)[0])
             if asked and not calls:
                 # Only repeats of work already done: answer from the results instead.
                 text = fallback_reply(result.tool_calls)
@@ -298,17 +298,20 @@ class Agent:
         """Run calls concurrently (destructive ones here, so prompts work) and store them with
         their results in call order, straight away, so a crash or Ctrl-C keeps what ran."""
 
-        failed = {call_key(c["name"], c["arguments"], raw=True) for c in result.tool_calls if not c["ok"]}
+        failed = {call_key(c["name"], c["sent"], raw=True) for c in result.tool_calls if not c["ok"]}
 
-        def run(call: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+        def run(call: dict[str, Any]) -> tuple[dict[str, Any], bool, Any]:
             fn = call.get("function") or {}
             name, args = fn.get("name"), fn.get("arguments")
             emit("tool_start", {"name": name, "arguments": args})
-            args, refusal, note = screen_call(name, args, self._said)
             if call_key(name, args, raw=True) in failed:
                 # The same failing call again: small models loop on an extra argument; drop it this time.
                 args, dropped = drop_unknown(name, args)
-                note = f"ignored arguments this tool does not take: {', '.join(dropped)}" if dropped else note
+                note = f"ignored arguments this tool does not take: {', '.join(dropped)}" if dropped else None
+            else:
+                note = None
+            args, refusal, screen_note = screen_call(name, args, self._said)
+            note = note or screen_note
             if refusal:
                 out, ok = {"error": refusal}, False
                 log.info("tool %s refused: %s", name, refusal)
@@ -317,14 +320,14 @@ class Agent:
                 if ok and note:
                     out = {**out, "note": note}
             emit("tool_end", {"name": name, "arguments": args, "ok": ok, "result": out})
-            return out, ok
+            return out, ok, args  # the arguments that ran, so repeats are recognised
 
         def destructive(call: dict[str, Any]) -> bool:
             t = TOOLS.get((call.get("function") or {}).get("name"))
             return bool(t and t.destructive)
 
         futures = {i: self._pool.submit(run, c) for i, c in enumerate(calls) if not destructive(c)}
-        outcomes: dict[int, tuple[dict[str, Any], bool]] = {}
+        outcomes: dict[int, tuple[dict[str, Any], bool, Any]] = {}
         try:
             for i, c in enumerate(calls):
                 if destructive(c):
@@ -337,7 +340,7 @@ class Agent:
                 if i not in outcomes:
                     outcomes[i] = f.result()
             for i in range(len(calls)):
-                outcomes.setdefault(i, ({"error": "cancelled by the user"}, False))
+                outcomes.setdefault(i, ({"error": "cancelled by the user"}, False, None))
             self._record(calls, outcomes, result, calls_run)
             raise
         self._record(calls, outcomes, result, calls_run)
@@ -345,9 +348,17 @@ class Agent:
     def _record(self, calls, outcomes, result: TurnResult, calls_run) -> None:
         msgs: list[Message] = [{"role": "assistant", "content": "", "tool_calls": calls}]
         for i, c in enumerate(calls):
-            out, ok = outcomes[i]
+            out, ok, ran = outcomes[i]
             fn = c.get("function") or {}
-            entry = {"name": fn.get("name"), "arguments": fn.get("arguments"), "ok": ok, "result": out}
+            sent = fn.get("arguments")
+            # "arguments" as run (after screen_call), "sent" as the model wrote them
+            entry = {
+                "name": fn.get("name"),
+                "arguments": sent if ran is None else ran,
+                "sent": sent,
+                "ok": ok,
+                "result": out,
+            }
             result.tool_calls.append(entry)
             calls_run.append(entry)
             msgs.append({"role": "tool", "content": to_json(out), "tool_name": str(fn.get("name"))})

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from tools import ALIASES, TOOLS, ToolError, validate
@@ -101,15 +102,23 @@ def call_key(name: Any, arguments: Any, raw: bool = False) -> str:
     return json.dumps([name, args], sort_keys=True, default=str)
 
 
-def new_calls(calls: list[dict[str, Any]], done: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def new_calls(
+    calls: list[dict[str, Any]], done: list[dict[str, Any]], adjust: Callable[[Any, Any], Any] | None = None
+) -> list[dict[str, Any]]:
     """The calls that do not repeat one that already succeeded this turn.
 
-    `done` holds {"name", "arguments", "ok"} entries. A small model that sees
-    a result often asks for the same call again, adding a duplicate task each
-    time; re-running it is never what the user asked for.
+    `done` holds {"name", "arguments", "ok"} entries, arguments as they ran;
+    `adjust(name, arguments)` gives the arguments a new call would run with. A
+    small model that sees a result often asks for the same call again, adding
+    a duplicate task each time; re-running it is never what the user asked for.
     """
     succeeded = {call_key(d["name"], d["arguments"]) for d in done if d["ok"]}
-    return [c for c in calls if call_key(c["function"].get("name"), c["function"].get("arguments")) not in succeeded]
+    out = []
+    for c in calls:
+        name, args = c["function"].get("name"), c["function"].get("arguments")
+        if call_key(name, adjust(name, args) if adjust else args) not in succeeded:
+            out.append(c)
+    return out
 
 
 def is_json_echo(reply: str) -> bool:

@@ -439,3 +439,19 @@ def test_question_and_date_detection():
     assert not asks_only("what is due tomorrow") and not asks_only("is the report done? mark it done?")
     assert mentions_date("on friday") and mentions_date("2026-12-05") and mentions_date("in 3 days")
     assert not mentions_date("buy a birthday card") and not mentions_date("call mom")
+
+
+def test_a_call_repeating_one_whose_date_was_left_out_is_a_repeat(fake, make_agent, store):
+    fake.script(
+        "main",
+        {"tool_calls": [call("add_task", title="Buy a birthday card", due_date="2026-12-02")]},
+        {"tool_calls": [call("add_task", title="Buy a birthday card", due_date=None)]},
+    )
+    make_agent(reflect=False).run_turn("add a task: buy a birthday card")
+    fake.script(
+        "main",
+        {"tool_calls": [call("add_task", title="Buy a cake", due_date="2026-12-02")]},
+        {"tool_calls": [call("add_task", title="Buy a cake", due_date="2026-12-02")]},
+    )
+    make_agent(reflect=False).run_turn("add a task: buy a cake")
+    assert [(t["title"], t["due_date"]) for t in tasks(store)] == [("Buy a birthday card", None), ("Buy a cake", None)]
