@@ -36,6 +36,7 @@ from recovery import (
     call_key,
     dedupe_calls,
     drop_unknown,
+    echoes,
     fallback_reply,
     is_json_echo,
     new_calls,
@@ -180,6 +181,8 @@ class Agent:
                     {"role": "assistant", "content": reply},
                     {"role": "user", "content": RETRY_PROMPT.format(critique=critique)},
                 ]
+            if result.critiques and echoes(reply, RETRY_PROMPT.format(critique="")):
+                reply = fallback_reply(result.tool_calls)  # it parroted the retry instructions
             result.reply = reply
         except ModelError as e:
             log.warning("turn failed: %s", e)

@@ -28,9 +28,12 @@ def _as_call(obj: Any, names: set[str]) -> dict[str, Any] | None:
     if isinstance(obj.get("function"), dict):  # {"function": {"name", "arguments"}}
         obj = obj["function"]
     name = obj.get("name") or obj.get("tool")
-    if name not in names and name not in INVENTED:
-        return None  # JSON that is not a call; an invented name is run so its error can correct the model
-    args = obj.get("arguments", obj.get("parameters", obj.get("args", {})))
+    args = obj.get("arguments", obj.get("parameters", obj.get("args")))
+    # A known name, or anything shaped like a call ({"name": ..., "arguments": {...}}): an
+    # invented name is run so that its error tells the model which real tool to use.
+    if not isinstance(name, str) or (name not in names and name not in INVENTED and not isinstance(args, dict)):
+        return None
+    args = {} if args is None else args
     if isinstance(args, str):
         try:
             args = json.loads(args)
@@ -128,11 +131,23 @@ def is_json_echo(reply: str) -> bool:
         text = text.strip("`").removeprefix("json").strip()
     if not text or text[0] not in "{[":
         return False
-    try:
-        json.loads(text)
-    except json.JSONDecodeError:
-        return False
+    # One or more JSON values and nothing else (small models echo each result on a line).
+    decoder, i = json.JSONDecoder(), 0
+    while i < len(text):
+        try:
+            _, i = decoder.raw_decode(text, i)
+        except json.JSONDecodeError:
+            return False
+        while i < len(text) and text[i].isspace():
+            i += 1
     return True
+
+
+def echoes(reply: str, prompt: str) -> bool:
+    """Whether a reply mostly repeats a prompt we sent (small models parrot instructions)."""
+    said = set(re.findall(r"[a-z]+", reply.lower()))
+    given = set(re.findall(r"[a-z]+", prompt.lower()))
+    return bool(said) and len(said & given) / len(said) >= 0.7
 
 
 def _task_words(task: dict[str, Any]) -> str:
@@ -248,6 +263,12 @@ def screen_call(name: str, args: Any, said: list[str]) -> tuple[Any, str | None,
                 "the user did not ask to delete anything, so nothing was deleted. "
                 "To mark a task as finished, use complete_task."
             ),
+            None,
+        )
+    if name == "remember" and re.search(r"\bremind me\b|^\s*(add|schedule)\b", current, re.I):
+        return (
+            args,
+            "this is a task or reminder, not a fact about the user: use add_task (with a due_date if one was given)",
             None,
         )
     if name == "add_task" and isinstance(args, dict) and args.get("due_date") and not mentions_date(current):

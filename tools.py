@@ -103,13 +103,28 @@ ALIASES = {
 }
 
 
+# The first word of an invented name, when no alias or close spelling matches.
+VERBS = {
+    "update_task": ("move", "rename", "change", "edit", "modify", "reschedule", "postpone", "push", "set"),
+    "complete_task": ("complete", "finish", "mark", "done", "check", "close"),
+    "delete_task": ("delete", "remove", "cancel", "drop"),
+    "add_task": ("add", "create", "new", "schedule", "submit", "remind", "plan", "book"),
+    "list_tasks": ("list", "show", "get", "find", "search"),
+}
+
+
 def suggest_tool(name: str) -> str | None:
     """The real tool an invented name most likely meant."""
     for real, aliases in ALIASES.items():
         if name in aliases:
             return real
     close = difflib.get_close_matches(name, list(TOOLS), n=1, cutoff=0.6)
-    return close[0] if close else None
+    if close:
+        return close[0]
+    first = re.split(r"[_\W]+", name.lower())[0] if name else ""
+    if name.lower().endswith(("due_date", "date")) and first in ("remove", "clear", "delete"):
+        return "update_task"  # remove_due_date: an empty due_date clears it
+    return next((real for real, verbs in VERBS.items() if first in verbs), None)
 
 
 def _check_type(name: str, value: Any, spec: dict[str, Any]) -> Any:
@@ -152,8 +167,9 @@ def validate(t: Tool, args: Any) -> dict[str, Any]:
     if not isinstance(args, dict):
         raise ToolError("arguments must be a JSON object of named values")
     props = t.parameters["properties"]
-    if args and set(args) <= SCHEMA_WORDS and not set(args) & set(props):
-        args = {}  # a small model echoing the schema ({"properties": {}}) instead of giving arguments
+    if set(args) & SCHEMA_WORDS and not SCHEMA_WORDS & set(props):
+        # A small model echoing parts of the schema ({"properties": {}}, "required": [...]).
+        args = {k: v for k, v in args.items() if k not in SCHEMA_WORDS}
     unknown = [k for k in args if k not in props]
     if unknown:
         allowed = ", ".join(props) or "none"

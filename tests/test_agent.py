@@ -98,8 +98,13 @@ def test_text_tool_call_formats_small_models_use():
     calls = parse_text_tool_calls(fenced, names)
     assert [c["function"]["arguments"]["title"] for c in calls] == ["a", "b"]
     assert parse_text_tool_calls('{"function": {"name": "list_tasks", "arguments": {"status": "all"}}}', names)
-    # JSON that names no offered tool is just text.
-    assert parse_text_tool_calls('{"name": "rm_rf", "arguments": {}}', names) == []
+    # A call-shaped object with an invented name is parsed, so dispatch can say which tool is real...
+    assert (
+        parse_text_tool_calls('{"name": "move_dentist", "arguments": {"id": 1}}', names)[0]["function"]["name"]
+        == "move_dentist"
+    )
+    # ...while JSON that is not shaped like a call is just text.
+    assert parse_text_tool_calls('{"name": "Ana", "city": "Lisbon"}', names) == []
     assert parse_text_tool_calls('The JSON was {"added": {"id": 1}}', names) == []
     assert parse_text_tool_calls("no json here", names) == []
 
@@ -455,3 +460,44 @@ def test_a_call_repeating_one_whose_date_was_left_out_is_a_repeat(fake, make_age
     )
     make_agent(reflect=False).run_turn("add a task: buy a cake")
     assert [(t["title"], t["due_date"]) for t in tasks(store)] == [("Buy a birthday card", None), ("Buy a cake", None)]
+
+
+def test_invented_names_point_to_the_real_tool():
+    from tools import suggest_tool
+
+    assert suggest_tool("submit_expense_report") == "add_task"
+    assert suggest_tool("schedule_gym_signup") == "add_task"
+    assert suggest_tool("move_dentist") == "update_task"
+    assert suggest_tool("remove_due_date") == "update_task"
+    assert suggest_tool("finish_report") == "complete_task"
+    assert suggest_tool("zebra") is None
+
+
+def test_a_reply_parroting_the_retry_instructions_is_replaced(fake, make_agent):
+    fake.script(
+        "main",
+        {"tool_calls": [call("add_task", title="milk")]},
+        {"content": "Added."},
+        {"content": "Fix it with the tools if needed, then reply in one short sentence."},
+    )
+    fake.script("critic", {"content": '{"done": false, "critique": "check it"}'})
+    assert make_agent().run_turn("add milk").reply == 'Added "milk" (id 1).'
+
+
+def test_several_echoed_results_are_still_an_echo():
+    from recovery import is_json_echo
+
+    assert is_json_echo('{"added": {"id": 1}}\n{"added": {"id": 2}}')
+    assert not is_json_echo('{"added": 1} and more words')
+
+
+def test_a_reminder_is_not_a_memory(fake, make_agent, store):
+    fake.script(
+        "main",
+        {"tool_calls": [call("remember", fact="call the plumber tomorrow")]},
+        {"tool_calls": [call("add_task", title="call the plumber", due_date="2026-12-02")]},
+        {"content": "Added."},
+    )
+    make_agent(reflect=False).run_turn("remind me to call the plumber tomorrow")
+    assert tasks(store)[0]["title"] == "call the plumber"
+    assert store.conn().execute("SELECT COUNT(*) FROM memories").fetchone()[0] == 0
