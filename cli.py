@@ -108,7 +108,10 @@ def ensure_models(llm: Ollama, config: Config, interactive: bool) -> str | None:
         have = llm.models()
     except ModelError as e:
         return str(e)
-    wanted = [config.model, config.embed_model] + ([config.critic_model] if config.reflect else [])
+    # The critic also writes memories and summaries in the background.
+    wanted = [config.model, config.embed_model] + (
+        [config.critic_model] if config.reflect or config.auto_memory else []
+    )
     for name in dict.fromkeys(wanted):
         if name in have or f"{name}:latest" in have:
             continue
@@ -287,6 +290,14 @@ def run_repl(agent: Agent, interactive: bool, out: TextIO) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `python agent.py`; returns the exit status."""
     try:
+        return _main(argv)
+    except KeyboardInterrupt:  # Ctrl-C while starting or between turns: leave quietly
+        print(file=sys.stderr)
+        return 130
+
+
+def _main(argv: list[str] | None) -> int:
+    try:
         config = load_config(argv)
     except ConfigError as e:
         err(str(e))
@@ -304,9 +315,8 @@ def main(argv: list[str] | None = None) -> int:
     llm = Ollama(config.host)
     try:
         problem = ensure_models(llm, config, interactive)
-    except (KeyboardInterrupt, EOFError):
-        print(file=sys.stderr)
-        return 1
+    except EOFError:  # no answer to the pull question
+        problem = "a model is missing; pull it with `ollama pull` and start again"
     if problem:
         err(problem)
         return 1
