@@ -12,10 +12,18 @@ none) costs recall quality, so documents and queries get their model's own.
 
 from __future__ import annotations
 
+import os
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
 
-import numpy as np
+# Search is one memory-bound matrix-vector product, which a second BLAS thread
+# barely speeds up, while idle OpenBLAS threads spin for ~0.1 s after every
+# call and take the CPU from the rest of the turn. One thread unless the user
+# chose otherwise. Set before numpy loads; this is the planner's only numpy import.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
 
 # model-name prefix -> (document prefix, query prefix)
 TASK_PREFIXES: dict[str, tuple[str, str]] = {
@@ -46,6 +54,18 @@ def pack(vector: np.ndarray | Sequence[float]) -> bytes:
 def unpack(blob: bytes) -> np.ndarray:
     """A little-endian float32 BLOB as a float32 vector."""
     return np.frombuffer(blob, dtype="<f4").astype(np.float32, copy=False)
+
+
+def unpack_rows(blobs: Sequence[bytes]) -> np.ndarray:
+    """Equal-length float32 BLOBs as one (n, d) matrix."""
+    return np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1)
+
+
+def row_batches(cursor: Any, size: int = 20_000) -> Iterator[tuple[list[int], np.ndarray]]:
+    """(ids, (n, d) matrix) chunks from a cursor of (id, blob) rows, so a million
+    vectors never sit in memory as float32 at once."""
+    while chunk := cursor.fetchmany(size):
+        yield [r[0] for r in chunk], unpack_rows([r[1] for r in chunk])
 
 
 def normalize(matrix: np.ndarray) -> np.ndarray:

@@ -28,14 +28,15 @@ import math
 import re
 import threading
 from collections.abc import Callable
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from db import Store
-from embeddings import CompactIndex, Embedder, VectorIndex, pack
+from embeddings import CompactIndex, Embedder, VectorIndex, pack, row_batches, unpack_rows
 from llm import ModelError
 from tools import ToolError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 log = logging.getLogger("planner")
 
@@ -50,12 +51,6 @@ STOPWORDS = frozenset(
     "a an and are as at be but by do does did for from has have how i i'm in is it its me my of on or our so "
     "that the their them they this to was we what when where which who why will with you your about am".split()
 )
-
-
-def _batches(cursor: Any, size: int = 20_000) -> Any:
-    # (ids, (n, d) float32) chunks, so a million vectors never sit in memory as float32.
-    while chunk := cursor.fetchmany(size):
-        yield [r[0] for r in chunk], np.frombuffer(b"".join(r[1] for r in chunk), dtype="<f4").reshape(len(chunk), -1)
 
 
 def _now() -> str:
@@ -106,11 +101,10 @@ class LongTermMemory:
                 )
                 if common[1] > COMPACT_ABOVE:
                     self.index = CompactIndex()
-                    self.index.load_batches(_batches(rows), common[1])
+                    self.index.load_batches(row_batches(rows), common[1])
                 else:
                     rows = rows.fetchall()
-                    matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
-                    self.index.load([r[0] for r in rows], matrix)
+                    self.index.load([r[0] for r in rows], unpack_rows([r[1] for r in rows]))
             have = set(self.index.ids().tolist())
             stale = [r[0] for r in conn.execute("SELECT id FROM memories ORDER BY id") if r[0] not in have]
             if stale:

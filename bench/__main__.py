@@ -8,8 +8,11 @@ so CI can prove the scripts run; its numbers mean little.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the planner runs (embeddings.py), before numpy loads
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
