@@ -312,7 +312,7 @@ def _main(argv: list[str] | None) -> int:
     log.info(
         "start model=%s critic=%s embed=%s db=%s", config.model, config.critic_model, config.embed_model, config.db_path
     )
-    llm = Ollama(config.host)
+    llm = Ollama(config.host, timeout=config.timeout)
     try:
         problem = ensure_models(llm, config, interactive)
     except EOFError:  # no answer to the pull question

@@ -52,6 +52,7 @@ class Config:
     keep_alive: str = "30m"  # how long Ollama keeps the main model loaded after a call
     critic_keep_alive: str = "10m"  # how long Ollama keeps the critic model loaded
     history_messages: int = 200  # most messages of history sent to the model
+    timeout: float = 300.0  # seconds to wait for Ollama to start answering (a large model may be loading)
     today: dt.date | None = None  # fixed "today" (PLANNER_TODAY), for reproducible runs
 
     @property
@@ -87,6 +88,13 @@ class Config:
                     setattr(c, name, int(env[var]))
                 except ValueError:
                     raise ConfigError(f"{var} must be a whole number, not {env[var]!r}") from None
+        if env.get("PLANNER_TIMEOUT"):
+            try:
+                c.timeout = float(env["PLANNER_TIMEOUT"])
+            except ValueError:
+                raise ConfigError(
+                    f"PLANNER_TIMEOUT must be a number of seconds, not {env['PLANNER_TIMEOUT']!r}"
+                ) from None
         if env.get("PLANNER_DB"):
             c.db_path = Path(env["PLANNER_DB"]).expanduser()
         if env.get("PLANNER_TODAY"):

@@ -1,0 +1,126 @@
+"""Faults a planner must survive: killed mid-turn, several processes on one
+file, Ollama restarting or stalling mid-reply."""
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+
+from conftest import ROOT, call
+from fake_ollama import FakeOllama
+from test_cli import run_agent
+
+from db import Store
+from memory import Budget, History
+
+
+def adder(body):
+    """A model that adds a task named after each line, then says ok."""
+    last = body["messages"][-1]
+    if last["role"] == "tool":
+        return {"content": "ok"}
+    return {"tool_calls": [call("add_task", title=last["content"].split("\n")[0])]}
+
+
+def test_kill_9_mid_turn_twenty_times_leaves_a_sound_database(fake, tmp_path):
+    fake.respond_with(
+        "main",
+        lambda body: (
+            {**adder(body), "content": "ok " * 40, "slow": 0.002}
+            if body["messages"][-1]["role"] == "tool"
+            else adder(body)
+        ),
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PLANNER_", "OLLAMA_"))}
+    env.update(
+        OLLAMA_HOST=fake.url,
+        PLANNER_HOME=str(tmp_path),
+        PLANNER_MODEL="main",
+        PLANNER_CRITIC_MODEL="critic",
+        PLANNER_EMBED_MODEL="embed",
+    )
+    for round_ in range(20):
+        p = subprocess.Popen(
+            [sys.executable, str(ROOT / "agent.py"), "--session", "s", "--no-reflect", "--no-auto-memory"],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, text=True,
+        )  # fmt: skip
+        p.stdin.write("".join(f"task {round_}-{i}\n" for i in range(50)))
+        p.stdin.flush()
+        time.sleep(0.3 + 0.05 * (round_ % 5))  # somewhere in the middle of a turn
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+    conn = sqlite3.connect(tmp_path / "planner.db")
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    titles = [r[0] for r in conn.execute("SELECT title FROM tasks")]
+    assert titles and len(titles) == len(set(titles))  # nothing duplicated
+    assert all(t.startswith("task ") and t.count("-") == 1 for t in titles)  # nothing half-written
+    conn.close()
+    store = Store(tmp_path / "planner.db")
+    history = History(store, "s", Budget(messages=10_000, tokens=10**9))
+    from test_memory import valid
+
+    assert history.messages and valid(history.messages)
+    store.close()
+
+
+def test_four_processes_writing_one_database_lose_nothing_and_never_say_locked(fake, tmp_path):
+    fake.respond_with("main", adder)
+    n, names = 10, ["alpha", "beta", "gamma", "delta"]
+    results = {}
+
+    def worker(name):
+        results[name] = run_agent(fake, tmp_path, [f"{name} {i}" for i in range(n)], "--no-reflect", "--no-auto-memory")
+
+    threads = [threading.Thread(target=worker, args=(w,)) for w in names]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for p in results.values():
+        assert p.returncode == 0 and "locked" not in p.stderr + p.stdout and p.stdout.count("bot> ok") == n
+    conn = sqlite3.connect(tmp_path / "planner.db")
+    assert sorted(r[0] for r in conn.execute("SELECT title FROM tasks")) == sorted(
+        f"{w} {i}" for w in names for i in range(n)
+    )
+    conn.close()
+
+
+def test_ollama_restarting_mid_reply_fails_one_turn_and_the_next_works(tmp_path):
+    server = FakeOllama().start()
+    port = server.server.server_address[1]
+    server.script("main", {"content": "a long answer that is cut when the server goes away", "drop": True})
+    p = subprocess.Popen(
+        [sys.executable, str(ROOT / "agent.py"), "--no-reflect", "--no-auto-memory"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**{k: v for k, v in os.environ.items() if not k.startswith(("PLANNER_", "OLLAMA_"))},
+             "OLLAMA_HOST": server.url, "PLANNER_HOME": str(tmp_path), "PLANNER_MODEL": "main",
+             "PLANNER_CRITIC_MODEL": "critic", "PLANNER_EMBED_MODEL": "embed"},
+    )  # fmt: skip
+    p.stdin.write("first\n")
+    p.stdin.flush()
+    deadline = time.time() + 10
+    while time.time() < deadline and not server.chats("main"):
+        time.sleep(0.05)
+    server.stop()  # Ollama restarts...
+    time.sleep(0.3)
+    again = FakeOllama().start(port=port)  # ...and is back on the same port
+    again.script("main", {"content": "back again"})
+    out, errors = p.communicate("second\n", timeout=30)
+    again.stop()
+    assert p.returncode == 0
+    assert "bot> back again" in out
+    assert len(errors.strip().splitlines()) == 1 and errors.startswith("error: ") and "Traceback" not in errors
+
+
+def test_a_stalled_server_times_out_with_one_line_and_the_session_goes_on(fake, tmp_path):
+    fake.script("main", {"content": "too late", "stall": 3}, {"content": "on time"})
+    p = run_agent(fake, tmp_path, ["hello", "again"], "--no-reflect", "--no-auto-memory", env={"PLANNER_TIMEOUT": "1"})
+    assert p.returncode == 0
+    assert (
+        p.stderr.strip()
+        == "error: Ollama did not answer within 1 s. Check that the server is not stuck, then try again."
+    )
+    assert p.stdout.strip() == "bot> on time"
