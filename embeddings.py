@@ -12,10 +12,12 @@ none) costs recall quality, so documents and queries get their model's own.
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 # Search is one memory-bound matrix-vector product, which a second BLAS thread
 # barely speeds up, while idle OpenBLAS threads spin for ~0.1 s after every
@@ -23,7 +25,25 @@ from typing import Any
 # chose otherwise. Set before numpy loads; this is the planner's only numpy import.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
+
+def _lazy_import(name: str) -> Any:
+    # numpy takes ~0.1 s to import; loading it on first use keeps it off the
+    # start-up path (memories load on the first remember/recall anyway).
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.find_spec(name)
+    loader = importlib.util.LazyLoader(spec.loader)
+    spec.loader = loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    loader.exec_module(module)
+    return module
+
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = _lazy_import("numpy")
 
 # model-name prefix -> (document prefix, query prefix)
 TASK_PREFIXES: dict[str, tuple[str, str]] = {
@@ -107,8 +127,8 @@ class VectorIndex:
 
     def __init__(self, dim: int | None = None):
         self.dim = dim
-        self._ids = np.empty(0, dtype=np.int64)
-        self._m = np.empty((0, dim or 0), dtype=np.float32)
+        self._ids: np.ndarray | None = None  # allocated on first use, so numpy loads then
+        self._m: np.ndarray | None = None
         self._n = 0
         self._lock = threading.Lock()
 
@@ -128,6 +148,8 @@ class VectorIndex:
 
     def _row(self, id_: int) -> int:
         # Index of id_ in the sorted ids, or -1. Caller holds the lock.
+        if not self._n:
+            return -1
         i = int(np.searchsorted(self._ids[: self._n], id_))
         return i if i < self._n and self._ids[i] == id_ else -1
 
@@ -143,7 +165,7 @@ class VectorIndex:
             if row >= 0:
                 self._m[row] = vector
                 return
-            if self._n == len(self._ids) or self._m.shape[1] != self.dim:
+            if self._m is None or self._n == len(self._ids) or self._m.shape[1] != self.dim:
                 cap = max(16, 2 * self._n)
                 m = np.empty((cap, self.dim), dtype=np.float32)
                 ids = np.empty(cap, dtype=np.int64)
@@ -185,11 +207,11 @@ class VectorIndex:
 
     def ids(self) -> np.ndarray:
         """The ids present, sorted."""
-        return self._ids[: self._n].copy()
+        return self._ids[: self._n].copy() if self._n else np.empty(0, dtype=np.int64)
 
     def nbytes(self) -> int:
         """Resident bytes of the index arrays."""
-        return self._m.nbytes + self._ids.nbytes
+        return self._m.nbytes + self._ids.nbytes if self._m is not None else 0
 
     def similarity(self, ids: Sequence[int], query: np.ndarray) -> dict[int, float]:
         """Cosine of the query with each of these ids that is present."""

@@ -67,7 +67,9 @@ class Ollama:
         self.host = host
         self.timeout = timeout
         # connect fails fast; read waits long enough for a large model to load.
-        self.client = ollama.Client(host=host, timeout=httpx.Timeout(timeout, connect=5.0))
+        # Plain http needs no certificates; loading them costs ~30 ms at start-up.
+        tls = {} if host.lower().startswith("https") else {"verify": False}
+        self.client = ollama.Client(host=host, timeout=httpx.Timeout(timeout, connect=5.0), **tls)
 
     def _translate(self, e: BaseException, model: str = "") -> ModelError:
         if isinstance(e, ModelError):

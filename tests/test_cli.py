@@ -258,3 +258,16 @@ def test_memory_slash_commands_run_locally_without_the_model(fake, tmp_path):
     assert out[4] == "no memories yet"
     assert out[5] == "unknown command /nope; type /help for the list"
     assert "/forget ID|WORDS" in p.stdout
+
+
+def test_numpy_is_not_loaded_until_memory_is_used():
+    code = (
+        "import sys, cli, agent\n"
+        "from embeddings import VectorIndex\n"
+        "VectorIndex()\n"
+        "print('numpy._core' in sys.modules)\n"
+        "import numpy; numpy.zeros(1)\n"
+        "print('numpy._core' in sys.modules)\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert p.stdout.split() == ["False", "True"], p.stderr
