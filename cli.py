@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from agent import INTERRUPTED, Agent, build_agent
+from commands import Stats, run_command
 from config import Config, ConfigError, parse_today
 from db import DatabaseError, Store
 from llm import ModelError, Ollama
 from memory import ensure_session, latest_session, new_session_name
-from tools import ToolError
 
 log = logging.getLogger("planner")
 
@@ -61,6 +61,7 @@ def build_parser(defaults: Config) -> argparse.ArgumentParser:
         "--num-ctx", type=int, default=defaults.num_ctx, help=f"main model context (default {defaults.num_ctx})"
     )
     p.add_argument("--today", default=None, help="pretend today is this date (YYYY-MM-DD)")
+    p.add_argument("message", nargs="?", help="run this one request and exit ('-' reads it from stdin)")
     return p
 
 
@@ -81,6 +82,7 @@ def load_config(argv: list[str] | None, env: dict[str, str] | None = None) -> Co
         auto_memory=args.auto_memory,
         num_ctx=args.num_ctx,
         today=parse_today(args.today, "--today") if args.today else base.today,
+        message=args.message,
     )
 
 
@@ -220,54 +222,17 @@ def read_lines(interactive: bool) -> Any:
         yield line.strip()
 
 
-SLASH_HELP = """\
-/memories [WORDS]  list what the planner remembers, or search it
-/forget ID|WORDS   forget one memory
-/help              this list
-exit               leave (or Ctrl-D)"""
-
-
-def slash_command(agent: Agent, line: str) -> str:
-    """Run a command typed after '/', locally, without the model; returns what to show."""
-    name, _, arg = line[1:].partition(" ")
-    arg = arg.strip()
-    memory = agent.tools.memory
-    if name == "help":
-        return SLASH_HELP
-    if name == "memories" and memory is not None:
-        try:
-            if arg:
-                hits = memory.search(arg, 10)
-                return (
-                    "\n".join(f"[{h['id']}] {h['text']}  ({h['kind']}, {h['score']:.2f})" for h in hits)
-                    or "nothing matches"
-                )
-        except ToolError as e:
-            return f"error: {e}"
-        rows = agent.tools.store.conn().execute("SELECT id, text, kind, topic FROM memories ORDER BY id")
-        lines = [f"[{r['id']}] {r['text']}  ({r['kind']}{', ' + r['topic'] if r['topic'] else ''})" for r in rows]
-        return "\n".join(lines) or "no memories yet"
-    if name == "forget" and memory is not None:
-        if not arg:
-            return "usage: /forget ID or /forget WORDS"
-        try:
-            gone = memory.forget(arg)["forgotten"]
-        except ToolError as e:
-            return f"error: {e}"
-        return f"forgot [{gone['id']}] {gone['text']}"
-    return f"unknown command /{name}; type /help for the list"
-
-
 def run_repl(agent: Agent, interactive: bool, out: TextIO) -> int:
     """Talk until end of input or exit; returns the exit status."""
     printer = Printer(out, stream=out.isatty())
+    stats = Stats()
     for line in read_lines(interactive):
         if not line:
             continue
         if line.lower() in EXIT_WORDS:
             break
         if line.startswith("/"):
-            out.write(slash_command(agent, line) + "\n")
+            out.write(run_command(agent, line, stats) + "\n")
             out.flush()
             continue
         printer.start()
@@ -276,6 +241,7 @@ def run_repl(agent: Agent, interactive: bool, out: TextIO) -> int:
         except KeyboardInterrupt:  # between tool completion and the next model call
             print(f"\n{INTERRUPTED}", file=out)
             continue
+        stats.add(result)
         if result.error:
             if printer.stream:
                 out.write("\n")
@@ -284,6 +250,16 @@ def run_repl(agent: Agent, interactive: bool, out: TextIO) -> int:
         if result.interrupted and printer.streamed:
             out.write(f" {INTERRUPTED}")
         printer.finish(result.reply)
+    return 0
+
+
+def run_once(agent: Agent, message: str, out: TextIO) -> int:
+    """One request from the command line: print the reply; status 1 if the turn failed."""
+    result = agent.run_turn(message)
+    if result.error:
+        err(result.error)
+        return 1
+    out.write(result.reply + "\n")
     return 0
 
 
@@ -302,7 +278,13 @@ def _main(argv: list[str] | None) -> int:
     except ConfigError as e:
         err(str(e))
         return 2
-    interactive = sys.stdin.isatty()
+    one_shot = config.message
+    if one_shot == "-":
+        one_shot = sys.stdin.read().strip()
+        if not one_shot:
+            err("no request on stdin")
+            return 2
+    interactive = sys.stdin.isatty() and not one_shot
     try:
         store = Store(config.db_path)
     except DatabaseError as e:
@@ -333,6 +315,12 @@ def _main(argv: list[str] | None) -> int:
     agent = build_agent(config, store, llm, session, confirm, on_progress=progress)
     if agent.keeper:
         agent.keeper.resume(session)  # extraction or a summary left undone last time
+    if one_shot:
+        try:
+            return run_once(agent, one_shot, sys.stdout)
+        finally:
+            agent.close()
+            store.close()
     if interactive:
         print(f"Planner · {config.model} · session {session} · {config.db_path}")
         print("Ask me to add, list, change or finish tasks. /help lists commands; exit quits.")

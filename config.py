@@ -54,6 +54,7 @@ class Config:
     history_messages: int = 200  # most messages of history sent to the model
     timeout: float = 300.0  # seconds to wait for Ollama to start answering (a large model may be loading)
     today: dt.date | None = None  # fixed "today" (PLANNER_TODAY), for reproducible runs
+    message: str | None = None  # one request to run and exit (command line), '-' for stdin
 
     @property
     def log_path(self) -> Path:

@@ -271,3 +271,60 @@ def test_numpy_is_not_loaded_until_memory_is_used():
     )
     p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert p.stdout.split() == ["False", "True"], p.stderr
+
+
+def test_one_shot_request_from_the_command_line_and_from_stdin(fake, tmp_path):
+    fake.script(
+        "main", {"tool_calls": [call("add_task", title="milk", due_date="2026-12-02")]}, {"content": "Added milk."}
+    )
+    p = run_agent(fake, tmp_path, [], "--no-reflect", "add milk for tomorrow")
+    assert p.returncode == 0 and p.stdout == "Added milk.\n" and p.stderr == ""
+    assert db_tasks(tmp_path) == ["milk"]
+    fake.script("main", {"content": "You have milk."})
+    p = run_agent(fake, tmp_path, ["what do I have?"], "-")
+    assert p.returncode == 0 and p.stdout == "You have milk.\n"
+    assert fake.chats("main")[-1]["messages"][-1]["content"].startswith("what do I have?")
+    fake.script("main", {"status": 500, "error": "boom"})
+    p = run_agent(fake, tmp_path, [], "hello")
+    assert p.returncode == 1 and p.stderr.startswith("error: Ollama answered with an error: boom")
+    p = run_agent(fake, tmp_path, [], "-")
+    assert p.returncode == 2 and p.stderr.strip() == "error: no request on stdin"
+
+
+def test_slash_commands_for_tasks_sessions_history_switches_and_stats(fake, tmp_path):
+    fake.script(
+        "main",
+        {"tool_calls": [call("add_task", title="late thing", due_date="2026-11-20"), call("add_task", title="soon")]},
+        {"content": "Added both."},
+    )
+    lines = [
+        "add late thing and soon",
+        "/tasks",
+        "/tasks done",
+        "/tasks bogus",
+        "/history",
+        "/reflect off",
+        "/reflect",
+        "/reflect maybe",
+        "/stats",
+        "/session",
+        "/new",
+        "/history",
+        "/sessions",
+        "/session work",
+        "/session",
+    ]
+    p = run_agent(fake, tmp_path, lines, "--session", "home")
+    out = p.stdout
+    assert p.returncode == 0, p.stderr
+    table = out.split("bot> Added both.\n")[1].split("no done tasks")[0].splitlines()
+    assert table[0].split() == ["id", "title", "due", "status"]
+    assert table[1].split()[-1] == "OVERDUE" and "2026-11-20" in table[1]
+    assert table[2].split() == ["2", "soon", "open"]
+    assert "error: status must be one of" in out
+    assert "you> add late thing and soon\nbot> Added both." in out
+    assert "reflect is off\nreflect is off\nusage: /reflect on|off" in out
+    assert "this run: 1 turns, 3 model calls" in out  # two main, one critic and "2 tool calls (0 errors)" in out
+    assert "session home\nsession " in out and "nothing said yet" in out
+    assert "* " in out and " home " in out
+    assert "session work (0 messages)\nsession work" in out

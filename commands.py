@@ -1,0 +1,197 @@
+"""Commands typed after '/': answered locally, never sent to the model.
+
+Each handler takes the running agent and the text after the command name and
+returns what to show. Handlers read and change the agent's state (session,
+switches) but never print; cli.py prints what they return.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from agent import Agent, TurnResult, history_budget
+from memory import History, new_session_name, session_messages
+from tools import ToolError, dispatch
+
+
+@dataclass
+class Stats:
+    """Totals for this run of the planner, for /stats."""
+
+    turns: int = 0
+    model_calls: int = 0
+    prompt_tokens: int = 0
+    eval_tokens: int = 0
+    tool_calls: int = 0
+    tool_errors: int = 0
+    critiques: int = 0
+    last: TurnResult | None = field(default=None, repr=False)
+
+    def add(self, r: TurnResult) -> None:
+        """Count one finished turn."""
+        self.turns += 1
+        self.model_calls += r.model_calls
+        self.prompt_tokens += r.prompt_tokens
+        self.eval_tokens += r.eval_tokens
+        self.tool_calls += len(r.tool_calls)
+        self.tool_errors += sum(not c["ok"] for c in r.tool_calls)
+        self.critiques += len(r.critiques)
+        self.last = r
+
+
+Handler = Callable[[Agent, str, Stats], str]
+COMMANDS: dict[str, tuple[str, Handler]] = {}
+
+
+def command(usage: str) -> Callable[[Handler], Handler]:
+    """Register a handler as /NAME, NAME taken from the usage line."""
+
+    def register(fn: Handler) -> Handler:
+        COMMANDS[usage.split()[0].lstrip("/")] = (usage, fn)
+        return fn
+
+    return register
+
+
+def run_command(agent: Agent, line: str, stats: Stats) -> str:
+    """Run '/name args' and return what to show."""
+    name, _, arg = line[1:].partition(" ")
+    entry = COMMANDS.get(name.lower())
+    if entry is None:
+        return f"unknown command /{name}; type /help for the list"
+    return entry[1](agent, arg.strip(), stats)
+
+
+@command("/help              this list")
+def _help(agent: Agent, arg: str, stats: Stats) -> str:
+    return "\n".join(usage for usage, _ in COMMANDS.values()) + "\nexit               leave (or Ctrl-D)"
+
+
+@command("/tasks [open|done|all]  your tasks (open ones if not said)")
+def _tasks(agent: Agent, arg: str, stats: Stats) -> str:
+    result, ok = dispatch(agent.tools, "list_tasks", {"status": arg or "open"})
+    if not ok:
+        return f"error: {result['error']}"
+    if not result["tasks"]:
+        return f"no {'' if arg == 'all' else (arg or 'open') + ' '}tasks"
+    today = agent.today().isoformat()
+    width = max(len(t["title"]) for t in result["tasks"])
+    lines = [f"{'id':>4}  {'title':<{width}}  {'due':<10}  status"]
+    for t in result["tasks"]:
+        late = t["status"] == "open" and t["due_date"] and t["due_date"] < today
+        status = "OVERDUE" if late else t["status"]
+        lines.append(f"{t['id']:>4}  {t['title']:<{width}}  {t['due_date'] or '':<10}  {status}")
+    return "\n".join(lines)
+
+
+@command("/memories [WORDS]  what the planner remembers, or a search of it")
+def _memories(agent: Agent, arg: str, stats: Stats) -> str:
+    memory = agent.tools.memory
+    if memory is None:
+        return "long-term memory is off"
+    if arg:
+        try:
+            hits = memory.search(arg, 10)
+        except ToolError as e:
+            return f"error: {e}"
+        return "\n".join(f"[{h['id']}] {h['text']}  ({h['kind']}, {h['score']:.2f})" for h in hits) or "nothing matches"
+    rows = agent.tools.store.conn().execute("SELECT id, text, kind, topic FROM memories ORDER BY id")
+    lines = [f"[{r['id']}] {r['text']}  ({r['kind']}{', ' + r['topic'] if r['topic'] else ''})" for r in rows]
+    return "\n".join(lines) or "no memories yet"
+
+
+@command("/forget ID|WORDS   forget one memory")
+def _forget(agent: Agent, arg: str, stats: Stats) -> str:
+    if agent.tools.memory is None:
+        return "long-term memory is off"
+    if not arg:
+        return "usage: /forget ID or /forget WORDS"
+    try:
+        gone = agent.tools.memory.forget(arg)["forgotten"]
+    except ToolError as e:
+        return f"error: {e}"
+    return f"forgot [{gone['id']}] {gone['text']}"
+
+
+@command("/sessions          recent sessions")
+def _sessions(agent: Agent, arg: str, stats: Stats) -> str:
+    rows = agent.tools.store.conn().execute(
+        "SELECT s.name, COUNT(m.id) AS n, MAX(m.created_at) AS last FROM sessions s "
+        "LEFT JOIN messages m ON m.session = s.name GROUP BY s.name ORDER BY COALESCE(last, s.created_at) DESC LIMIT 20"
+    )
+    current = agent.history.session
+    lines = [
+        f"{'*' if r['name'] == current else ' '} {r['name']:<28} {r['n']:>5} messages  {r['last'] or ''}" for r in rows
+    ]
+    return "\n".join(lines) or "no sessions yet"
+
+
+def _switch(agent: Agent, name: str) -> str:
+    agent.history = History(agent.tools.store, name, history_budget(agent.config))
+    n = len(session_messages(agent.tools.store, name))
+    return f"session {name} ({n} messages)"
+
+
+@command("/session [NAME]    show the session, or switch to (or start) NAME")
+def _session(agent: Agent, arg: str, stats: Stats) -> str:
+    if not arg:
+        return f"session {agent.history.session}"
+    return _switch(agent, arg)
+
+
+@command("/new               start a new session")
+def _new(agent: Agent, arg: str, stats: Stats) -> str:
+    return _switch(agent, new_session_name())
+
+
+@command("/history [N]       the last N messages of this session (10)")
+def _history(agent: Agent, arg: str, stats: Stats) -> str:
+    try:
+        n = int(arg) if arg else 10
+    except ValueError:
+        return "usage: /history [N]"
+    shown = []
+    for m in session_messages(agent.tools.store, agent.history.session):
+        if m["role"] == "user":
+            shown.append(f"you> {m['content'].split(chr(10) * 2 + '[Notes from memory')[0]}")
+        elif m["role"] == "assistant" and not m.get("tool_calls"):
+            shown.append(f"bot> {m['content']}")
+    return "\n".join(shown[-n:]) or "nothing said yet"
+
+
+def _switch_flag(agent: Agent, arg: str, name: str, label: str) -> str:
+    if arg not in ("", "on", "off"):
+        return f"usage: /{label} on|off"
+    if arg:
+        setattr(agent.config, name, arg == "on")
+    return f"{label} is {'on' if getattr(agent.config, name) else 'off'}"
+
+
+@command("/reflect on|off    the critic after turns that changed data")
+def _reflect(agent: Agent, arg: str, stats: Stats) -> str:
+    return _switch_flag(agent, arg, "reflect", "reflect")
+
+
+@command("/think on|off      let a thinking model think")
+def _think(agent: Agent, arg: str, stats: Stats) -> str:
+    return _switch_flag(agent, arg, "think", "think")
+
+
+@command("/stats             model calls, tokens and tool calls so far")
+def _stats(agent: Agent, arg: str, stats: Stats) -> str:
+    last = stats.last
+    lines = [
+        f"this run: {stats.turns} turns, {stats.model_calls} model calls, {stats.prompt_tokens:,} prompt and "
+        f"{stats.eval_tokens:,} eval tokens, {stats.tool_calls} tool calls ({stats.tool_errors} errors), "
+        f"{stats.critiques} critic retries",
+    ]
+    if last:
+        lines.append(
+            f"last turn: {last.model_calls} model calls, {last.prompt_tokens:,} prompt and {last.eval_tokens:,} eval tokens, "
+            f"{len(last.tool_calls)} tool calls"
+        )
+    lines.append(f"models: {agent.config.model} (critic {agent.config.critic_model}, embed {agent.config.embed_model})")
+    lines.append(f"today: {agent.today():%A} {agent.today().isoformat()} · {dt.datetime.now():%H:%M}")
+    return "\n".join(lines)
