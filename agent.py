@@ -286,6 +286,16 @@ class Agent:
             reply.eval_count,
             reply.done_reason,
         )
+        emit(
+            "model",
+            {
+                "model": self.config.model,
+                "seconds": reply.seconds,
+                "load_seconds": reply.load_seconds,
+                "prompt_tokens": reply.prompt_eval_count,
+                "eval_tokens": reply.eval_count,
+            },
+        )
         if reply.done_reason == "length":
             emit("warning", {"text": "the reply hit the length limit (num_predict) and was cut off"})
         if reply.prompt_eval_count >= self.config.num_ctx:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 import threading
 import time
@@ -61,6 +62,8 @@ def build_parser(defaults: Config) -> argparse.ArgumentParser:
         "--num-ctx", type=int, default=defaults.num_ctx, help=f"main model context (default {defaults.num_ctx})"
     )
     p.add_argument("--today", default=None, help="pretend today is this date (YYYY-MM-DD)")
+    p.add_argument("-q", "--quiet", action="store_true", help="hide the trace of tool calls")
+    p.add_argument("-v", "--verbose", action="store_true", help="show token counts and timings of each model call")
     p.add_argument("message", nargs="?", help="run this one request and exit ('-' reads it from stdin)")
     return p
 
@@ -83,6 +86,8 @@ def load_config(argv: list[str] | None, env: dict[str, str] | None = None) -> Co
         num_ctx=args.num_ctx,
         today=parse_today(args.today, "--today") if args.today else base.today,
         message=args.message,
+        quiet=args.quiet,
+        verbose=args.verbose,
     )
 
 
@@ -253,6 +258,11 @@ def run_repl(agent: Agent, interactive: bool, out: TextIO) -> int:
     return 0
 
 
+def rich_terminal(env: dict[str, str] | Any, out: TextIO) -> bool:
+    """Whether to use the full terminal interface: a real terminal that wants colour."""
+    return out.isatty() and not env.get("NO_COLOR") and env.get("TERM", "") != "dumb"
+
+
 def run_once(agent: Agent, message: str, out: TextIO) -> int:
     """One request from the command line: print the reply; status 1 if the turn failed."""
     result = agent.run_turn(message)
@@ -318,6 +328,18 @@ def _main(argv: list[str] | None) -> int:
     if one_shot:
         try:
             return run_once(agent, one_shot, sys.stdout)
+        finally:
+            agent.close()
+            store.close()
+    if interactive and rich_terminal(os.environ, sys.stdout):
+        from tui import TerminalUI  # rich and prompt_toolkit load only for a real terminal
+
+        ui = TerminalUI(agent, config.db_path.parent / "input_history", quiet=config.quiet, verbose=config.verbose)
+        if not config.yes:
+            agent.tools.confirm = ui.confirm
+        ui.banner(config.db_path)
+        try:
+            return ui.run()
         finally:
             agent.close()
             store.close()

@@ -55,6 +55,8 @@ class Config:
     timeout: float = 300.0  # seconds to wait for Ollama to start answering (a large model may be loading)
     today: dt.date | None = None  # fixed "today" (PLANNER_TODAY), for reproducible runs
     message: str | None = None  # one request to run and exit (command line), '-' for stdin
+    quiet: bool = False  # terminal: hide the trace of tool calls
+    verbose: bool = False  # terminal: show tokens and timings of each model call
 
     @property
     def log_path(self) -> Path:

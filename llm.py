@@ -216,6 +216,14 @@ class Ollama:
             raise self._translate(e, model) from None
         return list(getattr(r, "capabilities", None) or [])
 
+    def loaded(self) -> set[str]:
+        """Models resident in memory now (`ps()`), with and without ':latest'."""
+        try:
+            names = {m.model or m.name or "" for m in self.client.ps().models}
+        except Exception as e:
+            raise self._translate(e) from None
+        return names | {n[: -len(":latest")] for n in names if n.endswith(":latest")}
+
     def pull(self, model: str) -> Iterator[tuple[str, int, int]]:
         """Pull a model, yielding (status, completed bytes, total bytes)."""
         try:

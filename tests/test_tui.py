@@ -1,0 +1,155 @@
+"""The full terminal interface (prompt_toolkit + rich) driven in a real
+pseudo-terminal, and its pieces unit-tested with a recorded console."""
+
+import os
+import sys
+
+import pexpect
+import pytest
+from conftest import ROOT, call
+from rich.console import Console
+
+from tui import SlashCompleter, TurnView, safe
+
+
+@pytest.fixture
+def spawn(fake, tmp_path):
+    children = []
+
+    def start(*args):
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("PLANNER_", "OLLAMA_", "NO_COLOR"))}
+        env.update(
+            OLLAMA_HOST=fake.url,
+            PLANNER_HOME=str(tmp_path),
+            PLANNER_TODAY="2026-12-01",
+            TERM="xterm",
+            PROMPT_TOOLKIT_NO_CPR="1",
+        )
+        child = pexpect.spawn(
+            sys.executable,
+            [
+                str(ROOT / "agent.py"),
+                "--model",
+                "main",
+                "--critic-model",
+                "critic",
+                "--embed-model",
+                "embed",
+                "--no-auto-memory",
+                *args,
+            ],
+            env=env,
+            encoding="utf-8",
+            timeout=20,
+            dimensions=(40, 120),
+        )
+        children.append(child)
+        child.expect("you>")
+        return child
+
+    yield start
+    for c in children:
+        c.close(force=True)
+
+
+def test_a_request_shows_the_tool_trace_and_the_reply(fake, spawn):
+    fake.script(
+        "main",
+        {"tool_calls": [call("add_task", title="buy milk", due_date="2026-12-02"), call("complete_task", id=9)]},
+        {"content": "Added **buy milk** for tomorrow."},
+    )
+    child = spawn("--no-reflect")
+    assert "0 open tasks, 0 overdue" in child.before and "Try:" in child.before
+    child.sendline("add buy milk for tomorrow")
+    child.expect('add_task\\(title="buy milk", due_date="2026-12-02"\\) ✓')
+    child.expect("complete_task\\(id=9\\) ✗ no task with id=9")
+    child.expect("for tomorrow")  # rendered as Markdown: "buy milk" is bold
+    child.expect("you>")
+
+
+def test_tasks_table_and_tab_completion(fake, spawn, tmp_path):
+    fake.script(
+        "main", {"tool_calls": [call("add_task", title="file taxes", due_date="2026-11-20")]}, {"content": "Added."}
+    )
+    child = spawn("--no-reflect")
+    child.sendline("add file taxes, it was due 2026-11-20")
+    child.expect("you>")
+    child.send("/tas\t")
+    child.expect("/tasks")
+    child.send("\r")
+    child.expect("file taxes +2026-11-20 +OVERDUE")
+    child.expect("you>")
+
+
+def test_ctrl_c_stops_the_stream_and_the_next_request_works(fake, spawn):
+    fake.script("main", {"content": "A slow answer " * 30, "slow": 0.05}, {"content": "Next answer."})
+    child = spawn()
+    child.sendline("tell me something")
+    child.expect("slow answer")
+    child.sendintr()
+    child.expect("\\[interrupted\\]")
+    child.expect("you>")
+    child.sendline("and now?")
+    child.expect("Next answer.")
+
+
+def test_input_history_survives_a_restart_and_ctrl_d_exits_0(fake, spawn):
+    fake.respond_with("main", lambda body: {"content": "ok"})
+    child = spawn()
+    child.sendline("remember the milk")
+    child.expect("ok")
+    child.expect("you>")
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.wait()
+    assert child.exitstatus == 0
+    again = spawn()
+    again.send("\x1b[A")  # Up arrow
+    again.expect("remember the milk")
+
+
+def test_esc_enter_makes_one_multi_line_turn(fake, spawn):
+    fake.respond_with("main", lambda body: {"content": "got it"})
+    child = spawn()
+    child.send("first line")
+    child.send("\x1b\r")  # Esc-Enter
+    child.send("second line\r")
+    child.expect("got it")
+    assert fake.chats("main")[-1]["messages"][-1]["content"] == "first line\nsecond line"
+
+
+def test_turn_view_renders_trace_critic_and_markdown():
+    view = TurnView(quiet=False, verbose=True)
+    view.event("tool_start", {"name": "add_task", "arguments": {"title": "milk"}})
+    view.event("tool_end", {"name": "add_task", "arguments": {"title": "milk"}, "ok": True, "result": {}})
+    view.event("critic", {"done": False, "critique": "eggs are missing"})
+    view.event("model", {"model": "main", "seconds": 1.5, "prompt_tokens": 900, "eval_tokens": 40, "load_seconds": 0})
+    view.event("token", {"text": "Added **milk**.\n\n- one"})
+    console = Console(record=True, width=100, color_system=None)
+    console.print(view.render(final=True))
+    text = console.export_text()
+    assert '↳ add_task(title="milk") ✓' in text and "critic: eggs are missing — trying again" in text
+    assert "main 1.50 s, 900 prompt + 40 eval tokens" in text
+    assert "Added milk." in text and "• one" in text
+
+
+def test_quiet_hides_the_trace():
+    view = TurnView(quiet=True, verbose=False)
+    view.event("tool_end", {"name": "add_task", "arguments": {}, "ok": True, "result": {}})
+    view.event("model", {"model": "main", "seconds": 1, "prompt_tokens": 1, "eval_tokens": 1, "load_seconds": 0})
+    assert view.lines == []
+
+
+def test_control_characters_in_data_are_shown_not_obeyed():
+    assert safe("evil\x1b[2Jtitle\x07") == "evil\\x1b[2Jtitle\\x07"
+    assert safe("café ☕\nnext") == "café ☕\nnext"
+
+
+def test_completion_of_commands_and_arguments():
+    from prompt_toolkit.document import Document
+
+    complete = lambda text: [c.text for c in SlashCompleter().get_completions(Document(text), None)]  # noqa: E731
+    assert complete("/ta") == ["/tasks"]
+    assert complete("/tasks d") == ["done"]
+    assert complete("/reflect o") == ["on", "off"]
+    assert complete("hello") == []

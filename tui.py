@@ -1,0 +1,247 @@
+"""The interactive terminal: prompt_toolkit for input, rich for output.
+
+Used when stdin and stdout are terminals (and neither NO_COLOR nor TERM=dumb
+is set); otherwise cli.py keeps its plain line-per-turn mode, which scripts
+depend on. Like cli.py, this layer only renders what the agent reports
+through its events and never decides anything itself.
+
+    you> add milk for tomorrow
+      ↳ add_task(title="milk", due_date="2026-12-02") ✓ 3 ms
+    bot> Added "milk" for tomorrow.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import Completer, Completion
+from prompt_toolkit.history import FileHistory
+from prompt_toolkit.key_binding import KeyBindings
+from rich.console import Console, Group
+from rich.live import Live
+from rich.markdown import Markdown
+from rich.markup import escape
+from rich.spinner import Spinner
+from rich.text import Text
+
+from agent import Agent, TurnResult
+from commands import COMMANDS, Stats, run_command
+from llm import ModelError
+
+EXIT_WORDS = {"exit", "quit", "/exit", "/quit"}
+ARGUMENTS = {"tasks": ["open", "done", "all"], "reflect": ["on", "off"], "think": ["on", "off"]}
+EXAMPLES = [
+    "add buy milk for tomorrow and call the dentist on friday",
+    "what's on my list this week?",
+    "my sister Ana lives in Lisbon",
+]
+
+
+class SlashCompleter(Completer):
+    """Tab completion of /commands and their fixed arguments."""
+
+    def get_completions(self, document: Any, complete_event: Any) -> Any:
+        """Complete the command name, then its argument."""
+        text = document.text_before_cursor
+        if not text.startswith("/"):
+            return
+        name, space, arg = text[1:].partition(" ")
+        if not space:
+            for cmd in [*COMMANDS, "exit"]:
+                if cmd.startswith(name):
+                    yield Completion("/" + cmd, start_position=-len(text))
+            return
+        for option in ARGUMENTS.get(name, []):
+            if option.startswith(arg):
+                yield Completion(option, start_position=-len(arg))
+
+
+def _call_text(name: Any, arguments: Any) -> str:
+    args = arguments if isinstance(arguments, dict) else {}
+    inner = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
+    text = f"{name}({inner})"
+    return text if len(text) <= 100 else text[:99] + "…"
+
+
+def safe(text: str) -> str:
+    """Text with control characters made visible, so stored data cannot drive the terminal."""
+    return "".join(ch if ch.isprintable() or ch in "\n\t" else f"\\x{ord(ch):02x}" for ch in text)
+
+
+class TurnView:
+    """What the screen shows during one turn: trace lines, then a spinner or the streamed reply."""
+
+    def __init__(self, quiet: bool, verbose: bool):
+        self.quiet = quiet
+        self.verbose = verbose
+        self.lines: list[Text] = []
+        self.reply = ""
+        self.status = "thinking…"
+        self.started: dict[Any, float] = {}
+
+    def event(self, kind: str, data: dict[str, Any]) -> None:
+        """Take one agent event."""
+        if kind == "token":
+            self.reply += data["text"]
+        elif kind == "status":
+            self.status = data["text"]
+            self.reply = ""  # a new model call: anything streamed before was not the answer
+        elif kind == "tool_start":
+            self.started[(data["name"], json.dumps(data["arguments"], sort_keys=True, default=str))] = (
+                time.perf_counter()
+            )
+        elif kind == "tool_end" and not self.quiet:
+            key = (data["name"], json.dumps(data["arguments"], sort_keys=True, default=str))
+            ms = (time.perf_counter() - self.started.pop(key, time.perf_counter())) * 1000
+            mark = "✓" if data["ok"] else "✗ " + str(data["result"].get("error", ""))[:80]
+            self.lines.append(
+                Text(f"  ↳ {safe(_call_text(data['name'], data['arguments']))} {mark} {ms:.0f} ms", style="dim")
+            )
+        elif kind == "critic" and not data["done"] and not self.quiet:
+            self.lines.append(Text(f"  ↳ critic: {safe(data['critique'])} — trying again", style="dim"))
+        elif kind == "warning":
+            self.lines.append(Text(f"  ! {data['text']}", style="yellow"))
+        elif kind == "model" and self.verbose:
+            self.lines.append(
+                Text(
+                    f"  · {data['model']} {data['seconds']:.2f} s, {data['prompt_tokens']} prompt + "
+                    f"{data['eval_tokens']} eval tokens",
+                    style="dim",
+                )
+            )
+
+    def render(self, final: bool = False) -> Group:
+        """The current picture: trace, then the reply (Markdown once final) or a spinner."""
+        parts: list[Any] = list(self.lines)
+        if self.reply and final:
+            parts += [Text("bot>", style="bold cyan"), Markdown(safe(self.reply))]
+        elif self.reply:
+            parts.append(Text.assemble(("bot> ", "bold cyan"), safe(self.reply)))
+        elif not final:
+            parts.append(Spinner("dots", text=Text(self.status, style="dim")))
+        return Group(*parts)
+
+
+class TerminalUI:
+    """The interactive REPL with line editing, history, completion and live rendering."""
+
+    def __init__(
+        self,
+        agent: Agent,
+        history_path: Path,
+        quiet: bool = False,
+        verbose: bool = False,
+        console: Console | None = None,
+    ):
+        self.agent = agent
+        self.console = console or Console(highlight=False)
+        self.quiet = quiet
+        self.verbose = verbose
+        self.stats = Stats()
+        self.live: Live | None = None
+        bindings = KeyBindings()
+
+        @bindings.add("escape", "enter")  # Esc-Enter or Alt-Enter: a new line instead of sending
+        def _(event: Any) -> None:
+            event.current_buffer.insert_text("\n")
+
+        self.session: PromptSession = PromptSession(
+            history=FileHistory(str(history_path)),
+            completer=SlashCompleter(),
+            complete_while_typing=False,  # Tab completes: one match is inserted, several open a menu
+            key_bindings=bindings,
+            enable_history_search=False,  # Ctrl-R searches instead
+        )
+
+    def banner(self, db_path: Path) -> None:
+        """Models, database, session, and what is waiting."""
+        conn = self.agent.tools.store.conn()
+        today = self.agent.today().isoformat()
+        open_, overdue = conn.execute(
+            "SELECT COUNT(*), SUM(due_date < ?) FROM tasks WHERE status = 'open'", (today,)
+        ).fetchone()
+        memories = conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
+        c = self.agent.config
+        self.console.print(
+            f"[bold]Planner[/] · {c.model} (critic {c.critic_model}) · session {self.agent.history.session}"
+        )
+        self.console.print(
+            f"[dim]{db_path} · {open_} open tasks, {overdue or 0} overdue · {memories} memories · /help for commands[/]"
+        )
+        if not conn.execute("SELECT 1 FROM messages LIMIT 1").fetchone():
+            self.console.print("[dim]Try:[/]")
+            for example in EXAMPLES:
+                self.console.print(f"[dim]  {example}[/]")
+
+    def confirm(self, question: str) -> bool:
+        """y/N for a destructive tool, pausing the live view while asking."""
+        if self.live:
+            self.live.stop()
+        try:
+            return self.console.input(f"[bold]{escape(safe(question))}[/] \\[y/N] ").strip().lower() in ("y", "yes")
+        except (EOFError, KeyboardInterrupt):
+            return False
+        finally:
+            if self.live:
+                self.live.start()
+
+    def run(self) -> int:
+        """Read and answer until Ctrl-D, exit, or two Ctrl-C in a row; returns the exit status."""
+        last_interrupt = 0.0
+        while True:
+            try:
+                line = self.session.prompt("you> ").strip()
+            except EOFError:
+                return 0
+            except KeyboardInterrupt:
+                if time.monotonic() - last_interrupt < 2:
+                    return 0
+                last_interrupt = time.monotonic()
+                self.console.print("[dim](Ctrl-C again to quit, or type exit)[/]")
+                continue
+            if not line:
+                continue
+            if line.lower() in EXIT_WORDS:
+                return 0
+            if line.startswith("/"):
+                if line.split()[0] == "/clear":
+                    self.console.clear()
+                    continue
+                self.console.print(safe(run_command(self.agent, line, self.stats)), markup=False)
+                continue
+            self.turn(line)
+
+    def turn(self, line: str) -> TurnResult:
+        """Run one turn with a live view of its progress."""
+        view = TurnView(self.quiet, self.verbose)
+        if self.agent.config.model not in self._loaded():
+            view.status = f"loading {self.agent.config.model}…"
+        with Live(view.render(), console=self.console, refresh_per_second=12, transient=True) as live:
+            self.live = live
+
+            def on_event(kind: str, data: dict[str, Any]) -> None:
+                view.event(kind, data)
+                live.update(view.render())
+
+            try:
+                result = self.agent.run_turn(line, on_event)
+            finally:
+                self.live = None
+        if result.error:
+            self.console.print(view.render(final=True))
+            self.console.print(f"[red]error:[/] {safe(result.error)}")
+        else:
+            view.reply = result.reply  # ends with [interrupted] if the user stopped it
+            self.console.print(view.render(final=True))
+        self.stats.add(result)
+        return result
+
+    def _loaded(self) -> set[str]:
+        try:
+            return self.agent.llm.loaded()
+        except ModelError:
+            return set()
