@@ -90,6 +90,7 @@ def test_ctrl_c_twice_at_the_prompt_exits(spawn):
     child = spawn()
     child.sendintr()
     child.expect("Ctrl-C again")
+    child.expect("you> ")
     child.sendintr()
     child.expect(pexpect.EOF)
     child.wait()
