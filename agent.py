@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -114,6 +115,9 @@ class TurnResult:
     prompt_tokens: int = 0
     eval_tokens: int = 0
     critiques: list[str] = field(default_factory=list)
+    model_seconds: float = 0.0  # waiting on the main model (including loading it)
+    load_seconds: float = 0.0  # of which Ollama spent loading the model
+    tool_seconds: float = 0.0  # running tools
 
 
 class Agent:
@@ -262,6 +266,7 @@ class Agent:
                 emit("token", {"text": "".join(held)})
 
         kwargs = dict(
+            on_thinking=lambda text: emit("thinking", {"text": text}),  # shown, never stored
             tools=self.tool_specs,
             options=self.options,
             think=self.config.think,
@@ -278,6 +283,8 @@ class Agent:
         result.model_calls += 1
         result.prompt_tokens += reply.prompt_eval_count
         result.eval_tokens += reply.eval_count
+        result.model_seconds += reply.seconds
+        result.load_seconds += reply.load_seconds
         log.info(
             "model %s %.2fs prompt=%d eval=%d done_reason=%s",
             self.config.model,
@@ -339,6 +346,7 @@ class Agent:
             t = TOOLS.get((call.get("function") or {}).get("name"))
             return bool(t and t.destructive)
 
+        t0 = time.perf_counter()
         futures = {i: self._pool.submit(run, c) for i, c in enumerate(calls) if not destructive(c)}
         outcomes: dict[int, tuple[dict[str, Any], bool, Any]] = {}
         try:
@@ -356,6 +364,8 @@ class Agent:
                 outcomes.setdefault(i, ({"error": "cancelled by the user"}, False, None))
             self._record(calls, outcomes, result, calls_run)
             raise
+        finally:
+            result.tool_seconds += time.perf_counter() - t0
         self._record(calls, outcomes, result, calls_run)
 
     def _record(self, calls, outcomes, result: TurnResult, calls_run) -> None:

@@ -10,8 +10,10 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from agent import Agent, TurnResult, history_budget
+from llm import ModelError
 from memory import History, new_session_name, session_messages
 from tools import ToolError, dispatch
 
@@ -27,6 +29,9 @@ class Stats:
     tool_calls: int = 0
     tool_errors: int = 0
     critiques: int = 0
+    model_seconds: float = 0.0
+    load_seconds: float = 0.0
+    tool_seconds: float = 0.0
     last: TurnResult | None = field(default=None, repr=False)
 
     def add(self, r: TurnResult) -> None:
@@ -38,6 +43,9 @@ class Stats:
         self.tool_calls += len(r.tool_calls)
         self.tool_errors += sum(not c["ok"] for c in r.tool_calls)
         self.critiques += len(r.critiques)
+        self.model_seconds += r.model_seconds
+        self.load_seconds += r.load_seconds
+        self.tool_seconds += r.tool_seconds
         self.last = r
 
 
@@ -181,17 +189,53 @@ def _think(agent: Agent, arg: str, stats: Stats) -> str:
 
 @command("/stats             model calls, tokens and tool calls so far")
 def _stats(agent: Agent, arg: str, stats: Stats) -> str:
-    last = stats.last
-    lines = [
-        f"this run: {stats.turns} turns, {stats.model_calls} model calls, {stats.prompt_tokens:,} prompt and "
-        f"{stats.eval_tokens:,} eval tokens, {stats.tool_calls} tool calls ({stats.tool_errors} errors), "
-        f"{stats.critiques} critic retries",
-    ]
-    if last:
-        lines.append(
-            f"last turn: {last.model_calls} model calls, {last.prompt_tokens:,} prompt and {last.eval_tokens:,} eval tokens, "
-            f"{len(last.tool_calls)} tool calls"
+    def line(label: str, s: Any, tools: int, errors: int) -> str:
+        rate = s.eval_tokens / (s.model_seconds - s.load_seconds) if s.model_seconds > s.load_seconds else 0
+        return (
+            f"{label}: {s.model_calls} model calls, {s.prompt_tokens:,} prompt + {s.eval_tokens:,} eval tokens "
+            f"({rate:.1f} tokens/s), {s.model_seconds:.1f} s in the model (of which {s.load_seconds:.1f} s loading), "
+            f"{s.tool_seconds * 1000:.0f} ms in {tools} tool calls ({errors} failed)"
         )
+
+    lines = []
+    if stats.last:
+        last = stats.last
+        lines.append(line("last turn", last, len(last.tool_calls), sum(not c["ok"] for c in last.tool_calls)))
+    lines.append(line(f"this run ({stats.turns} turns)", stats, stats.tool_calls, stats.tool_errors))
+    lines.append(f"critic: {stats.critiques} retries asked")
     lines.append(f"models: {agent.config.model} (critic {agent.config.critic_model}, embed {agent.config.embed_model})")
     lines.append(f"today: {agent.today():%A} {agent.today().isoformat()} · {dt.datetime.now():%H:%M}")
     return "\n".join(lines)
+
+
+@command("/model [main|critic NAME]  the models, or switch one (it must be pulled)")
+def _model(agent: Agent, arg: str, stats: Stats) -> str:
+    c = agent.config
+    if not arg:
+        return f"main {c.model} · critic {c.critic_model} · embed {c.embed_model}"
+    role, _, name = arg.partition(" ")
+    name = name.strip()
+    if role not in ("main", "critic") or not name:
+        return "usage: /model main NAME or /model critic NAME"
+    try:
+        have = agent.llm.models()
+        if name not in have:
+            return f"{name} is not pulled; /pull {name} first"
+        if role == "main" and "tools" not in (agent.llm.capabilities(name) or ["tools"]):
+            return f"{name} cannot call tools; choose another main model"
+    except ModelError as e:
+        return f"error: {e}"
+    setattr(c, "model" if role == "main" else "critic_model", name)
+    return f"{role} model is now {name}"
+
+
+@command("/pull NAME         download a model through Ollama")
+def _pull(agent: Agent, arg: str, stats: Stats) -> str:
+    if not arg:
+        return "usage: /pull NAME"
+    try:
+        for _ in agent.llm.pull(arg):
+            pass
+    except ModelError as e:
+        return f"error: {e}"
+    return f"pulled {arg}"

@@ -106,8 +106,9 @@ class Ollama:
         think: bool | None = None,
         keep_alive: str | None = None,
         on_token: Any = None,
+        on_thinking: Any = None,
     ) -> ChatResult:
-        """Stream one chat call; on_token(text) sees content as it arrives."""
+        """Stream one chat call; on_token(text) and on_thinking(text) see the pieces as they arrive."""
         t0 = time.perf_counter()
         result = ChatResult()
         parts: list[str] = []
@@ -128,6 +129,8 @@ class Ollama:
                 msg = chunk.message
                 if msg.thinking:
                     thinking.append(msg.thinking)
+                    if on_thinking:
+                        on_thinking(msg.thinking)
                 if msg.content:
                     parts.append(msg.content)
                     if on_token:

@@ -82,6 +82,8 @@ class TurnView:
         self.reply = ""
         self.status = "thinking…"
         self.started: dict[Any, float] = {}
+        self.thinking = ""
+        self.show_thinking = True
 
     def event(self, kind: str, data: dict[str, Any]) -> None:
         """Take one agent event."""
@@ -90,6 +92,7 @@ class TurnView:
         elif kind == "status":
             self.status = data["text"]
             self.reply = ""  # a new model call: anything streamed before was not the answer
+            self.thinking = ""
         elif kind == "tool_start":
             self.started[(data["name"], json.dumps(data["arguments"], sort_keys=True, default=str))] = (
                 time.perf_counter()
@@ -103,6 +106,8 @@ class TurnView:
             )
         elif kind == "critic" and not data["done"] and not self.quiet:
             self.lines.append(Text(f"  ↳ critic: {safe(data['critique'])} — trying again", style="dim"))
+        elif kind == "thinking":
+            self.thinking += data["text"]
         elif kind == "warning":
             self.lines.append(Text(f"  ! {data['text']}", style="yellow"))
         elif kind == "model" and self.verbose:
@@ -117,6 +122,10 @@ class TurnView:
     def render(self, final: bool = False) -> Group:
         """The current picture: trace, then the reply (Markdown once final) or a spinner."""
         parts: list[Any] = list(self.lines)
+        if self.thinking and self.show_thinking:
+            # collapsed to one line: the latest of it
+            last = " ".join(self.thinking.split())[-100:]
+            parts.append(Text(f"  … {safe(last)}", style="dim italic", no_wrap=True, overflow="ellipsis"))
         if self.reply and final:
             parts += [Text("bot>", style="bold cyan"), Markdown(safe(self.reply))]
         elif self.reply:
@@ -211,6 +220,9 @@ class TerminalUI:
                 if line.split()[0] == "/clear":
                     self.console.clear()
                     continue
+                if line.split()[0] == "/pull" and len(line.split()) == 2:
+                    self.console.print(pull_with_progress(self.agent.llm, line.split()[1], self.console))
+                    continue
                 self.console.print(safe(run_command(self.agent, line, self.stats)), markup=False)
                 continue
             self.turn(line)
@@ -245,3 +257,18 @@ class TerminalUI:
             return self.agent.llm.loaded()
         except ModelError:
             return set()
+
+
+def pull_with_progress(llm: Any, name: str, console: Console) -> str:
+    """Pull a model with a progress bar (size and speed); returns a line to show."""
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
+
+    columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn())
+    try:
+        with Progress(*columns, console=console, transient=True) as progress:
+            task = progress.add_task(f"pulling {name}", total=None)
+            for status, done, total in llm.pull(name):
+                progress.update(task, description=f"{name}: {status[:40]}", completed=done, total=total or None)
+    except ModelError as e:
+        return f"error: {e}"
+    return f"pulled {name}"

@@ -324,7 +324,7 @@ def test_slash_commands_for_tasks_sessions_history_switches_and_stats(fake, tmp_
     assert "error: status must be one of" in out
     assert "you> add late thing and soon\nbot> Added both." in out
     assert "reflect is off\nreflect is off\nusage: /reflect on|off" in out
-    assert "this run: 1 turns, 3 model calls" in out  # two main, one critic and "2 tool calls (0 errors)" in out
+    assert "this run (1 turns): 3 model calls" in out and "in 2 tool calls (0 failed)" in out  # two main, one critic
     assert "session home\nsession " in out and "nothing said yet" in out
     assert "* " in out and " home " in out
     assert "session work (0 messages)\nsession work" in out

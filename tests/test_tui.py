@@ -153,3 +153,41 @@ def test_completion_of_commands_and_arguments():
     assert complete("/tasks d") == ["done"]
     assert complete("/reflect o") == ["on", "off"]
     assert complete("hello") == []
+
+
+def test_each_command_output_in_a_recorded_console(fake, make_agent, store, memory):
+    from commands import COMMANDS, Stats, run_command
+
+    fake.pullable.add("newmodel")
+    fake.models["plain"] = ["completion"]
+    agent = make_agent()
+    store.conn().execute("INSERT INTO tasks (title, due_date) VALUES ('file taxes', '2026-11-20')")
+    memory.store_cell("The user's cat is named Pixel.", kind="fact", topic="pets")
+    console = Console(record=True, width=120, color_system=None)
+    lines = [
+        "/help", "/tasks", "/tasks all", "/memories", "/memories cat", "/sessions", "/session", "/history",
+        "/reflect off", "/think on", "/stats", "/model", "/model main plain", "/model critic nope",
+        "/pull newmodel", "/model main newmodel", "/forget Pixel", "/new", "/bogus",
+    ]  # fmt: skip
+    for line in lines:
+        console.print(run_command(agent, line, Stats()), markup=False)
+    text = console.export_text()
+    for name in COMMANDS:
+        assert f"/{name}" in text  # /help lists every command
+    assert "file taxes" in text and "OVERDUE" in text
+    assert "[1] The user's cat is named Pixel.  (fact, pets)" in text
+    assert "reflect is off" in text and "think is on" in text and agent.config.reflect is False
+    assert "main main · critic critic · embed embed" in text
+    assert "plain cannot call tools" in text and "nope is not pulled; /pull nope first" in text
+    assert "pulled newmodel" in text and "main model is now newmodel" in text and agent.config.model == "newmodel"
+    assert "forgot [1] The user's cat is named Pixel." in text
+    assert "unknown command /bogus; type /help for the list" in text
+
+
+def test_a_pasted_block_of_lines_is_one_turn(fake, spawn):
+    fake.respond_with("main", lambda body: {"content": "got the list"})
+    child = spawn()
+    child.send("\x1b[200~buy milk\nbuy eggs\nbuy bread\x1b[201~")  # a bracketed paste
+    child.send("\r")
+    child.expect("got the list")
+    assert fake.chats("main")[-1]["messages"][-1]["content"] == "buy milk\nbuy eggs\nbuy bread"
