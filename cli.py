@@ -141,7 +141,17 @@ def ensure_models(llm: Ollama, config: Config, interactive: bool) -> str | None:
 
 
 def show_pull(llm: Ollama, name: str) -> None:
-    """Pull a model, showing progress on stderr."""
+    """Pull a model, showing progress on stderr (a progress bar in a real terminal)."""
+    if rich_terminal(os.environ, sys.stderr):
+        from rich.console import Console
+
+        from tui import pull_with_progress
+
+        line = pull_with_progress(llm, name, Console(stderr=True))
+        if line.startswith("error: "):
+            raise ModelError(line.removeprefix("error: "))
+        print(line, file=sys.stderr)
+        return
     last = 0.0
     for status, done, total in llm.pull(name):
         now = time.monotonic()
