@@ -223,7 +223,8 @@ class TerminalUI:
                 if line.split()[0] == "/pull" and len(line.split()) == 2:
                     self.console.print(pull_with_progress(self.agent.llm, line.split()[1], self.console))
                     continue
-                self.console.print(safe(run_command(self.agent, line, self.stats)), markup=False)
+                for out in safe(run_command(self.agent, line, self.stats)).splitlines():
+                    self.console.print(out, markup=False, style="bold red" if out.endswith("OVERDUE") else None)
                 continue
             self.turn(line)
 
