@@ -136,7 +136,8 @@ def overhead(messages: int, memories: int, turns: int) -> dict:
     what = f"{messages:,} msgs, {memories:,} memories"
     return [
         {"what": f"overhead/turn (wall), {what}", "value": statistics.median(samples), "unit": "ms", "target": 5.0},
-        {"what": f"overhead/turn (CPU), {what}", "value": statistics.median(cpu), "unit": "ms", "target": 5.0},
+        # CPU includes decoding Ollama's replies in the client, which the wall figure counts as model time.
+        {"what": f"overhead/turn (CPU), {what}", "value": statistics.median(cpu), "unit": "ms", "target": None},
     ]
 
 
