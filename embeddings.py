@@ -116,6 +116,14 @@ class Embedder:
         return normalize(np.asarray(self._embed(self.model, [self.query_prefix + text])[0], dtype=np.float32))
 
 
+def best(ids: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """The k highest-scoring (id, score) pairs, best first: argpartition, then sort only those k."""
+    k = min(k, len(scores))
+    top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
+    top = top[np.argsort(-scores[top], kind="stable")]
+    return [(int(ids[i]), float(scores[i])) for i in top]
+
+
 class VectorIndex:
     """Normalized vectors with integer ids, searched by cosine similarity.
 
@@ -200,10 +208,7 @@ class VectorIndex:
                 raise ValueError(f"query has {query.shape[0]} dimensions, the index has {self.dim}")
             scores = self._m[:n] @ query  # (n,)
             ids = self._ids[:n]
-        k = min(k, n)
-        top = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
-        top = top[np.argsort(-scores[top], kind="stable")]
-        return [(int(ids[i]), float(scores[i])) for i in top]
+        return best(ids, scores, k)
 
     def ids(self) -> np.ndarray:
         """The ids present, sorted."""
@@ -345,10 +350,7 @@ class CompactIndex:
                 cand = np.arange(n)
             scores = self._cosine(cand, query)
             ids = self._ids[cand]
-        k = min(k, len(cand))
-        top = np.argpartition(-scores, k - 1)[:k] if k < len(cand) else np.arange(len(cand))
-        top = top[np.argsort(-scores[top], kind="stable")]
-        return [(int(ids[i]), float(scores[i])) for i in top]
+        return best(ids, scores, k)
 
     def similarity(self, ids: Sequence[int], query: np.ndarray) -> dict[int, float]:
         """Cosine of the query with each of these ids that is present."""

@@ -4,6 +4,7 @@ wired to both exactly as cli.main wires the real one."""
 from __future__ import annotations
 
 import datetime as dt
+import os
 import sys
 from pathlib import Path
 
@@ -100,3 +101,10 @@ def call(name: str, **arguments) -> dict:
 def tasks(store) -> list[dict]:
     """Every task row, as dicts."""
     return [dict(r) for r in store.conn().execute("SELECT id, title, due_date, status FROM tasks ORDER BY id")]
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """This process's environment without planner or Ollama settings, plus extra ones."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PLANNER_", "OLLAMA_", "NO_COLOR"))}
+    env.update(extra)
+    return env

@@ -8,7 +8,7 @@ import sys
 import threading
 
 import pytest
-from conftest import ROOT, call
+from conftest import ROOT, call, clean_env
 
 import cli
 from config import Config, data_dir
@@ -16,7 +16,7 @@ from llm import Ollama
 
 
 def run_agent(fake, home, lines, *args, env=None, timeout=60):
-    e = {k: v for k, v in os.environ.items() if not k.startswith(("PLANNER_", "OLLAMA_"))}
+    e = clean_env()
     e.update(
         {
             "OLLAMA_HOST": fake.url if fake else "http://127.0.0.1:9",

@@ -3,11 +3,10 @@ scripted oracle (everything passes) and a mistaken oracle (exactly the
 mistaken scenarios fail): proof that the scoring can fail."""
 
 import json
-import os
 import subprocess
 import sys
 
-from conftest import ROOT
+from conftest import ROOT, clean_env
 
 from evals.runner import load_scenarios, match_tasks
 from evals.scripted import oracle
@@ -16,7 +15,7 @@ SCENARIOS = load_scenarios()
 
 
 def run_evals(fake, tmp_path, *args):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PLANNER_", "OLLAMA_"))}
+    env = clean_env()
     env.update(OLLAMA_HOST=fake.url, PLANNER_HOME=str(tmp_path))
     out = tmp_path / "run.json"
     p = subprocess.run(

@@ -1,7 +1,6 @@
 """Faults a planner must survive: killed mid-turn, several processes on one
 file, Ollama restarting or stalling mid-reply."""
 
-import os
 import signal
 import sqlite3
 import subprocess
@@ -9,7 +8,7 @@ import sys
 import threading
 import time
 
-from conftest import ROOT, call
+from conftest import ROOT, call, clean_env
 from fake_ollama import FakeOllama
 from test_cli import run_agent
 
@@ -34,7 +33,7 @@ def test_kill_9_mid_turn_twenty_times_leaves_a_sound_database(fake, tmp_path):
             else adder(body)
         ),
     )
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PLANNER_", "OLLAMA_"))}
+    env = clean_env()
     env.update(
         OLLAMA_HOST=fake.url,
         PLANNER_HOME=str(tmp_path),
@@ -95,7 +94,7 @@ def test_ollama_restarting_mid_reply_fails_one_turn_and_the_next_works(tmp_path)
     p = subprocess.Popen(
         [sys.executable, str(ROOT / "agent.py"), "--no-reflect", "--no-auto-memory"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**{k: v for k, v in os.environ.items() if not k.startswith(("PLANNER_", "OLLAMA_"))},
+        env={**clean_env(),
              "OLLAMA_HOST": server.url, "PLANNER_HOME": str(tmp_path), "PLANNER_MODEL": "main",
              "PLANNER_CRITIC_MODEL": "critic", "PLANNER_EMBED_MODEL": "embed"},
     )  # fmt: skip

@@ -1,12 +1,11 @@
 """The interactive REPL in a real pseudo-terminal (pexpect): prompt,
 streaming, confirmation, Ctrl-C and Ctrl-D."""
 
-import os
 import sys
 
 import pexpect
 import pytest
-from conftest import ROOT, call, tasks
+from conftest import ROOT, call, clean_env, tasks
 
 from db import Store
 
@@ -16,7 +15,7 @@ def spawn(fake, tmp_path):
     children = []
 
     def start(*args):
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("PLANNER_", "OLLAMA_"))}
+        env = clean_env()
         env.update(OLLAMA_HOST=fake.url, PLANNER_HOME=str(tmp_path), PLANNER_TODAY="2026-12-01", TERM="dumb")
         child = pexpect.spawn(
             sys.executable,

@@ -1,12 +1,11 @@
 """The full terminal interface (prompt_toolkit + rich) driven in a real
 pseudo-terminal, and its pieces unit-tested with a recorded console."""
 
-import os
 import sys
 
 import pexpect
 import pytest
-from conftest import ROOT, call
+from conftest import ROOT, call, clean_env
 from rich.console import Console
 
 from tui import SlashCompleter, TurnView, safe
@@ -17,7 +16,7 @@ def spawn(fake, tmp_path):
     children = []
 
     def start(*args):
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("PLANNER_", "OLLAMA_", "NO_COLOR"))}
+        env = clean_env()
         env.update(
             OLLAMA_HOST=fake.url,
             PLANNER_HOME=str(tmp_path),

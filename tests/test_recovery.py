@@ -1,0 +1,282 @@
+"""Coping with small models: tool calls written as text, repeats, echoed
+results, invented tools and dates, and calls the user did not ask for."""
+
+import json
+
+from conftest import call, tasks
+from test_agent import events
+
+from memory import session_messages
+from recovery import parse_text_tool_calls
+from tools import TOOLS
+
+
+def test_tool_calls_written_as_text_are_run_not_shown(fake, make_agent, store):
+    text = '{"name": "add_task", "arguments": {"title": "call mom", "due_date": "2026-12-03"}}'
+    fake.script("main", {"content": text}, {"content": "Added."})
+    seen = []
+    r = make_agent(reflect=False).run_turn("remind me to call mom thursday", events(seen))
+    assert tasks(store)[0]["title"] == "call mom"
+    assert r.reply == "Added."
+    assert "add_task" not in "".join(d["text"] for k, d in seen if k == "token")
+    stored = session_messages(store, "s1")
+    assert stored[1]["tool_calls"][0]["function"]["name"] == "add_task" and stored[1]["content"] == ""
+
+
+def test_text_tool_call_formats_small_models_use():
+    names = set(TOOLS)
+    assert parse_text_tool_calls('<tool_call>\n{"name": "get_today", "arguments": {}}\n</tool_call>', names)
+    fenced = 'Sure:\n```json\n[{"name": "add_task", "parameters": {"title": "a"}}, {"name": "add_task", "arguments": "{\\"title\\": \\"b\\"}"}]\n```'
+    calls = parse_text_tool_calls(fenced, names)
+    assert [c["function"]["arguments"]["title"] for c in calls] == ["a", "b"]
+    assert parse_text_tool_calls('{"function": {"name": "list_tasks", "arguments": {"status": "all"}}}', names)
+    # A call-shaped object with an invented name is parsed, so dispatch can say which tool is real...
+    assert (
+        parse_text_tool_calls('{"name": "move_dentist", "arguments": {"id": 1}}', names)[0]["function"]["name"]
+        == "move_dentist"
+    )
+    # ...while JSON that is not shaped like a call is just text.
+    assert parse_text_tool_calls('{"name": "Ana", "city": "Lisbon"}', names) == []
+    assert parse_text_tool_calls('The JSON was {"added": {"id": 1}}', names) == []
+    assert parse_text_tool_calls("no json here", names) == []
+
+
+def test_text_that_only_looks_like_json_is_still_shown(fake, make_agent):
+    fake.script("main", {"content": '{"note": "not a call"}'})
+    seen = []
+    r = make_agent().run_turn("hi", events(seen))
+    assert r.reply == '{"note": "not a call"}'
+    assert "".join(d["text"] for k, d in seen if k == "token") == '{"note": "not a call"}'
+
+
+def test_identical_calls_repeated_in_one_reply_run_once(fake, make_agent, store):
+    fake.script("main", {"tool_calls": [call("add_task", title="milk")] * 26}, {"content": "Added milk."})
+    make_agent(reflect=False).run_turn("add milk")
+    assert [t["title"] for t in tasks(store)] == ["milk"]
+    stored = session_messages(store, "s1")
+    assert len(stored[1]["tool_calls"]) == 1 and [m["role"] for m in stored] == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
+
+
+def test_an_echoed_json_result_becomes_a_reply_in_words(fake, make_agent):
+    fake.script(
+        "main",
+        {"tool_calls": [call("add_task", title="milk", due_date="2026-12-02")]},
+        {"content": '{"added": {"id": 1}}'},
+    )
+    seen = []
+    r = make_agent(reflect=False).run_turn("add milk for tomorrow", events(seen))
+    assert r.reply == 'Added "milk" (id 1, due 2026-12-02).'
+    assert "".join(d["text"] for k, d in seen if k == "token") == r.reply
+
+
+def test_an_empty_final_reply_is_replaced_by_what_was_done(fake, make_agent, store):
+    fake.script("main", {"tool_calls": [call("list_tasks")]}, {"content": ""})
+    assert make_agent().run_turn("what's on my list?").reply == "You have no open tasks."
+    fake.script("main", {"content": "  "})
+    assert make_agent().run_turn("hm").reply == "Sorry, I have no answer to that."
+    assert all(
+        m["content"] for m in session_messages(store, "s1") if m["role"] == "assistant" and not m.get("tool_calls")
+    )
+
+
+def test_fallback_describes_each_tool_result():
+    from recovery import fallback_reply
+
+    calls = [
+        {"name": "complete_task", "result": {"completed": {"id": 2, "title": "a", "due_date": None}}},
+        {"name": "delete_task", "result": {"error": "the user declined; task 3 was not deleted"}},
+        {"name": "remember", "result": {"remembered": {"id": 1, "text": "likes tea"}}},
+        {"name": "get_today", "result": {"date": "2026-12-01", "weekday": "Tuesday"}},
+    ]
+    assert (
+        fallback_reply(calls)
+        == 'Marked "a" (id 2) as done. I\'ll remember that: likes tea. Today is Tuesday, 2026-12-01.'
+    )
+    # errors are told only when nothing succeeded
+    assert fallback_reply(calls[1:2]) == "delete_task failed: the user declined; task 3 was not deleted."
+
+
+def test_an_invented_tool_written_as_text_gets_an_error_that_names_the_real_one(fake, make_agent, store):
+    fake.script(
+        "main",
+        {"content": '{"name": "rename_task", "arguments": {"id": 1, "title": "oat milk"}}'},
+        {"tool_calls": [call("update_task", id=1, title="oat milk")]},
+        {"content": "Renamed."},
+    )
+    fake.script("main")
+    store.conn().execute("INSERT INTO tasks (title) VALUES ('milk')")
+    make_agent(reflect=False).run_turn("rename milk to oat milk")
+    error = json.loads([m for m in fake.chats("main")[1]["messages"] if m["role"] == "tool"][0]["content"])
+    assert "Use update_task instead" in error["error"]
+    assert tasks(store)[0]["title"] == "oat milk"
+
+
+def test_a_call_repeating_one_that_succeeded_is_not_run_again(fake, make_agent, store):
+    fake.script(
+        "main",
+        {"tool_calls": [call("add_task", title="renew passport", due_date="2026-12-15")]},
+        # a small model asks again, with an extra argument and the id as text
+        {"tool_calls": [call("add_task", title="renew passport", due_date="2026-12-15", status="open")]},
+    )
+    r = make_agent(reflect=False).run_turn("add renew passport due 2026-12-15")
+    assert [t["title"] for t in tasks(store)] == ["renew passport"]
+    assert r.reply == 'Added "renew passport" (id 1, due 2026-12-15).'
+    assert len(fake.chats("main")) == 2  # answered from the results, no third call
+
+
+def test_repeats_are_dropped_but_new_calls_in_the_same_reply_run(fake, make_agent, store):
+    fake.script(
+        "main",
+        {"tool_calls": [call("add_task", title="a")]},
+        {"tool_calls": [call("add_task", title="a"), call("add_task", title="b")]},
+        {"content": "Added a and b."},
+    )
+    make_agent(reflect=False).run_turn("add a and b")
+    assert [t["title"] for t in tasks(store)] == ["a", "b"]
+
+
+def test_a_failed_call_may_be_retried(fake, make_agent, store):
+    fake.script(
+        "main",
+        {"tool_calls": [call("complete_task", id=1)]},
+        {"tool_calls": [call("add_task", title="a")]},
+        {"tool_calls": [call("complete_task", id=1)]},
+        {"content": "Done."},
+    )
+    make_agent(reflect=False).run_turn("finish a")
+    assert tasks(store)[0]["status"] == "done"
+
+
+def test_a_question_never_changes_data(fake, make_agent, store):
+    store.conn().execute("INSERT INTO tasks (title, due_date) VALUES ('buy groceries', '2026-12-02')")
+    fake.script("main", {"tool_calls": [call("complete_task", id=1), call("list_tasks")]}, {"content": "Groceries."})
+    make_agent(reflect=False).run_turn("what is due tomorrow?")
+    assert tasks(store)[0]["status"] == "open"
+    refusal = json.loads([m for m in fake.chats("main")[1]["messages"] if m["role"] == "tool"][0]["content"])
+    assert "asked a question" in refusal["error"]
+
+
+def test_a_request_phrased_as_a_question_still_acts(fake, make_agent, store):
+    fake.script("main", {"tool_calls": [call("add_task", title="milk", due_date="2026-12-02")]}, {"content": "Added."})
+    make_agent(reflect=False).run_turn("can you add milk for tomorrow?")
+    assert tasks(store)[0]["title"] == "milk"
+
+
+def test_delete_is_refused_when_the_user_did_not_ask_to_delete(fake, make_agent, store, ctx):
+    ctx.confirm = lambda q: True
+    store.conn().execute("INSERT INTO tasks (title) VALUES ('quarterly report')")
+    fake.script("main", {"tool_calls": [call("delete_task", id=1)]}, {"content": "Done."})
+    make_agent(reflect=False).run_turn("I finished the quarterly report")
+    assert len(tasks(store)) == 1
+    fake.script("main", {"tool_calls": [call("delete_task", id=1)]}, {"content": "Deleted."})
+    make_agent(reflect=False).run_turn("please remove the report task")
+    assert tasks(store) == []
+
+
+def test_a_yes_after_a_delete_question_may_delete(fake, make_agent, store, ctx):
+    ctx.confirm = lambda q: True
+    store.conn().execute("INSERT INTO tasks (title) VALUES ('gym')")
+    fake.script(
+        "main",
+        {"content": "Delete the gym task?"},
+        {"tool_calls": [call("delete_task", id=1)]},
+        {"content": "Deleted."},
+    )
+    agent = make_agent(reflect=False)
+    agent.run_turn("delete the gym one")
+    agent.run_turn("yes")
+    assert tasks(store) == []
+
+
+def test_an_invented_due_date_is_left_out_and_said_so(fake, make_agent, store):
+    fake.script(
+        "main",
+        {"tool_calls": [call("add_task", title="buy a birthday card", due_date="2026-12-02")]},
+        {"content": "Added."},
+    )
+    make_agent(reflect=False).run_turn("add a task: buy a birthday card")
+    assert tasks(store)[0]["due_date"] is None
+    result = json.loads([m for m in fake.chats("main")[1]["messages"] if m["role"] == "tool"][0]["content"])
+    assert result["note"] == "due_date left out: the user gave no date"
+
+
+def test_a_repeated_failing_call_with_an_extra_argument_runs_without_it(fake, make_agent, store):
+    bad = call("add_task", title="water plants", due_date="2026-12-04", status="open")
+    fake.script("main", {"tool_calls": [bad]}, {"tool_calls": [bad]}, {"content": "Added."})
+    make_agent(reflect=False).run_turn("add water the plants on friday")
+    assert [(t["title"], t["due_date"]) for t in tasks(store)] == [("water plants", "2026-12-04")]
+    results = [json.loads(m["content"]) for m in fake.chats("main")[2]["messages"] if m["role"] == "tool"]
+    assert "no argument 'status'" in results[0]["error"]  # the first time, an error that says what to fix
+    assert results[1]["note"] == "ignored arguments this tool does not take: status"
+
+
+def test_question_and_date_detection():
+    from recovery import asks_only, mentions_date
+
+    assert asks_only("what is due tomorrow?") and asks_only("Do I have anything to do?")
+    assert not asks_only("can you add milk?") and not asks_only("what should I add? add milk")
+    assert not asks_only("what is due tomorrow") and not asks_only("is the report done? mark it done?")
+    assert mentions_date("on friday") and mentions_date("2026-12-05") and mentions_date("in 3 days")
+    assert not mentions_date("buy a birthday card") and not mentions_date("call mom")
+
+
+def test_a_call_repeating_one_whose_date_was_left_out_is_a_repeat(fake, make_agent, store):
+    fake.script(
+        "main",
+        {"tool_calls": [call("add_task", title="Buy a birthday card", due_date="2026-12-02")]},
+        {"tool_calls": [call("add_task", title="Buy a birthday card", due_date=None)]},
+    )
+    make_agent(reflect=False).run_turn("add a task: buy a birthday card")
+    fake.script(
+        "main",
+        {"tool_calls": [call("add_task", title="Buy a cake", due_date="2026-12-02")]},
+        {"tool_calls": [call("add_task", title="Buy a cake", due_date="2026-12-02")]},
+    )
+    make_agent(reflect=False).run_turn("add a task: buy a cake")
+    assert [(t["title"], t["due_date"]) for t in tasks(store)] == [("Buy a birthday card", None), ("Buy a cake", None)]
+
+
+def test_invented_names_point_to_the_real_tool():
+    from tools import suggest_tool
+
+    assert suggest_tool("submit_expense_report") == "add_task"
+    assert suggest_tool("schedule_gym_signup") == "add_task"
+    assert suggest_tool("move_dentist") == "update_task"
+    assert suggest_tool("remove_due_date") == "update_task"
+    assert suggest_tool("finish_report") == "complete_task"
+    assert suggest_tool("zebra") is None
+
+
+def test_a_reply_parroting_the_retry_instructions_is_replaced(fake, make_agent):
+    fake.script(
+        "main",
+        {"tool_calls": [call("add_task", title="milk")]},
+        {"content": "Added."},
+        {"content": "Fix it with the tools if needed, then reply in one short sentence."},
+    )
+    fake.script("critic", {"content": '{"done": false, "critique": "check it"}'})
+    assert make_agent().run_turn("add milk").reply == 'Added "milk" (id 1).'
+
+
+def test_several_echoed_results_are_still_an_echo():
+    from recovery import is_json_echo
+
+    assert is_json_echo('{"added": {"id": 1}}\n{"added": {"id": 2}}')
+    assert not is_json_echo('{"added": 1} and more words')
+
+
+def test_a_reminder_is_not_a_memory(fake, make_agent, store):
+    fake.script(
+        "main",
+        {"tool_calls": [call("remember", fact="call the plumber tomorrow")]},
+        {"tool_calls": [call("add_task", title="call the plumber", due_date="2026-12-02")]},
+        {"content": "Added."},
+    )
+    make_agent(reflect=False).run_turn("remind me to call the plumber tomorrow")
+    assert tasks(store)[0]["title"] == "call the plumber"
+    assert store.conn().execute("SELECT COUNT(*) FROM memories").fetchone()[0] == 0
