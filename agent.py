@@ -61,6 +61,18 @@ log = logging.getLogger("planner")
 Event = Callable[[str, dict[str, Any]], None]
 
 
+def shared_prefix(a: str, b: str) -> int:
+    """Length of the common start of two strings (binary search on slices, no per-character loop)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
 def _looks_like_call(text: str) -> bool:
     # While streaming: hold text back if it may turn out to be a tool call.
     head = text.lstrip()[:12]
@@ -85,6 +97,9 @@ class TurnResult:
     model_seconds: float = 0.0  # waiting on the main model (including loading it)
     load_seconds: float = 0.0  # of which Ollama spent loading the model
     tool_seconds: float = 0.0  # running tools
+    prefix_reuse: list[float] = field(
+        default_factory=list
+    )  # per main-model call: share of the request repeating the last one
 
 
 class Agent:
@@ -99,6 +114,7 @@ class Agent:
         self.tools = tools
         self.keeper = keeper  # background memory extraction and summaries; None to skip
         self._said: list[str] = []  # the user's previous and current message
+        self._last_request = ""  # the previous request's messages, serialized, for prefix reuse
         self.tool_specs = tool_specs()
         self.tool_names = set(TOOLS)
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="tool")
@@ -232,6 +248,10 @@ class Agent:
                 streaming = True
                 emit("token", {"text": "".join(held)})
 
+        # How much of this request repeats the last one byte for byte: what Ollama's cache can skip.
+        request = json.dumps(messages, ensure_ascii=False)
+        result.prefix_reuse.append(shared_prefix(request, self._last_request) / len(request))
+        self._last_request = request
         kwargs = dict(
             on_thinking=lambda text: emit("thinking", {"text": text}),  # shown, never stored
             tools=self.tool_specs,

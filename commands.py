@@ -32,6 +32,7 @@ class Stats:
     model_seconds: float = 0.0
     load_seconds: float = 0.0
     tool_seconds: float = 0.0
+    prefix_reuse: list[float] = field(default_factory=list)
     last: TurnResult | None = field(default=None, repr=False)
 
     def add(self, r: TurnResult) -> None:
@@ -46,6 +47,7 @@ class Stats:
         self.model_seconds += r.model_seconds
         self.load_seconds += r.load_seconds
         self.tool_seconds += r.tool_seconds
+        self.prefix_reuse += r.prefix_reuse
         self.last = r
 
 
@@ -191,10 +193,12 @@ def _think(agent: Agent, arg: str, stats: Stats) -> str:
 def _stats(agent: Agent, arg: str, stats: Stats) -> str:
     def line(label: str, s: Any, tools: int, errors: int) -> str:
         rate = s.eval_tokens / (s.model_seconds - s.load_seconds) if s.model_seconds > s.load_seconds else 0
+        reuse = sum(s.prefix_reuse) / len(s.prefix_reuse) if s.prefix_reuse else 0
         return (
             f"{label}: {s.model_calls} model calls, {s.prompt_tokens:,} prompt + {s.eval_tokens:,} eval tokens "
             f"({rate:.1f} tokens/s), {s.model_seconds:.1f} s in the model (of which {s.load_seconds:.1f} s loading), "
-            f"{s.tool_seconds * 1000:.0f} ms in {tools} tool calls ({errors} failed)"
+            f"{s.tool_seconds * 1000:.0f} ms in {tools} tool calls ({errors} failed), "
+            f"{reuse:.0%} of each request repeated the last (prompt-cache reuse)"
         )
 
     lines = []

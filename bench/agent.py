@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from fake_ollama import FakeOllama  # noqa: E402
 
-from agent import build_agent  # noqa: E402
+from agent import build_agent, shared_prefix  # noqa: E402
 from bench.recall import populate  # noqa: E402
 from config import Config  # noqa: E402
 from db import Store  # noqa: E402
@@ -168,18 +168,6 @@ def startup(memories: int) -> dict:
     }
 
 
-def _common_prefix(a: str, b: str) -> int:
-    n = min(len(a), len(b))
-    lo, hi = 0, n
-    while lo < hi:  # binary search on prefix equality: O(n log n) instead of a char loop
-        mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
 def prefix_reuse(turns: int) -> list[dict]:
     """Mean share of each request that repeats the previous one, and request sizes."""
     with FakeOllama() as fake, tempfile.TemporaryDirectory() as d:
@@ -206,7 +194,7 @@ def prefix_reuse(turns: int) -> list[dict]:
         agent.close()
         store.close()
         bodies = [json.dumps({"tools": b["tools"], "messages": b["messages"]}) for b in fake.chats("main")]
-    shares = [_common_prefix(a, b) / len(b) for a, b in zip(bodies, bodies[1:], strict=False)]
+    shares = [shared_prefix(a, b) / len(b) for a, b in zip(bodies, bodies[1:], strict=False)]
     sizes = [len(b) for b in bodies]
     return [
         {

@@ -230,3 +230,15 @@ def test_history_prefix_is_byte_identical_across_turns(fake, make_agent):
         assert later.startswith(earlier[:-1])  # the whole earlier request is a prefix
     assert len({json.dumps(b["tools"]) for b in fake.chats("main")}) == 1
     assert len({json.dumps(b["options"]) for b in fake.chats("main")}) == 1
+
+
+def test_prefix_reuse_is_measured_per_model_call(fake, make_agent):
+    from agent import shared_prefix
+
+    assert shared_prefix("abcdef", "abcxyz") == 3 and shared_prefix("", "abc") == 0 and shared_prefix("ab", "ab") == 2
+    fake.respond_with("main", lambda body: {"content": "noted"})
+    agent = make_agent()
+    first = agent.run_turn("one")
+    second = agent.run_turn("two")
+    assert first.prefix_reuse == [0.0]
+    assert 0.8 < second.prefix_reuse[0] < 1.0
