@@ -73,6 +73,27 @@ def shared_prefix(a: str, b: str) -> int:
     return lo
 
 
+def prefix_share(previous: list[Message], current: list[Message]) -> float:
+    """Share of the current request (by characters) in its leading messages that equal the previous request's.
+
+    Whole messages are compared (history dicts are the same objects turn to
+    turn, so this is cheap); a partly equal message counts as changed.
+    """
+
+    def size(messages: list[Message]) -> int:
+        return sum(
+            len(m.get("content") or "") + (len(str(m["tool_calls"])) if m.get("tool_calls") else 0) + 16
+            for m in messages
+        )
+
+    same = 0
+    for a, b in zip(previous, current, strict=False):
+        if a != b:
+            break
+        same += 1
+    return size(current[:same]) / max(1, size(current))
+
+
 def _looks_like_call(text: str) -> bool:
     # While streaming: hold text back if it may turn out to be a tool call.
     head = text.lstrip()[:12]
@@ -114,7 +135,7 @@ class Agent:
         self.tools = tools
         self.keeper = keeper  # background memory extraction and summaries; None to skip
         self._said: list[str] = []  # the user's previous and current message
-        self._last_request = ""  # the previous request's messages, serialized, for prefix reuse
+        self._last_request: list[Message] = []  # the previous request's messages, for prefix reuse
         self.tool_specs = tool_specs()
         self.tool_names = set(TOOLS)
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="tool")
@@ -248,10 +269,9 @@ class Agent:
                 streaming = True
                 emit("token", {"text": "".join(held)})
 
-        # How much of this request repeats the last one byte for byte: what Ollama's cache can skip.
-        request = json.dumps(messages, ensure_ascii=False)
-        result.prefix_reuse.append(shared_prefix(request, self._last_request) / len(request))
-        self._last_request = request
+        # How much of this request repeats the last one: what Ollama's cache can skip.
+        result.prefix_reuse.append(prefix_share(self._last_request, messages))
+        self._last_request = messages
         kwargs = dict(
             on_thinking=lambda text: emit("thinking", {"text": text}),  # shown, never stored
             tools=self.tool_specs,
