@@ -50,6 +50,7 @@ from recovery import (
     echoes,
     fallback_reply,
     is_json_echo,
+    looks_like_call,
     new_calls,
     parse_text_tool_calls,
     screen_call,
@@ -59,18 +60,6 @@ from tools import READ_ONLY_TOOLS, TOOLS, ToolContext, ToolError, dispatch, to_j
 log = logging.getLogger("planner")
 
 Event = Callable[[str, dict[str, Any]], None]
-
-
-def shared_prefix(a: str, b: str) -> int:
-    """Length of the common start of two strings (binary search on slices, no per-character loop)."""
-    lo, hi = 0, min(len(a), len(b))
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
 
 
 def prefix_share(previous: list[Message], current: list[Message]) -> float:
@@ -92,12 +81,6 @@ def prefix_share(previous: list[Message], current: list[Message]) -> float:
             break
         same += 1
     return size(current[:same]) / max(1, size(current))
-
-
-def _looks_like_call(text: str) -> bool:
-    # While streaming: hold text back if it may turn out to be a tool call.
-    head = text.lstrip()[:12]
-    return head == "" or head[0] in "{[" or head.startswith(("```", "<tool_call"))
 
 
 # ---------------------------------------------------------------- the agent
@@ -265,7 +248,7 @@ class Agent:
                 emit("token", {"text": token})
                 return
             held.append(token)
-            if not _looks_like_call("".join(held)):
+            if not looks_like_call("".join(held)):
                 streaming = True
                 emit("token", {"text": "".join(held)})
 

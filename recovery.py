@@ -284,3 +284,9 @@ def drop_unknown(name: str, args: Any) -> tuple[Any, list[str]]:
         return args, []
     props = t.parameters["properties"]
     return {k: v for k, v in args.items() if k in props}, [k for k in args if k not in props]
+
+
+def looks_like_call(text: str) -> bool:
+    """While streaming: whether to hold text back because it may turn out to be a tool call."""
+    head = text.lstrip()[:12]
+    return head == "" or head[0] in "{[" or head.startswith(("```", "<tool_call"))

@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from fake_ollama import FakeOllama  # noqa: E402
 
-from agent import build_agent, shared_prefix  # noqa: E402
+from agent import build_agent  # noqa: E402
 from bench.recall import populate  # noqa: E402
 from config import Config  # noqa: E402
 from db import Store  # noqa: E402
@@ -166,6 +166,18 @@ def startup(memories: int) -> dict:
         "unit": "s",
         "target": 0.5,
     }
+
+
+def shared_prefix(a: str, b: str) -> int:
+    """Length of the common start of two strings (binary search on slices, no per-character loop)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def prefix_reuse(turns: int) -> list[dict]:
