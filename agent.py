@@ -152,8 +152,9 @@ class Agent:
                 on_event(kind, data)
 
         self.history.refresh_summary()
-        previous = [m["content"].split("\n\n" + MEMORY_NOTES)[0] for m in self.history.messages if m["role"] == "user"]
-        self._said = [*previous[-1:], text]  # what the user said last turn and now, for screen_call
+        previous = next((m["content"] for m in reversed(self.history.messages) if m["role"] == "user"), None)
+        # what the user said last turn (without attached notes) and now, for screen_call
+        self._said = [previous.split("\n\n" + MEMORY_NOTES)[0], text] if previous is not None else [text]
         self.history.append([{"role": "user", "content": self._with_memories(text)}])
         scratch: list[Message] = []  # this turn's messages that are not stored (critique, rejected replies)
         try:

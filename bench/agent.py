@@ -65,6 +65,13 @@ def fake_server(responder=None, embed_dim: int = 768):
         proc.join(5)
 
 
+def _config(db_path: Path) -> Config:
+    # The fake server's models; no critic and no background work, which run off the turn's path.
+    return Config(
+        model="main", critic_model="critic", embed_model="embed", reflect=False, auto_memory=False, db_path=db_path
+    )
+
+
 class TimedOllama(Ollama):
     """Counts the seconds spent waiting on the server."""
 
@@ -114,14 +121,7 @@ def overhead(messages: int, memories: int, turns: int) -> dict:
         _seed_messages(store, messages)
         populate(store, memories, 768, np.random.default_rng(1), model="embed")
         llm = TimedOllama(url)
-        config = Config(
-            model="main",
-            critic_model="critic",
-            embed_model="embed",
-            reflect=False,
-            auto_memory=False,
-            db_path=store.path,
-        )
+        config = _config(store.path)
         agent = build_agent(config, store, llm, "bench", None)
         agent.run_turn("warm up")  # loads the memory matrix once, as the first recall would
         samples, cpu = [], []
@@ -192,14 +192,7 @@ def prefix_reuse(turns: int) -> list[dict]:
 
         fake.respond_with("main", respond)
         store = Store(Path(d) / "p.db")
-        config = Config(
-            model="main",
-            critic_model="critic",
-            embed_model="embed",
-            reflect=False,
-            auto_memory=False,
-            db_path=store.path,
-        )
+        config = _config(store.path)
         agent = build_agent(config, store, Ollama(fake.url), "bench", None)
         for i in range(turns):
             agent.run_turn(f"turn {i} " + "please plan my week with some detail " * 3)

@@ -108,3 +108,36 @@ def clean_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PLANNER_", "OLLAMA_", "NO_COLOR"))}
     env.update(extra)
     return env
+
+
+@pytest.fixture
+def pty_planner(fake, tmp_path):
+    """Start `python agent.py` in a pseudo-terminal against the fake server; waits for the prompt."""
+    import pexpect
+
+    children = []
+
+    def start(*args: str, term: str = "dumb", prompt: str = "you> ") -> pexpect.spawn:
+        env = clean_env(
+            OLLAMA_HOST=fake.url,
+            PLANNER_HOME=str(tmp_path),
+            PLANNER_TODAY="2026-12-01",
+            TERM=term,
+            PROMPT_TOOLKIT_NO_CPR="1",
+        )
+        models = ["--model", "main", "--critic-model", "critic", "--embed-model", "embed"]
+        child = pexpect.spawn(
+            sys.executable,
+            [str(ROOT / "agent.py"), *models, *args],
+            env=env,
+            encoding="utf-8",
+            timeout=20,
+            dimensions=(40, 120),
+        )
+        children.append(child)
+        child.expect(prompt)
+        return child
+
+    yield start
+    for c in children:
+        c.close(force=True)

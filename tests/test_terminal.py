@@ -1,36 +1,17 @@
 """The interactive REPL in a real pseudo-terminal (pexpect): prompt,
 streaming, confirmation, Ctrl-C and Ctrl-D."""
 
-import sys
-
 import pexpect
 import pytest
-from conftest import ROOT, call, clean_env, tasks
+from conftest import call, tasks
 
 from db import Store
 
 
 @pytest.fixture
-def spawn(fake, tmp_path):
-    children = []
-
-    def start(*args):
-        env = clean_env()
-        env.update(OLLAMA_HOST=fake.url, PLANNER_HOME=str(tmp_path), PLANNER_TODAY="2026-12-01", TERM="dumb")
-        child = pexpect.spawn(
-            sys.executable,
-            [str(ROOT / "agent.py"), "--model", "main", "--critic-model", "critic", "--embed-model", "embed", *args],
-            env=env,
-            encoding="utf-8",
-            timeout=20,
-        )
-        children.append(child)
-        child.expect("you> ")
-        return child
-
-    yield start
-    for c in children:
-        c.close(force=True)
+def spawn(pty_planner):
+    """The plain REPL in a terminal (TERM=dumb keeps the line-per-turn mode)."""
+    return pty_planner
 
 
 def test_banner_prompt_and_a_streamed_reply(fake, spawn):

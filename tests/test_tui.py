@@ -1,54 +1,18 @@
 """The full terminal interface (prompt_toolkit + rich) driven in a real
 pseudo-terminal, and its pieces unit-tested with a recorded console."""
 
-import sys
-
 import pexpect
 import pytest
-from conftest import ROOT, call, clean_env
+from conftest import call
 from rich.console import Console
 
 from tui import SlashCompleter, TurnView, safe
 
 
 @pytest.fixture
-def spawn(fake, tmp_path):
-    children = []
-
-    def start(*args):
-        env = clean_env()
-        env.update(
-            OLLAMA_HOST=fake.url,
-            PLANNER_HOME=str(tmp_path),
-            PLANNER_TODAY="2026-12-01",
-            TERM="xterm",
-            PROMPT_TOOLKIT_NO_CPR="1",
-        )
-        child = pexpect.spawn(
-            sys.executable,
-            [
-                str(ROOT / "agent.py"),
-                "--model",
-                "main",
-                "--critic-model",
-                "critic",
-                "--embed-model",
-                "embed",
-                "--no-auto-memory",
-                *args,
-            ],
-            env=env,
-            encoding="utf-8",
-            timeout=20,
-            dimensions=(40, 120),
-        )
-        children.append(child)
-        child.expect("you>")
-        return child
-
-    yield start
-    for c in children:
-        c.close(force=True)
+def spawn(pty_planner):
+    """The full terminal interface: a terminal that wants colour."""
+    return lambda *args: pty_planner("--no-auto-memory", *args, term="xterm", prompt="you>")
 
 
 def test_a_request_shows_the_tool_trace_and_the_reply(fake, spawn):
