@@ -17,6 +17,7 @@ each model never change, so Ollama can reuse the prompt prefix every turn.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import logging
@@ -55,7 +56,9 @@ from recovery import (
     parse_text_tool_calls,
     screen_call,
 )
-from tools import READ_ONLY_TOOLS, TOOLS, ToolContext, ToolError, dispatch, to_json, tool_specs
+from tasks import BULK_LIMIT, describe_call, new_turn, undo_last_turn
+from tools import CHANGES_EXISTING, READ_ONLY_TOOLS, TOOLS, ToolContext, ToolError, dispatch, to_json, tool_specs
+from web import Web
 
 log = logging.getLogger("planner")
 
@@ -119,8 +122,10 @@ class Agent:
         self.keeper = keeper  # background memory extraction and summaries; None to skip
         self._said: list[str] = []  # the user's previous and current message
         self._last_request: list[Message] = []  # the previous request's messages, for prefix reuse
-        self.tool_specs = tool_specs()
-        self.tool_names = set(TOOLS)
+        self.tool_specs = tool_specs(tools)  # once: the list is part of the cached prompt prefix
+        self.tool_names = {s["function"]["name"] for s in self.tool_specs}
+        self._changed = 0  # tasks changed so far this turn
+        self._bulk_ok = False  # the user approved a large change this turn
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="tool")
         # Fixed for the whole session: changing options makes Ollama reload the model.
         self.options = {"num_ctx": config.num_ctx, "num_predict": config.num_predict}
@@ -129,6 +134,8 @@ class Agent:
     def close(self, drain_seconds: float = 3.0) -> None:
         """Wait for running tools, give background memory work a few seconds, release the pool."""
         self._pool.shutdown(wait=True)
+        if self.tools.web:
+            self.tools.web.close()
         if self.keeper and not self.keeper.worker.drain(drain_seconds):
             log.info("background work left for the next start")
 
@@ -152,6 +159,8 @@ class Agent:
                 on_event(kind, data)
 
         self.history.refresh_summary()
+        self.tools.turn = new_turn()  # the task changes of this turn, for /undo
+        self._changed, self._bulk_ok = 0, False
         previous = next((m["content"] for m in reversed(self.history.messages) if m["role"] == "user"), None)
         # what the user said last turn (without attached notes) and now, for screen_call
         self._said = [previous.split("\n\n" + MEMORY_NOTES)[0], text] if previous is not None else [text]
@@ -191,6 +200,23 @@ class Agent:
             if trimmed:
                 self.keeper.summarize_later(self.history.session)
         return result
+
+    def undo_last_turn(self) -> list[str]:
+        """Revert the newest turn's task changes (see tasks.py); one line per task put back.
+
+        The session's history gets the /undo and what it did, so the model
+        does not go on believing the reverted changes happened.
+        """
+        lines = undo_last_turn(self.tools.store)
+        if lines:
+            self.history.append(
+                [
+                    {"role": "user", "content": "/undo"},
+                    {"role": "assistant", "content": "Undone: " + "; ".join(lines) + "."},
+                ]
+            )
+            self.history.end_turn()
+        return lines
 
     def _with_memories(self, text: str) -> str:
         """The user's message with relevant memories attached, so most questions need no recall call.
@@ -327,7 +353,10 @@ class Agent:
                 out, ok = {"error": refusal}, False
                 log.info("tool %s refused: %s", name, refusal)
             else:
-                out, ok = dispatch(self.tools, name, args)
+                ctx = self.tools
+                if self._bulk_ok and name in CHANGES_EXISTING and ctx.confirm is not None:
+                    ctx = dataclasses.replace(ctx, confirm=lambda question: True)  # approved in the list
+                out, ok = dispatch(ctx, name, args)
                 if ok and note:
                     out = {**out, "note": note}
             emit("tool_end", {"name": name, "arguments": args, "ok": ok, "result": out})
@@ -336,6 +365,19 @@ class Agent:
         def destructive(call: dict[str, Any]) -> bool:
             t = TOOLS.get((call.get("function") or {}).get("name"))
             return bool(t and t.destructive)
+
+        refused = self._check_bulk(calls)
+        if refused:
+            # Nothing runs: the model hears why and the turn's history stays valid.
+            outcomes = {i: ({"error": refused}, False, None) for i in range(len(calls))}
+            for i, c in enumerate(calls):
+                fn = c.get("function") or {}
+                emit(
+                    "tool_end",
+                    {"name": fn.get("name"), "arguments": fn.get("arguments"), "ok": False, "result": outcomes[i][0]},
+                )
+            self._record(calls, outcomes, result, calls_run)
+            return
 
         t0 = time.perf_counter()
         futures = {i: self._pool.submit(run, c) for i, c in enumerate(calls) if not destructive(c)}
@@ -358,6 +400,34 @@ class Agent:
         finally:
             result.tool_seconds += time.perf_counter() - t0
         self._record(calls, outcomes, result, calls_run)
+
+    def _check_bulk(self, calls: list[dict[str, Any]]) -> str | None:
+        """Ask before a turn changes more than BULK_LIMIT tasks; the refusal for the model, or None to go on.
+
+        Counted per turn, so a model that changes tasks one call at a time is
+        asked too. One yes covers the rest of the turn, deletions included: the
+        list the user approved names them.
+        """
+        writes = [c.get("function") or {} for c in calls]
+        writes = [f for f in writes if f.get("name") in CHANGES_EXISTING]
+        if self._bulk_ok or not writes or self._changed + len(writes) <= BULK_LIMIT:
+            self._changed += len(writes)
+            return None
+        conn = self.tools.store.conn()
+        lines = [describe_call(conn, f["name"], f.get("arguments")) for f in writes]
+        total = self._changed + len(writes)
+        question = f"This would change {total} tasks in one request:\n  " + "\n  ".join(lines) + "\nGo ahead?"
+        if self.tools.confirm is None:
+            return (
+                f"this request would change {total} tasks, more than {BULK_LIMIT} at once, and no one can confirm "
+                "here, so nothing was changed by these calls. Tell the user; they can run the planner in a terminal "
+                "or with --yes."
+            )
+        if not self.tools.confirm(question):
+            return f"the user declined changing {total} tasks at once; nothing was changed by these calls"
+        self._bulk_ok = True
+        self._changed = total
+        return None
 
     def _record(self, calls, outcomes, result: TurnResult, calls_run) -> None:
         msgs: list[Message] = [{"role": "assistant", "content": "", "tool_calls": calls}]
@@ -425,7 +495,8 @@ def build_agent(
     """Wire an agent from its parts, as `python agent.py` and the evals do."""
     today: Callable[[], dt.date] = (lambda: config.today) if config.today else dt.date.today
     memory = LongTermMemory(store, Embedder(llm.embed, config.embed_model), on_progress=on_progress)
-    ctx = ToolContext(store=store, memory=memory, today=today, confirm=confirm)
+    web = Web(config.web_url, config.web_timeout) if config.web else None
+    ctx = ToolContext(store=store, memory=memory, today=today, confirm=confirm, web=web)
     keeper = MemoryKeeper(store, llm, config, memory) if config.auto_memory else None
     return Agent(llm, config, History(store, session, history_budget(config)), ctx, keeper)
 

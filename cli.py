@@ -50,7 +50,12 @@ def build_parser(defaults: Config) -> argparse.ArgumentParser:
     p.add_argument(
         "--no-reflect", dest="reflect", action="store_false", default=defaults.reflect, help="skip the critic"
     )
-    p.add_argument("--yes", action="store_true", default=defaults.yes, help="run deletions without asking")
+    p.add_argument(
+        "--yes", action="store_true", default=defaults.yes, help="run deletions and large changes without asking"
+    )
+    p.add_argument(
+        "--web", action="store_true", default=defaults.web, help="allow encyclopedia lookups (asks Wikipedia)"
+    )
     p.add_argument(
         "--no-auto-memory",
         dest="auto_memory",
@@ -82,6 +87,7 @@ def load_config(argv: list[str] | None, env: dict[str, str] | None = None) -> Co
         think=args.think,
         reflect=args.reflect,
         yes=args.yes,
+        web=args.web,
         auto_memory=args.auto_memory,
         num_ctx=args.num_ctx,
         today=parse_today(args.today, "--today") if args.today else base.today,

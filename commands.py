@@ -96,6 +96,12 @@ def _tasks(agent: Agent, arg: str, stats: Stats) -> str:
     return "\n".join(lines)
 
 
+@command("/undo              revert the task changes of the last request")
+def _undo(agent: Agent, arg: str, stats: Stats) -> str:
+    lines = agent.undo_last_turn()
+    return "undone:\n  " + "\n  ".join(lines) if lines else "nothing to undo"
+
+
 @command("/memories [WORDS]  what the planner remembers, or a search of it")
 def _memories(agent: Agent, arg: str, stats: Stats) -> str:
     memory = agent.tools.memory

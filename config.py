@@ -42,7 +42,10 @@ class Config:
     think: bool = False  # let a thinking main model think (never the critic)
     reflect: bool = True  # run the critic after turns that changed data
     auto_memory: bool = True  # extract memories and summaries in the background after each turn
-    yes: bool = False  # run destructive tools without asking (non-interactive use)
+    yes: bool = False  # run destructive tools and large changes without asking (non-interactive use)
+    web: bool = False  # offer the model the lookup tool, which asks Wikipedia (PLANNER_WEB=1, --web)
+    web_url: str = "https://en.wikipedia.org"  # the encyclopedia lookup asks (PLANNER_WEB_URL)
+    web_timeout: float = 5.0  # seconds a lookup may take
     max_turns: int = 8  # model calls per attempt before giving up
     max_reflections: int = 1  # critic-requested retries per user turn
     num_ctx: int = 8192  # main model context window (never changed mid-session)
@@ -75,6 +78,7 @@ class Config:
             "PLANNER_KEEP_ALIVE": "keep_alive",
             "PLANNER_CRITIC_KEEP_ALIVE": "critic_keep_alive",
             "OLLAMA_HOST": "host",
+            "PLANNER_WEB_URL": "web_url",
         }
         for var, name in strings.items():
             if env.get(var):
@@ -104,6 +108,8 @@ class Config:
             c.today = parse_today(env["PLANNER_TODAY"], "PLANNER_TODAY")
         if env.get("PLANNER_YES", "") in ("1", "true", "yes"):
             c.yes = True
+        if env.get("PLANNER_WEB", "") in ("1", "true", "yes"):
+            c.web = True
         if env.get("PLANNER_AUTO_MEMORY", "") in ("0", "false", "no"):
             c.auto_memory = False
         return c

@@ -173,11 +173,33 @@ def _m3_typed_memories(conn: sqlite3.Connection) -> None:
     )
 
 
+def _m4_task_events(conn: sqlite3.Connection) -> None:
+    # The change log behind /undo (tasks.py): each task as it was and as it became.
+    _script(
+        conn,
+        """
+        CREATE TABLE IF NOT EXISTS task_events (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            turn TEXT NOT NULL,
+            tool TEXT NOT NULL,
+            task_id INTEGER NOT NULL,
+            before TEXT,
+            after TEXT,
+            created_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP,
+            undone_at TEXT
+        );
+        CREATE INDEX IF NOT EXISTS task_events_turn ON task_events (turn, id);
+        CREATE INDEX IF NOT EXISTS task_events_pending ON task_events (id) WHERE undone_at IS NULL
+        """,
+    )
+
+
 # Ordered; index i upgrades user_version i to i + 1. Append only.
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m1_tutorial_tables,
     _m2_sessions_and_models,
     _m3_typed_memories,
+    _m4_task_events,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

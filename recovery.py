@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from tools import ALIASES, TOOLS, ToolError, validate
+from tools import ALIASES, READ_ONLY_TOOLS, TOOLS, ToolError, validate
 
 INVENTED = {alias for aliases in ALIASES.values() for alias in aliases}
 
@@ -247,7 +247,7 @@ def screen_call(name: str, args: Any, said: list[str]) -> tuple[Any, str | None,
     with a message that tells the model what to do instead.
     """
     current = said[-1] if said else ""
-    if name in TOOLS and name not in {"list_tasks", "get_today", "recall"} and asks_only(current):
+    if name in TOOLS and name not in READ_ONLY_TOOLS and asks_only(current):
         return (
             args,
             (

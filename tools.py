@@ -1,221 +1,39 @@
-"""The tools the model can call: the `@tool` registry, validation, dispatch,
-and the task and memory tools themselves.
+"""The tools the model calls: tasks, today's date and long-term memory.
 
-A tool's docstring and JSON schema are what the model reads, so they are
-written for the model: short, imperative, and without concrete example values
-(small models copy examples verbatim). The schema is explicit rather than
-derived from type hints, because Ollama's client marks defaulted parameters
-required and drops enums.
-
-Dispatch never raises. Whatever the model sends - an invented tool, missing or
-extra arguments, wrong types, impossible dates - comes back as
-{"error": "..."} that says what to fix, and nothing invalid is written.
+The machinery (registry, validation, dispatch) is in registry.py and is
+re-exported here; `import tools` also registers query_planner (query.py) and
+lookup (web.py), so this module is the whole tool set. Task writes go through
+tasks.py, which logs each change for /undo in the same transaction.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import difflib
-import inspect
-import json
-import logging
 import re
-import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from db import Store
+import query
+import web
+from registry import (  # noqa: F401  (re-exported: the rest of the program imports tools)
+    ALIASES,
+    TOOLS,
+    Tool,
+    ToolContext,
+    ToolError,
+    dispatch,
+    suggest_tool,
+    to_json,
+    tool,
+    tool_specs,
+    validate,
+)
+from tasks import now, record, require
 
 if TYPE_CHECKING:
     from longterm import LongTermMemory
 
-log = logging.getLogger("planner")
-
 MAX_TITLE = 500
 MAX_FACT = 2000
-
-
-class ToolError(Exception):
-    """A problem the model can fix; the message is returned to it as {"error": ...}."""
-
-
-@dataclass(frozen=True)
-class Tool:
-    """A registered tool: what the model sees and the function that runs."""
-
-    name: str
-    description: str
-    parameters: dict[str, Any]  # JSON schema of an object
-    fn: Callable[..., dict[str, Any]]
-    destructive: bool = False  # needs the user's confirmation
-
-
-TOOLS: dict[str, Tool] = {}
-
-
-def tool(
-    properties: dict[str, dict[str, Any]] | None = None,
-    required: tuple[str, ...] = (),
-    destructive: bool = False,
-) -> Callable[[Callable[..., dict[str, Any]]], Callable[..., dict[str, Any]]]:
-    """Register a function as a tool named after it; its docstring is its description."""
-
-    def register(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
-        schema = {"type": "object", "properties": properties or {}, "required": list(required)}
-        TOOLS[fn.__name__] = Tool(fn.__name__, inspect.cleandoc(fn.__doc__ or ""), schema, fn, destructive)
-        return fn
-
-    return register
-
-
-def tool_specs() -> list[dict[str, Any]]:
-    """The `tools=` list for Ollama, in registration order (stable across calls)."""
-    return [
-        {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
-        for t in TOOLS.values()
-    ]
-
-
-@dataclass
-class ToolContext:
-    """What tools need from the running program, passed in rather than imported."""
-
-    store: Store
-    memory: LongTermMemory | None = None
-    today: Callable[[], dt.date] = dt.date.today
-    # Asks the user to confirm a destructive action; None when nobody can answer.
-    confirm: Callable[[str], bool] | None = None
-
-
-# ---------------------------------------------------------------- validation
-
-# Names small models invent for real tools, so the error can point the right way.
-ALIASES = {
-    "update_task": ("rename_task", "move_task", "reschedule_task", "edit_task", "change_task", "modify_task"),
-    "complete_task": ("finish_task", "done_task", "mark_done", "mark_task_done", "check_task", "close_task"),
-    "delete_task": ("remove_task", "cancel_task", "drop_task"),
-    "add_task": ("create_task", "new_task", "add_todo", "create_todo", "add_reminder"),
-    "list_tasks": ("get_tasks", "show_tasks", "tasks", "list_todos", "search_tasks"),
-    "remember": ("save_memory", "store_fact", "save_fact", "memorize", "add_memory"),
-    "recall": ("search_memory", "search_memories", "get_memory", "find_memory"),
-    "get_today": ("get_date", "today", "current_date", "get_current_date"),
-}
-
-
-# The first word of an invented name, when no alias or close spelling matches.
-VERBS = {
-    "update_task": ("move", "rename", "change", "edit", "modify", "reschedule", "postpone", "push", "set"),
-    "complete_task": ("complete", "finish", "mark", "done", "check", "close"),
-    "delete_task": ("delete", "remove", "cancel", "drop"),
-    "add_task": ("add", "create", "new", "schedule", "submit", "remind", "plan", "book"),
-    "list_tasks": ("list", "show", "get", "find", "search"),
-}
-
-
-def suggest_tool(name: str) -> str | None:
-    """The real tool an invented name most likely meant."""
-    for real, aliases in ALIASES.items():
-        if name in aliases:
-            return real
-    close = difflib.get_close_matches(name, list(TOOLS), n=1, cutoff=0.6)
-    if close:
-        return close[0]
-    first = re.split(r"[_\W]+", name.lower())[0] if name else ""
-    if name.lower().endswith(("due_date", "date")) and first in ("remove", "clear", "delete"):
-        return "update_task"  # remove_due_date: an empty due_date clears it
-    return next((real for real, verbs in VERBS.items() if first in verbs), None)
-
-
-def _check_type(name: str, value: Any, spec: dict[str, Any]) -> Any:
-    kind = spec.get("type")
-    if kind == "integer":
-        if isinstance(value, bool):
-            raise ToolError(f"{name} must be a whole number, not {json.dumps(value)}")
-        if isinstance(value, int):
-            pass
-        elif isinstance(value, float) and value.is_integer():
-            value = int(value)
-        elif isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
-            value = int(value)  # small models often quote numbers
-        else:
-            raise ToolError(f"{name} must be a whole number, not {json.dumps(value, ensure_ascii=False)[:60]}")
-        lo, hi = spec.get("minimum"), spec.get("maximum")
-        if (lo is not None and value < lo) or (hi is not None and value > hi):
-            raise ToolError(f"{name} must be between {lo} and {hi}, not {value}")
-    elif kind == "string":
-        if not isinstance(value, str):
-            raise ToolError(f"{name} must be a string, not {json.dumps(value, ensure_ascii=False)[:60]}")
-    if "enum" in spec and value not in spec["enum"]:
-        options = ", ".join(json.dumps(v) for v in spec["enum"])
-        raise ToolError(f"{name} must be one of {options}, not {json.dumps(value, ensure_ascii=False)[:60]}")
-    return value
-
-
-SCHEMA_WORDS = {"type", "properties", "required"}
-
-
-def validate(t: Tool, args: Any) -> dict[str, Any]:
-    """Arguments checked against the tool's schema, with strings coerced where safe."""
-    if args is None:
-        args = {}
-    if isinstance(args, str):
-        try:
-            args = json.loads(args) if args.strip() else {}
-        except json.JSONDecodeError:
-            raise ToolError("arguments must be a JSON object") from None
-    if not isinstance(args, dict):
-        raise ToolError("arguments must be a JSON object of named values")
-    props = t.parameters["properties"]
-    if set(args) & SCHEMA_WORDS and not SCHEMA_WORDS & set(props):
-        # A small model echoing parts of the schema ({"properties": {}}, "required": [...]).
-        args = {k: v for k, v in args.items() if k not in SCHEMA_WORDS}
-    unknown = [k for k in args if k not in props]
-    if unknown:
-        allowed = ", ".join(props) or "none"
-        raise ToolError(f"{t.name} has no argument {unknown[0]!r}; call it again with only: {allowed}")
-    out: dict[str, Any] = {}
-    for name, value in args.items():
-        if value is None and name not in t.parameters["required"]:
-            continue  # small models send null for "not given"
-        out[name] = _check_type(name, value, props[name])
-    missing = [k for k in t.parameters["required"] if k not in out]
-    if missing:
-        raise ToolError(f"{t.name} needs the argument {missing[0]!r}")
-    return out
-
-
-def dispatch(ctx: ToolContext, name: Any, args: Any) -> tuple[dict[str, Any], bool]:
-    """Run a tool call; returns (result, ok). Never raises for anything the model sends."""
-    t0 = time.perf_counter()
-    t = TOOLS.get(name) if isinstance(name, str) else None
-    try:
-        if t is None:
-            hint = suggest_tool(name) if isinstance(name, str) else None
-            real = ", ".join(TOOLS)
-            use = f" Use {hint} instead." if hint else ""
-            raise ToolError(f"there is no tool named {json.dumps(name, ensure_ascii=False)[:60]}.{use} Tools: {real}")
-        result = t.fn(ctx, **validate(t, args))
-        ok = True
-    except ToolError as e:
-        result, ok = {"error": str(e)}, False
-    except Exception as e:  # a bug or a database fault: the model gets a line, the log the traceback
-        log.exception("tool %s crashed", name)
-        result, ok = {"error": f"{name} failed inside the planner ({type(e).__name__}); try again later"}, False
-    ms = (time.perf_counter() - t0) * 1000
-    log.info("tool %s args=%s %.1fms %s", name, _short(args), ms, "ok" if ok else f"error={result['error']}")
-    return result, ok
-
-
-def _short(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= 300 else text[:300] + "..."
-
-
-def to_json(result: dict[str, Any]) -> str:
-    """A tool result as the text the model reads."""
-    return json.dumps(result, ensure_ascii=False)
-
 
 # ---------------------------------------------------------------- helpers
 
@@ -247,16 +65,10 @@ def check_title(value: str) -> str:
     return title
 
 
-def _task(row: Any) -> dict[str, Any]:
-    return {"id": row["id"], "title": row["title"], "due_date": row["due_date"], "status": row["status"]}
-
-
-def get_task(ctx: ToolContext, id_: int) -> dict[str, Any]:
-    """One task by id, or a ToolError that says how to find the right id."""
-    row = ctx.store.conn().execute("SELECT id, title, due_date, status FROM tasks WHERE id = ?", (id_,)).fetchone()
-    if row is None:
-        raise ToolError(f'no task with id={id_}; call list_tasks with status "all" to see the ids')
-    return _task(row)
+def brief(task: dict[str, Any] | None) -> dict[str, Any]:
+    """A task as the model sees it: the fields it acts on, nothing more."""
+    task = task or {}
+    return {k: task.get(k) for k in ("id", "title", "due_date", "status")}
 
 
 ID = {"type": "integer", "description": "The task's id, as shown by list_tasks."}
@@ -279,9 +91,10 @@ def add_task(ctx: ToolContext, title: str, due_date: str | None = None) -> dict[
     with ctx.store.write() as conn:
         cur = conn.execute(
             "INSERT INTO tasks (title, due_date, status, created_at) VALUES (?, ?, 'open', ?)",
-            (title, due, dt.datetime.now().isoformat(timespec="seconds")),
+            (title, due, now()),
         )
-    return {"added": {"id": cur.lastrowid, "title": title, "due_date": due, "status": "open"}}
+        task = record(conn, ctx, "add_task", cur.lastrowid, None)
+    return {"added": brief(task)}
 
 
 @tool(
@@ -300,19 +113,20 @@ def list_tasks(ctx: ToolContext, status: str = "open") -> dict[str, Any]:
         f"SELECT id, title, due_date, status FROM tasks {where} ORDER BY due_date IS NULL, due_date, id",
         params,
     )
-    tasks = [_task(r) for r in rows]
+    tasks = [brief(dict(r)) for r in rows]
     return {"status": status, "count": len(tasks), "tasks": tasks}
 
 
 @tool({"id": ID}, required=("id",))
 def complete_task(ctx: ToolContext, id: int) -> dict[str, Any]:
     """Mark a task as done."""
-    task = get_task(ctx, id)
-    if task["status"] == "done":
-        return {"already_done": task}
     with ctx.store.write() as conn:
+        before = require(conn, id)
+        if before["status"] == "done":
+            return {"already_done": brief(before)}
         conn.execute("UPDATE tasks SET status = 'done' WHERE id = ?", (id,))
-    return {"completed": dict(task, status="done")}
+        task = record(conn, ctx, "complete_task", id, before)
+    return {"completed": brief(task)}
 
 
 @tool(
@@ -327,21 +141,22 @@ def update_task(ctx: ToolContext, id: int, title: str | None = None, due_date: s
     """Change a task's title and/or due date (rename, reschedule, or clear its date)."""
     if title is None and due_date is None:
         raise ToolError("give a new title or due_date (an empty due_date clears it)")
-    before = get_task(ctx, id)
-    after = dict(before)
-    if title is not None:
-        after["title"] = check_title(title)
-    if due_date is not None:
-        after["due_date"] = check_date(ctx, due_date) if due_date.strip() else None
+    new_title = check_title(title) if title is not None else None
+    new_due = (check_date(ctx, due_date) if due_date.strip() else None) if due_date is not None else None
     with ctx.store.write() as conn:
-        conn.execute("UPDATE tasks SET title = ?, due_date = ? WHERE id = ?", (after["title"], after["due_date"], id))
-    return {"updated": after, "before": before}
+        before = require(conn, id)
+        conn.execute(
+            "UPDATE tasks SET title = ?, due_date = ? WHERE id = ?",
+            (new_title or before["title"], new_due if due_date is not None else before["due_date"], id),
+        )
+        task = record(conn, ctx, "update_task", id, before)
+    return {"updated": brief(task), "before": brief(before)}
 
 
 @tool({"id": ID}, required=("id",), destructive=True)
 def delete_task(ctx: ToolContext, id: int) -> dict[str, Any]:
     """Delete a task for good. Only when the user asked to delete or remove it; to finish a task use complete_task."""
-    task = get_task(ctx, id)
+    task = require(ctx.store.conn(), id)
     if ctx.confirm is None:
         raise ToolError(
             "deleting needs the user's confirmation, and no one can confirm here. "
@@ -350,8 +165,10 @@ def delete_task(ctx: ToolContext, id: int) -> dict[str, Any]:
     if not ctx.confirm(f'Delete task {id} "{task["title"]}"?'):
         raise ToolError(f"the user declined; task {id} was not deleted")
     with ctx.store.write() as conn:
+        before = require(conn, id)
         conn.execute("DELETE FROM tasks WHERE id = ?", (id,))
-    return {"deleted": task}
+        record(conn, ctx, "delete_task", id, before)
+    return {"deleted": brief(before)}
 
 
 @tool()
@@ -414,4 +231,13 @@ def forget(ctx: ToolContext, query_or_id: str) -> dict[str, Any]:
     return _memory(ctx).forget(query_or_id)
 
 
-READ_ONLY_TOOLS = frozenset({"list_tasks", "get_today", "recall"})
+# ---------------------------------------------------------------- beyond the planner's own data
+
+# Registered here rather than in their modules so the model reads the tools in this order.
+tool(query.PROPERTIES, required=("sql",), describe=query.describe)(query.query_planner)
+tool(web.PROPERTIES, required=("topic",), enabled=lambda ctx: ctx.web is not None)(web.lookup)
+
+READ_ONLY_TOOLS = frozenset({"list_tasks", "get_today", "recall", "query_planner", "lookup"})
+# Calls that change a task the user already has; more than BULK_LIMIT in one turn asks first.
+# Additions do not count: they alter nothing the user had, and /undo removes them.
+CHANGES_EXISTING = frozenset({"update_task", "complete_task", "delete_task"})

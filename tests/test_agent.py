@@ -46,7 +46,7 @@ def test_the_request_sends_tools_options_think_and_a_dated_system_prompt(fake, m
     req = fake.chats("main")[0]
     assert req["messages"][0] == {"role": "system", "content": system_prompt(TODAY)}
     assert "Tuesday, 2026-12-01" in req["messages"][0]["content"]
-    assert {t["function"]["name"] for t in req["tools"]} == set(TOOLS)
+    assert {t["function"]["name"] for t in req["tools"]} == set(TOOLS) - {"lookup"}  # off without --web
     assert req["options"] == {"num_ctx": 8192, "num_predict": 1024}
     assert req["think"] is False
     assert req["stream"] is True

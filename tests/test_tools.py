@@ -29,6 +29,8 @@ def test_the_promised_tools_are_registered_with_their_arguments():
         "remember",
         "recall",
         "forget",
+        "query_planner",
+        "lookup",
     }
     assert specs["add_task"]["required"] == ["title"]
     assert set(specs["add_task"]["properties"]) == {"title", "due_date"}
@@ -37,7 +39,8 @@ def test_the_promised_tools_are_registered_with_their_arguments():
     assert set(specs["update_task"]["properties"]) == {"id", "title", "due_date"}
     assert specs["update_task"]["required"] == ["id"]
     assert specs["recall"]["required"] == ["query"]
-    assert READ_ONLY_TOOLS == {"list_tasks", "get_today", "recall"}
+    assert specs["query_planner"]["required"] == ["sql"] and specs["lookup"]["required"] == ["topic"]
+    assert READ_ONLY_TOOLS == {"list_tasks", "get_today", "recall", "query_planner", "lookup"}
 
 
 def test_tool_decorator_returns_the_function_unchanged():
@@ -218,7 +221,9 @@ json_values = st.recursive(
 @given(
     name=st.sampled_from([*TOOLS, "rename_task", "", "x"]) | st.text(max_size=15) | json_values,
     args=st.dictionaries(
-        st.sampled_from(["id", "title", "due_date", "status", "fact", "query", "k", "x"]), json_values, max_size=4
+        st.sampled_from(["id", "title", "due_date", "status", "fact", "query", "k", "sql", "topic", "x"]),
+        json_values,
+        max_size=4,
     )
     | json_values,
 )

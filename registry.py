@@ -1,0 +1,235 @@
+"""The tool machinery: the `@tool` registry, argument validation and dispatch.
+
+A tool's docstring and JSON schema are what the model reads, so they are
+written for the model: short, imperative, and without concrete example values
+(small models copy examples verbatim). The schema is explicit rather than
+derived from type hints, because Ollama's client marks defaulted parameters
+required and drops enums.
+
+Dispatch never raises. Whatever the model sends - an invented tool, missing or
+extra arguments, wrong types, impossible dates - comes back as
+{"error": "..."} that says what to fix, and nothing invalid is written.
+
+The tools themselves live in tools.py (tasks, memory), query.py (read-only
+SQL) and web.py (the encyclopedia lookup); `import tools` registers them all.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import inspect
+import json
+import logging
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from db import Store
+
+if TYPE_CHECKING:
+    from longterm import LongTermMemory
+    from web import Web
+
+log = logging.getLogger("planner")
+
+
+class ToolError(Exception):
+    """A problem the model can fix; the message is returned to it as {"error": ...}."""
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A registered tool: what the model sees and the function that runs."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]  # JSON schema of an object
+    fn: Callable[..., dict[str, Any]]
+    destructive: bool = False  # needs the user's confirmation
+    # Whether the model is offered the tool in this run (lookup is off unless --web).
+    enabled: Callable[[ToolContext], bool] | None = None
+    # A description built from the running program (query_planner shows the live schema).
+    describe: Callable[[ToolContext], str] | None = None
+
+
+TOOLS: dict[str, Tool] = {}
+
+
+def tool(
+    properties: dict[str, dict[str, Any]] | None = None,
+    required: tuple[str, ...] = (),
+    destructive: bool = False,
+    enabled: Callable[[ToolContext], bool] | None = None,
+    describe: Callable[[ToolContext], str] | None = None,
+) -> Callable[[Callable[..., dict[str, Any]]], Callable[..., dict[str, Any]]]:
+    """Register a function as a tool named after it; its docstring is its description."""
+
+    def register(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+        schema = {"type": "object", "properties": properties or {}, "required": list(required)}
+        doc = inspect.cleandoc(fn.__doc__ or "")
+        TOOLS[fn.__name__] = Tool(fn.__name__, doc, schema, fn, destructive, enabled, describe)
+        return fn
+
+    return register
+
+
+def tool_specs(ctx: ToolContext | None = None) -> list[dict[str, Any]]:
+    """The `tools=` list for Ollama, in registration order; with a context, only the
+    tools enabled in it and with their live descriptions. Build it once per session:
+    the list is part of the cached prompt prefix."""
+    specs = []
+    for t in TOOLS.values():
+        if ctx is not None and t.enabled is not None and not t.enabled(ctx):
+            continue
+        description = t.describe(ctx) if ctx is not None and t.describe else t.description
+        specs.append(
+            {"type": "function", "function": {"name": t.name, "description": description, "parameters": t.parameters}}
+        )
+    return specs
+
+
+@dataclass
+class ToolContext:
+    """What tools need from the running program, passed in rather than imported."""
+
+    store: Store
+    memory: LongTermMemory | None = None
+    today: Callable[[], dt.date] = dt.date.today
+    # Asks the user to confirm a destructive action; None when nobody can answer.
+    confirm: Callable[[str], bool] | None = None
+    # The user turn tool writes belong to (task_events.turn), so /undo can revert it.
+    turn: str | None = None
+    # The encyclopedia client when the user turned lookups on (--web); None keeps everything local.
+    web: Web | None = None
+
+
+# ---------------------------------------------------------------- validation
+
+# Names small models invent for real tools, so the error can point the right way.
+ALIASES = {
+    "update_task": ("rename_task", "move_task", "reschedule_task", "edit_task", "change_task", "modify_task"),
+    "complete_task": ("finish_task", "done_task", "mark_done", "mark_task_done", "check_task", "close_task"),
+    "delete_task": ("remove_task", "cancel_task", "drop_task"),
+    "add_task": ("create_task", "new_task", "add_todo", "create_todo", "add_reminder"),
+    "list_tasks": ("get_tasks", "show_tasks", "tasks", "list_todos", "search_tasks"),
+    "remember": ("save_memory", "store_fact", "save_fact", "memorize", "add_memory"),
+    "recall": ("search_memory", "search_memories", "get_memory", "find_memory"),
+    "get_today": ("get_date", "today", "current_date", "get_current_date"),
+}
+
+
+# The first word of an invented name, when no alias or close spelling matches.
+VERBS = {
+    "update_task": ("move", "rename", "change", "edit", "modify", "reschedule", "postpone", "push", "set"),
+    "complete_task": ("complete", "finish", "mark", "done", "check", "close"),
+    "delete_task": ("delete", "remove", "cancel", "drop"),
+    "add_task": ("add", "create", "new", "schedule", "submit", "remind", "plan", "book"),
+    "list_tasks": ("list", "show", "get", "find", "search"),
+}
+
+
+def suggest_tool(name: str) -> str | None:
+    """The real tool an invented name most likely meant."""
+    for real, aliases in ALIASES.items():
+        if name in aliases:
+            return real
+    close = difflib.get_close_matches(name, list(TOOLS), n=1, cutoff=0.6)
+    if close:
+        return close[0]
+    first = re.split(r"[_\W]+", name.lower())[0] if name else ""
+    if name.lower().endswith(("due_date", "date")) and first in ("remove", "clear", "delete"):
+        return "update_task"  # remove_due_date: an empty due_date clears it
+    return next((real for real, verbs in VERBS.items() if first in verbs), None)
+
+
+def _check_type(name: str, value: Any, spec: dict[str, Any]) -> Any:
+    kind = spec.get("type")
+    if kind == "integer":
+        if isinstance(value, bool):
+            raise ToolError(f"{name} must be a whole number, not {json.dumps(value)}")
+        if isinstance(value, int):
+            pass
+        elif isinstance(value, float) and value.is_integer():
+            value = int(value)
+        elif isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
+            value = int(value)  # small models often quote numbers
+        else:
+            raise ToolError(f"{name} must be a whole number, not {json.dumps(value, ensure_ascii=False)[:60]}")
+        lo, hi = spec.get("minimum"), spec.get("maximum")
+        if (lo is not None and value < lo) or (hi is not None and value > hi):
+            raise ToolError(f"{name} must be between {lo} and {hi}, not {value}")
+    elif kind == "string":
+        if not isinstance(value, str):
+            raise ToolError(f"{name} must be a string, not {json.dumps(value, ensure_ascii=False)[:60]}")
+    if "enum" in spec and value not in spec["enum"]:
+        options = ", ".join(json.dumps(v) for v in spec["enum"])
+        raise ToolError(f"{name} must be one of {options}, not {json.dumps(value, ensure_ascii=False)[:60]}")
+    return value
+
+
+SCHEMA_WORDS = {"type", "properties", "required"}
+
+
+def validate(t: Tool, args: Any) -> dict[str, Any]:
+    """Arguments checked against the tool's schema, with strings coerced where safe."""
+    if args is None:
+        args = {}
+    if isinstance(args, str):
+        try:
+            args = json.loads(args) if args.strip() else {}
+        except json.JSONDecodeError:
+            raise ToolError("arguments must be a JSON object") from None
+    if not isinstance(args, dict):
+        raise ToolError("arguments must be a JSON object of named values")
+    props = t.parameters["properties"]
+    if set(args) & SCHEMA_WORDS and not SCHEMA_WORDS & set(props):
+        # A small model echoing parts of the schema ({"properties": {}}, "required": [...]).
+        args = {k: v for k, v in args.items() if k not in SCHEMA_WORDS}
+    unknown = [k for k in args if k not in props]
+    if unknown:
+        allowed = ", ".join(props) or "none"
+        raise ToolError(f"{t.name} has no argument {unknown[0]!r}; call it again with only: {allowed}")
+    out: dict[str, Any] = {}
+    for name, value in args.items():
+        if value is None and name not in t.parameters["required"]:
+            continue  # small models send null for "not given"
+        out[name] = _check_type(name, value, props[name])
+    missing = [k for k in t.parameters["required"] if k not in out]
+    if missing:
+        raise ToolError(f"{t.name} needs the argument {missing[0]!r}")
+    return out
+
+
+def dispatch(ctx: ToolContext, name: Any, args: Any) -> tuple[dict[str, Any], bool]:
+    """Run a tool call; returns (result, ok). Never raises for anything the model sends."""
+    t0 = time.perf_counter()
+    t = TOOLS.get(name) if isinstance(name, str) else None
+    try:
+        if t is None:
+            hint = suggest_tool(name) if isinstance(name, str) else None
+            real = ", ".join(TOOLS)
+            use = f" Use {hint} instead." if hint else ""
+            raise ToolError(f"there is no tool named {json.dumps(name, ensure_ascii=False)[:60]}.{use} Tools: {real}")
+        result = t.fn(ctx, **validate(t, args))
+        ok = True
+    except ToolError as e:
+        result, ok = {"error": str(e)}, False
+    except Exception as e:  # a bug or a database fault: the model gets a line, the log the traceback
+        log.exception("tool %s crashed", name)
+        result, ok = {"error": f"{name} failed inside the planner ({type(e).__name__}); try again later"}, False
+    ms = (time.perf_counter() - t0) * 1000
+    log.info("tool %s args=%s %.1fms %s", name, _short(args), ms, "ok" if ok else f"error={result['error']}")
+    return result, ok
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 300 else text[:300] + "..."
+
+
+def to_json(result: dict[str, Any]) -> str:
+    """A tool result as the text the model reads."""
+    return json.dumps(result, ensure_ascii=False)
