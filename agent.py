@@ -332,7 +332,7 @@ class Agent:
     def _run_tools(
         self, calls: list[dict[str, Any]], result: TurnResult, calls_run: list[dict[str, Any]], emit: Event
     ) -> None:
-        """Run calls concurrently (destructive ones here, so prompts work) and store them with
+        """Run calls on the pool (destructive ones here, so prompts work) and store them with
         their results in call order, straight away, so a crash or Ctrl-C keeps what ran."""
 
         failed = {call_key(c["name"], c["sent"], raw=True) for c in result.tool_calls if not c["ok"]}
@@ -379,20 +379,36 @@ class Agent:
             self._record(calls, outcomes, result, calls_run)
             return
 
+        def name_of(call: dict[str, Any]) -> Any:
+            return (call.get("function") or {}).get("name")
+
+        # Reads run side by side; writes share SQLite's one write lock anyway, so
+        # they run one after another in call order (ids follow the order asked).
+        reads = [i for i, c in enumerate(calls) if name_of(c) in READ_ONLY_TOOLS]
+        writes = [i for i, c in enumerate(calls) if i not in reads and not destructive(c)]
         t0 = time.perf_counter()
-        futures = {i: self._pool.submit(run, c) for i, c in enumerate(calls) if not destructive(c)}
+        futures = {i: self._pool.submit(run, calls[i]) for i in reads}
+        if writes:
+            futures[writes[0]] = self._pool.submit(lambda: [run(calls[i]) for i in writes])
         outcomes: dict[int, tuple[dict[str, Any], bool, Any]] = {}
+
+        def collect(i: int, f: Any) -> None:
+            if i in reads:
+                outcomes[i] = f.result()
+            else:
+                outcomes.update(zip(writes, f.result(), strict=True))
+
         try:
             for i, c in enumerate(calls):
                 if destructive(c):
                     outcomes[i] = run(c)
             for i, f in futures.items():
-                outcomes[i] = f.result()
+                collect(i, f)
         except KeyboardInterrupt:
             # Tools already running finish; their results are kept so history stays valid.
             for i, f in futures.items():
                 if i not in outcomes:
-                    outcomes[i] = f.result()
+                    collect(i, f)
             for i in range(len(calls)):
                 outcomes.setdefault(i, ({"error": "cancelled by the user"}, False, None))
             self._record(calls, outcomes, result, calls_run)

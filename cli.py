@@ -199,16 +199,13 @@ class Printer:
         self.streamed = False
 
     def start(self) -> None:
-        """Begin a reply."""
+        """Begin a reply; `bot> ` waits for its first token, so a confirmation asked before it reads cleanly."""
         self.streamed = False
-        if self.stream:
-            self.out.write("bot> ")
-            self.out.flush()
 
     def event(self, kind: str, data: dict[str, Any]) -> None:
         """Handle one agent event."""
         if kind == "token" and self.stream:
-            self.out.write(data["text"])
+            self.out.write(data["text"] if self.streamed else "bot> " + data["text"])
             self.out.flush()
             self.streamed = True
         elif kind == "warning":
@@ -216,10 +213,7 @@ class Printer:
 
     def finish(self, reply: str) -> None:
         """End a reply, printing it whole if it was not streamed."""
-        if self.stream:
-            self.out.write(("" if self.streamed else reply) + "\n")
-        else:
-            self.out.write(f"bot> {reply}\n")
+        self.out.write("\n" if self.streamed else f"bot> {reply}\n")
         self.out.flush()
 
 

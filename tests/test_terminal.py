@@ -75,3 +75,24 @@ def test_ctrl_c_twice_at_the_prompt_exits(spawn):
     child.expect(pexpect.EOF)
     child.wait()
     assert child.exitstatus == 0
+
+
+def test_a_large_change_shows_the_list_and_asks_then_undo_reverts_it(fake, spawn, tmp_path):
+    fake.script("main", {"tool_calls": [call("add_task", title=f"chore {i}") for i in range(4)]}, {"content": "Added."})
+    fake.script("main", {"tool_calls": [call("complete_task", id=i) for i in range(1, 5)]}, {"content": "All done."})
+    child = spawn("--no-reflect")
+    child.sendline("add four chores")
+    child.expect("you> ")
+    child.sendline("mark all chores done")
+    child.expect("This would change 4 tasks in one request:")
+    child.expect(r'complete task 4 "chore 3"\r?\nGo ahead\? \[y/N\] ')
+    child.sendline("y")
+    child.expect("bot> All done.")
+    child.expect("you> ")
+    store = Store(tmp_path / "planner.db")
+    assert {t["status"] for t in tasks(store)} == {"done"}
+    child.sendline("/undo")
+    child.expect(r'undone:\s+task 1 "chore 0": status done → open')
+    child.expect("you> ")
+    assert {t["status"] for t in tasks(store)} == {"open"}
+    store.close()
