@@ -1,4 +1,4 @@
-"""Run the benchmarks and print one table: `python -m bench [--quick]`.
+"""Run the benchmarks and print their tables: `python -m bench [speed|faults] [--quick]`.
 
 Numbers are medians on this machine, measured side by side in one process;
 compare rows of one run, not runs on different days. --quick uses small sizes
@@ -16,7 +16,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the planner runs (embed
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import agent, recall  # noqa: E402
+from bench import agent, faults, recall  # noqa: E402
 
 # (benchmark, n) -> target ms per query
 TARGETS = {
@@ -28,11 +28,22 @@ TARGETS = {
 def main(argv: list[str] | None = None) -> int:
     """Print the benchmark table."""
     p = argparse.ArgumentParser(prog="python -m bench")
+    p.add_argument("what", nargs="?", choices=["all", "speed", "faults"], default="all", help="which tables (all)")
     p.add_argument("--quick", action="store_true", help="tiny sizes, to check the scripts run")
     p.add_argument(
         "--full", action="store_true", help="include 1,000,000 memories (a 3 GB temporary database; minutes)"
     )
     args = p.parse_args(argv)
+    if args.what in ("all", "speed"):
+        speed(args)
+    if args.what in ("all", "faults"):
+        print()
+        faults.table(faults.run(args.quick))
+    return 0
+
+
+def speed(args: argparse.Namespace) -> None:
+    """The recall and agent tables."""
     if args.quick:
         sizes, loops = [1_000], [1_000]
     else:
@@ -58,7 +69,6 @@ def main(argv: list[str] | None = None) -> int:
             ok = r["value"] >= t if r.get("higher") else r["value"] <= t
             mark = f"{'>=' if r.get('higher') else '<='} {t:g} " + ("ok" if ok else "MISSED")
         print(f"{r['what']:<48} {r['value']:>10.3g} {r['unit']:<18} {mark:>16}")
-    return 0
 
 
 if __name__ == "__main__":

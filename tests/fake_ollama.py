@@ -77,6 +77,11 @@ def now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime())
 
 
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        pass  # a client killed mid-request (the fault tests do that) is not news
+
+
 class FakeOllama:
     """A scripted Ollama server on 127.0.0.1; use as a context manager."""
 
@@ -142,7 +147,7 @@ class FakeOllama:
             pass
 
         Handler.fake = fake
-        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self.server = _QuietServer(("127.0.0.1", port), Handler)
         self.server.daemon_threads = True
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         return self

@@ -1,6 +1,7 @@
 """Faults a planner must survive: killed mid-turn, several processes on one
 file, Ollama restarting or stalling mid-reply."""
 
+import json
 import signal
 import sqlite3
 import subprocess
@@ -56,6 +57,13 @@ def test_kill_9_mid_turn_twenty_times_leaves_a_sound_database(fake, tmp_path):
     titles = [r[0] for r in conn.execute("SELECT title FROM tasks")]
     assert titles and len(titles) == len(set(titles))  # nothing duplicated
     assert all(t.startswith("task ") and t.count("-") == 1 for t in titles)  # nothing half-written
+    # The change log agrees with the tasks, so /undo would put back what was there.
+    for task_id, after in conn.execute(
+        "SELECT task_id, after FROM task_events WHERE id IN (SELECT MAX(id) FROM task_events GROUP BY task_id)"
+    ):
+        row = conn.execute("SELECT title, status FROM tasks WHERE id = ?", (task_id,)).fetchone()
+        assert row is not None and (json.loads(after)["title"], json.loads(after)["status"]) == row
+    assert conn.execute("SELECT COUNT(DISTINCT task_id) FROM task_events").fetchone()[0] == len(titles)
     conn.close()
     store = Store(tmp_path / "planner.db")
     history = History(store, "s", Budget(messages=10_000, tokens=10**9))

@@ -1,0 +1,171 @@
+"""The heavier fault runs, more rounds than the test suite affords: `python -m bench faults`.
+
+- kill -9: start `python agent.py` on a stream of "add a task" lines, kill it
+  at a random moment mid-turn, repeat; then check the file (integrity_check),
+  that no title is duplicated or half-written, that every task has the
+  change-log row that created it and its last logged state is the row itself
+  (undo would put back what was there), and that the session history loads.
+- writers: N agent processes add tasks to one file at once; every write must
+  land, and no "locked" may reach the user.
+
+Each row of the table is one scenario; "ok" means every check held.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from fake_ollama import FakeOllama  # noqa: E402
+
+from db import Store  # noqa: E402
+from memory import Budget, History, sanitize  # noqa: E402
+
+
+def _adder(body: dict[str, Any]) -> dict[str, Any]:
+    """A model that adds a task named after each user line, then says ok."""
+    last = body["messages"][-1]
+    if last["role"] == "tool":
+        return {"content": "ok " * 20, "slow": 0.002}
+    return {"tool_calls": [{"name": "add_task", "arguments": {"title": last["content"].split("\n")[0]}}]}
+
+
+def _env(url: str, home: Path) -> dict[str, str]:
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PLANNER_", "OLLAMA_"))}
+    env.update(
+        OLLAMA_HOST=url,
+        PLANNER_HOME=str(home),
+        PLANNER_MODEL="main",
+        PLANNER_CRITIC_MODEL="critic",
+        PLANNER_EMBED_MODEL="embed",
+    )
+    return env
+
+
+ARGS = ["--no-reflect", "--no-auto-memory", "--session", "s"]
+
+
+def check(home: Path, sessions: list[str], expected: set[str] | None = None) -> dict[str, Any]:
+    """What the fault left behind: integrity, duplicates, change-log agreement, history."""
+    conn = sqlite3.connect(home / "planner.db")
+    conn.row_factory = sqlite3.Row
+    integrity = conn.execute("PRAGMA integrity_check").fetchone()[0]
+    rows = [dict(r) for r in conn.execute("SELECT * FROM tasks")]
+    titles = [r["title"] for r in rows]
+    log_ok = True
+    for r in rows:
+        last = conn.execute(
+            "SELECT before, after FROM task_events WHERE task_id = ? ORDER BY id DESC LIMIT 1", (r["id"],)
+        ).fetchone()
+        first = conn.execute(
+            "SELECT before FROM task_events WHERE task_id = ? ORDER BY id LIMIT 1", (r["id"],)
+        ).fetchone()
+        log_ok &= last is not None and json.loads(last["after"]) == r and first["before"] is None
+    conn.close()
+    store = Store(home / "planner.db")
+    histories = [History(store, s, Budget(messages=10**6, tokens=10**12)).messages for s in sessions]
+    store.close()
+    return {
+        "integrity": integrity,
+        "tasks": len(titles),
+        "duplicates": len(titles) - len(set(titles)),
+        "lost": len(expected - set(titles)) if expected is not None else 0,
+        "log_ok": log_ok,
+        "history_ok": all(h and h[0]["role"] == "user" and sanitize(h) == h for h in histories),
+    }
+
+
+def kill_rounds(rounds: int, seed: int = 7) -> dict[str, Any]:
+    """kill -9 the agent mid-turn `rounds` times on one file."""
+    rng = random.Random(seed)
+    with FakeOllama() as fake, tempfile.TemporaryDirectory() as tmp:
+        fake.respond_with("main", _adder)
+        home = Path(tmp)
+        t0 = time.perf_counter()
+        for r in range(rounds):
+            p = subprocess.Popen(
+                [sys.executable, str(ROOT / "agent.py"), *ARGS],
+                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                env=_env(fake.url, home), text=True,
+            )  # fmt: skip
+            assert p.stdin is not None
+            p.stdin.write("".join(f"task {r}-{i}\n" for i in range(60)))
+            p.stdin.flush()
+            time.sleep(rng.uniform(0.3, 0.8))
+            p.send_signal(signal.SIGKILL)
+            p.wait()
+        out = check(home, ["s"])
+        out["seconds"] = time.perf_counter() - t0
+        return out
+
+
+def writers(processes: int, turns: int) -> dict[str, Any]:
+    """`processes` agents adding `turns` tasks each to one file at once."""
+    with FakeOllama() as fake, tempfile.TemporaryDirectory() as tmp:
+        fake.respond_with("main", _adder)
+        home = Path(tmp)
+        results: dict[int, subprocess.CompletedProcess] = {}
+
+        def work(n: int) -> None:
+            results[n] = subprocess.run(
+                [sys.executable, str(ROOT / "agent.py"), *ARGS[:2], "--session", f"w{n}"],
+                input="".join(f"writer {n} task {i}\n" for i in range(turns)),
+                capture_output=True, text=True, env=_env(fake.url, home), timeout=600,
+            )  # fmt: skip
+
+        t0 = time.perf_counter()
+        threads = [threading.Thread(target=work, args=(n,)) for n in range(processes)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        expected = {f"writer {n} task {i}" for n in range(processes) for i in range(turns)}
+        out = check(home, [f"w{n}" for n in range(processes)], expected)
+        out["seconds"] = time.perf_counter() - t0
+        out["locked"] = sum("locked" in p.stdout + p.stderr for p in results.values())
+        out["failed"] = sum(p.returncode != 0 for p in results.values())
+        return out
+
+
+def run(quick: bool) -> list[dict[str, Any]]:
+    """Every fault scenario, as table rows."""
+    rows = [{"what": f"kill -9 mid-turn x{3 if quick else 50}", **kill_rounds(3 if quick else 50)}]
+    for n in (2, 4):
+        turns = 5 if quick else 40
+        rows.append({"what": f"{n} writers x {turns} turns", **writers(n, turns)})
+    return rows
+
+
+def table(rows: list[dict[str, Any]]) -> None:
+    """Print the fault table."""
+    print(f"{'fault scenario':<28} {'tasks':>6} {'lost':>5} {'dup':>4} {'locked':>7} {'integrity':>10} {'log':>4} "
+          f"{'history':>8} {'s':>6}  result")  # fmt: skip
+    for r in rows:
+        good = (
+            r["integrity"] == "ok"
+            and not r["lost"]
+            and not r["duplicates"]
+            and not r.get("locked")
+            and not r.get("failed")
+            and r["log_ok"]
+            and r["history_ok"]
+        )
+        print(
+            f"{r['what']:<28} {r['tasks']:>6} {r['lost']:>5} {r['duplicates']:>4} {r.get('locked', 0):>7} "
+            f"{r['integrity']:>10} {'ok' if r['log_ok'] else 'BAD':>4} {'ok' if r['history_ok'] else 'BAD':>8} "
+            f"{r['seconds']:>6.1f}  {'ok' if good else 'FAILED'}"
+        )
