@@ -194,12 +194,44 @@ def _m4_task_events(conn: sqlite3.Connection) -> None:
     )
 
 
+def _m5_planner_fields(conn: sqlite3.Connection) -> None:
+    # Priority, notes, a due time, completion time, a repeat rule (RRULE) and a
+    # stable uid (so export -> import is idempotent); tags in their own table.
+    _add_columns(
+        conn,
+        "tasks",
+        {
+            "due_time": "TEXT",
+            "priority": "TEXT",
+            "notes": "TEXT",
+            "completed_at": "TEXT",
+            "recurrence": "TEXT",
+            "uid": "TEXT",
+        },
+    )
+    _script(
+        conn,
+        """
+        UPDATE tasks SET uid = lower(hex(randomblob(16))) WHERE uid IS NULL;
+        CREATE UNIQUE INDEX IF NOT EXISTS tasks_uid ON tasks (uid);
+        CREATE INDEX IF NOT EXISTS tasks_due ON tasks (status, due_date);
+        CREATE TABLE IF NOT EXISTS task_tags (
+            task_id INTEGER NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+            tag TEXT NOT NULL,
+            PRIMARY KEY (task_id, tag)
+        ) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS task_tags_tag ON task_tags (tag)
+        """,
+    )
+
+
 # Ordered; index i upgrades user_version i to i + 1. Append only.
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m1_tutorial_tables,
     _m2_sessions_and_models,
     _m3_typed_memories,
     _m4_task_events,
+    _m5_planner_fields,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

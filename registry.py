@@ -164,6 +164,16 @@ def _check_type(name: str, value: Any, spec: dict[str, Any]) -> Any:
     elif kind == "string":
         if not isinstance(value, str):
             raise ToolError(f"{name} must be a string, not {json.dumps(value, ensure_ascii=False)[:60]}")
+    elif kind == "boolean":
+        if isinstance(value, str) and value.strip().lower() in ("true", "false", "yes", "no"):
+            value = value.strip().lower() in ("true", "yes")  # small models quote booleans too
+        if not isinstance(value, bool):
+            raise ToolError(f"{name} must be true or false, not {json.dumps(value, ensure_ascii=False)[:60]}")
+    elif kind == "array":
+        if isinstance(value, str):
+            value = [v for v in re.split(r"[,\s]+", value) if v]  # "work, home" for ["work", "home"]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ToolError(f"{name} must be a list of strings, not {json.dumps(value, ensure_ascii=False)[:60]}")
     if "enum" in spec and value not in spec["enum"]:
         options = ", ".join(json.dumps(v) for v in spec["enum"])
         raise ToolError(f"{name} must be one of {options}, not {json.dumps(value, ensure_ascii=False)[:60]}")

@@ -1,4 +1,4 @@
-"""Tasks in the database: snapshots, the change log, and undo.
+"""Tasks in the database: how they are shown, filtered and written, the change log, and undo.
 
 Every task write saves the task as it was and as it became in `task_events`,
 in the same transaction as the write, tagged with the user turn that made it:
@@ -39,9 +39,24 @@ def now() -> str:
 
 
 def snapshot(conn: sqlite3.Connection, task_id: int) -> Task | None:
-    """Everything stored about one task, or None if there is no such task."""
+    """Everything stored about one task (its tags too), or None if there is no such task."""
     row = conn.execute("SELECT * FROM tasks WHERE id = ?", (task_id,)).fetchone()
-    return dict(row) if row is not None else None
+    if row is None:
+        return None
+    task = dict(row)
+    task["tags"] = tags_of(conn, task_id)
+    return task
+
+
+def tags_of(conn: sqlite3.Connection, task_id: int) -> list[str]:
+    """A task's tags, sorted."""
+    return [r[0] for r in conn.execute("SELECT tag FROM task_tags WHERE task_id = ? ORDER BY tag", (task_id,))]
+
+
+def set_tags(conn: sqlite3.Connection, task_id: int, tags: list[str]) -> None:
+    """Replace a task's tags."""
+    conn.execute("DELETE FROM task_tags WHERE task_id = ?", (task_id,))
+    conn.executemany("INSERT OR IGNORE INTO task_tags (task_id, tag) VALUES (?, ?)", [(task_id, t) for t in tags])
 
 
 def require(conn: sqlite3.Connection, task_id: int) -> Task:
@@ -80,6 +95,7 @@ def _restore(conn: sqlite3.Connection, task_id: int, task: Task | None) -> None:
     else:
         marks = ", ".join("?" for _ in cols)
         conn.execute(f"INSERT INTO tasks ({', '.join(cols)}) VALUES ({marks})", [values[c] for c in cols])
+    set_tags(conn, task_id, task.get("tags") or [])
 
 
 def undo_last_turn(store: Store) -> list[str]:
@@ -114,7 +130,7 @@ def describe_undo(task_id: int, before: Task | None, after: Task | None) -> str:
     changes = [
         f"{k} {_show(after.get(k))} → {_show(before.get(k))}"
         for k in before
-        if k not in ("id", "completed_at") and before.get(k) != after.get(k)
+        if k not in ("id", "completed_at", "uid") and before.get(k) != after.get(k)
     ]
     return f'task {task_id} "{before["title"]}": ' + ("; ".join(changes) or "unchanged")
 
@@ -141,3 +157,133 @@ def describe_call(conn: sqlite3.Connection, name: str, args: Any) -> str:
     verb = {"complete_task": "complete", "delete_task": "DELETE", "update_task": "change"}.get(name, name)
     extra = ", ".join(f"{k}={v}" for k, v in args.items() if k != "id")
     return f"{verb} {what}" + (f" ({extra})" if extra and name == "update_task" else "")
+
+
+# ---------------------------------------------------------------- fields, listing and the agenda
+
+PRIORITIES = ("high", "medium", "low")
+MAX_TAGS = 10
+SORTS = {
+    "due": "t.due_date IS NULL, t.due_date, t.due_time IS NULL, t.due_time, t.id",
+    "priority": "CASE t.priority WHEN 'high' THEN 0 WHEN 'medium' THEN 1 WHEN 'low' THEN 2 ELSE 3 END, "
+    "t.due_date IS NULL, t.due_date, t.id",
+    "created": "t.created_at, t.id",
+    "title": "t.title COLLATE NOCASE, t.id",
+}
+
+
+def brief(task: Task | None) -> dict[str, Any]:
+    """A task as the model sees it: always id, title, due_date and status; the rest only when set."""
+    from dates import describe_repeat
+
+    task = task or {}
+    out = {k: task.get(k) for k in ("id", "title", "due_date", "status")}
+    for key in ("due_time", "priority", "tags", "notes"):
+        if task.get(key):
+            out[key] = task[key]
+    if task.get("recurrence"):
+        out["repeat"] = describe_repeat(task["recurrence"])
+    return out
+
+
+def clean_tags(value: Any) -> list[str]:
+    """Tags from a list or a comma/space separated string: lower case, no '#' or '+', deduplicated."""
+    if isinstance(value, str):
+        value = value.replace(",", " ").split()
+    if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
+        raise ToolError("tags must be a list of words")
+    tags = []
+    for t in value:
+        tag = "-".join(t.strip().lstrip("#+@").lower().split())
+        if not tag:
+            continue
+        if len(tag) > 40:
+            raise ToolError(f"the tag {tag[:40]!r}... is too long; keep tags to one or two words")
+        if tag not in tags:
+            tags.append(tag)
+    if len(tags) > MAX_TAGS:
+        raise ToolError(f"give at most {MAX_TAGS} tags")
+    return sorted(tags)
+
+
+def insert(conn: sqlite3.Connection, ctx: ToolContext, fields: dict[str, Any], tags: list[str], tool: str) -> Task:
+    """Add a task (fields: tasks columns) with its tags, logged; returns it as stored."""
+    row = {"status": "open", "created_at": now(), "uid": secrets.token_hex(16), **fields}
+    cols = list(row)
+    cur = conn.execute(
+        f"INSERT INTO tasks ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})", [row[c] for c in cols]
+    )
+    set_tags(conn, cur.lastrowid, tags)
+    return record(conn, ctx, tool, cur.lastrowid, None)  # type: ignore[return-value]
+
+
+def search(
+    conn: sqlite3.Connection,
+    status: str = "open",
+    tag: str | None = None,
+    priority: str | None = None,
+    due_before: str | None = None,
+    due_after: str | None = None,
+    overdue_on: str | None = None,
+    text: str | None = None,
+    sort: str = "due",
+    limit: int = 20,
+) -> tuple[list[Task], int]:
+    """Tasks matching every filter given, sorted, at most `limit`; and how many matched in all."""
+    where, params = [], []
+    if status != "all":
+        where.append("t.status = ?")
+        params.append(status)
+    if tag:
+        where.append("EXISTS (SELECT 1 FROM task_tags g WHERE g.task_id = t.id AND g.tag = ?)")
+        params.append(tag)
+    if priority:
+        where.append("t.priority = ?")
+        params.append(priority)
+    if due_before:
+        where.append("t.due_date <= ?")
+        params.append(due_before)
+    if due_after:
+        where.append("t.due_date >= ?")
+        params.append(due_after)
+    if overdue_on:
+        where.append("t.status = 'open' AND t.due_date < ?")
+        params.append(overdue_on)
+    if text:
+        like = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        where.append("(t.title LIKE ? ESCAPE '\\' OR COALESCE(t.notes, '') LIKE ? ESCAPE '\\')")
+        params += [like, like]
+    clause = f"WHERE {' AND '.join(where)}" if where else ""
+    total = conn.execute(f"SELECT COUNT(*) FROM tasks t {clause}", params).fetchone()[0]
+    rows = conn.execute(f"SELECT t.* FROM tasks t {clause} ORDER BY {SORTS[sort]} LIMIT ?", [*params, limit])
+    found = []
+    for r in rows:
+        task = dict(r)
+        task["tags"] = tags_of(conn, task["id"])
+        found.append(task)
+    return found, total
+
+
+def agenda(conn: sqlite3.Connection, today: dt.date, days: int, cap: int = 30) -> dict[str, Any]:
+    """Open tasks that are overdue, due today, and due in the next `days` days, grouped by day."""
+    end = today + dt.timedelta(days=days)
+    overdue, n_overdue = search(conn, due_before=(today - dt.timedelta(days=1)).isoformat(), limit=cap)
+    coming, n_coming = search(conn, due_after=today.isoformat(), due_before=end.isoformat(), limit=cap * 3)
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for task in coming:
+        groups.setdefault(task["due_date"], []).append(brief(task))
+    out_days = []
+    for date, items in groups.items():
+        d = dt.date.fromisoformat(date)
+        label = "today" if d == today else "tomorrow" if d == today + dt.timedelta(days=1) else f"{d:%A}"
+        out_days.append({"date": date, "label": label, "tasks": items})
+    undated = conn.execute("SELECT COUNT(*) FROM tasks WHERE status = 'open' AND due_date IS NULL").fetchone()[0]
+    result: dict[str, Any] = {
+        "today": f"{today:%A} {today.isoformat()}",
+        "overdue": [brief(t) for t in overdue],
+        "days": out_days,
+        "without_date": undated,
+    }
+    if n_overdue > len(overdue) or n_coming > len(coming):
+        result["more"] = n_overdue - len(overdue) + n_coming - len(coming)
+    return result

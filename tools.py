@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import query
 import web
+from dates import DateError, When, check_time, next_due, parse_repeat, resolve
 from registry import (  # noqa: F401  (re-exported: the rest of the program imports tools)
     ALIASES,
     TOOLS,
@@ -27,32 +28,18 @@ from registry import (  # noqa: F401  (re-exported: the rest of the program impo
     tool_specs,
     validate,
 )
-from tasks import now, record, require
+from tasks import PRIORITIES, SORTS, Task, brief, clean_tags, insert, now, record, require, search, set_tags
+from tasks import agenda as agenda_of
 
 if TYPE_CHECKING:
     from longterm import LongTermMemory
 
 MAX_TITLE = 500
 MAX_FACT = 2000
-
-# ---------------------------------------------------------------- helpers
-
+MAX_NOTES = 4000
 ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
-
-def check_date(ctx: ToolContext, value: str) -> str:
-    """A due date as YYYY-MM-DD, or a ToolError that tells the model how to fix it."""
-    value = value.strip()
-    if ISO_DATE.fullmatch(value):
-        try:
-            return dt.date.fromisoformat(value).isoformat()
-        except ValueError:
-            raise ToolError(f"due_date {value!r} is not a real calendar date") from None
-    today = ctx.today()
-    raise ToolError(
-        f"due_date must be a date written YYYY-MM-DD, not {value[:40]!r}. "
-        f"Today is {today.isoformat()} ({today:%A}): work out the date and call again."
-    )
+# ---------------------------------------------------------------- checks
 
 
 def check_title(value: str) -> str:
@@ -65,14 +52,75 @@ def check_title(value: str) -> str:
     return title
 
 
-def brief(task: dict[str, Any] | None) -> dict[str, Any]:
-    """A task as the model sees it: the fields it acts on, nothing more."""
-    task = task or {}
-    return {k: task.get(k) for k in ("id", "title", "due_date", "status")}
+def read_date(ctx: ToolContext, value: str, name: str = "due_date") -> When:
+    """A date phrase or YYYY-MM-DD resolved against today, or a ToolError listing the readings."""
+    try:
+        return resolve(value, ctx.today())
+    except DateError as e:
+        raise ToolError(f"{name}: {e}") from None
+
+
+def read_due(ctx: ToolContext, due_date: str, due_time: str | None, notes: list[str]) -> tuple[str, str | None]:
+    """(YYYY-MM-DD, HH:MM or None) from the model's due_date and due_time; notes gets the echo."""
+    when = read_date(ctx, due_date)
+    if not ISO_DATE.fullmatch(due_date.strip()):
+        notes.append(when.describe(due_date))  # so the model and the user see what the phrase became
+    time = when.time
+    if due_time is not None:
+        time = read_time(due_time)
+    return when.date.isoformat(), time
+
+
+def read_time(value: str) -> str | None:
+    """A due time as HH:MM; an empty string clears it."""
+    if not value.strip():
+        return None
+    try:
+        return check_time(value)
+    except DateError as e:
+        raise ToolError(f"due_time: {e}") from None
+
+
+def read_repeat(value: str) -> str | None:
+    """A repeat phrase as an RRULE; an empty string clears it."""
+    if not value.strip() or value.strip().lower() in ("none", "never", "no"):
+        return None
+    try:
+        return parse_repeat(value)
+    except DateError as e:
+        raise ToolError(f"repeat: {e}") from None
+
+
+def check_notes(value: str) -> str | None:
+    """Notes on a task; an empty string clears them."""
+    if len(value) > MAX_NOTES:
+        raise ToolError(f"notes are {len(value)} characters; keep them under {MAX_NOTES}")
+    return value.strip() or None
+
+
+def _result(key: str, task: Task | None, notes: list[str], **extra: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {key: brief(task), **extra}
+    if notes:
+        out["date_read_as"] = "; ".join(notes)
+    return out
 
 
 ID = {"type": "integer", "description": "The task's id, as shown by list_tasks."}
-DUE = "Due date as YYYY-MM-DD, taken from the calendar in your instructions."
+DUE = (
+    "When it is due: the user's own words (tomorrow, friday 3pm, next week, the 15th, end of month) "
+    "or YYYY-MM-DD. The planner works out the date."
+)
+FIELDS = {
+    "due_time": {"type": "string", "description": "A time of day (HH:MM), if the user gave one apart from the date."},
+    "priority": {"type": "string", "enum": list(PRIORITIES), "description": "Only if the user said how important."},
+    "tags": {"type": "array", "items": {"type": "string"}, "description": "Short labels the user gave."},
+    "notes": {"type": "string", "description": "Extra details the user wants kept with the task."},
+    "repeat": {
+        "type": "string",
+        "description": "If it repeats, in the user's words: every monday, every 2 weeks, monthly on the 1st, "
+        "every weekday.",
+    },
+}
 
 # ---------------------------------------------------------------- task tools
 
@@ -81,76 +129,160 @@ DUE = "Due date as YYYY-MM-DD, taken from the calendar in your instructions."
     {
         "title": {"type": "string", "description": "The task itself in a few words, without its date."},
         "due_date": {"type": "string", "description": DUE + " Leave out when the user gave no date."},
+        **FIELDS,
     },
     required=("title",),
 )
-def add_task(ctx: ToolContext, title: str, due_date: str | None = None) -> dict[str, Any]:
+def add_task(
+    ctx: ToolContext,
+    title: str,
+    due_date: str | None = None,
+    due_time: str | None = None,
+    priority: str | None = None,
+    tags: list[str] | None = None,
+    notes: str | None = None,
+    repeat: str | None = None,
+) -> dict[str, Any]:
     """Add one task (a to-do or a reminder) to the user's list. Call once per task."""
-    title = check_title(title)
-    due = check_date(ctx, due_date) if due_date else None
+    said: list[str] = []
+    fields: dict[str, Any] = {"title": check_title(title), "priority": priority}
+    if due_date:
+        fields["due_date"], fields["due_time"] = read_due(ctx, due_date, due_time, said)
+    elif due_time:
+        fields["due_date"], fields["due_time"] = ctx.today().isoformat(), read_time(due_time)
+    fields["notes"] = check_notes(notes) if notes else None
+    fields["recurrence"] = read_repeat(repeat) if repeat else None
+    if fields["recurrence"] and not fields.get("due_date"):
+        # A repeat needs a first date: its first occurrence from today on.
+        first = next_due(fields["recurrence"], ctx.today() - dt.timedelta(days=1))
+        fields["due_date"] = first.isoformat()
     with ctx.store.write() as conn:
-        cur = conn.execute(
-            "INSERT INTO tasks (title, due_date, status, created_at) VALUES (?, ?, 'open', ?)",
-            (title, due, now()),
-        )
-        task = record(conn, ctx, "add_task", cur.lastrowid, None)
-    return {"added": brief(task)}
+        task = insert(conn, ctx, fields, clean_tags(tags or []), "add_task")
+    return _result("added", task, said)
 
 
 @tool(
     {
-        "status": {
-            "type": "string",
-            "enum": ["open", "done", "all"],
-            "description": "Which tasks to list; open if left out.",
-        }
+        "status": {"type": "string", "enum": ["open", "done", "all"], "description": "Which tasks; open if left out."},
+        "tag": {"type": "string", "description": "Only tasks with this tag."},
+        "priority": {"type": "string", "enum": list(PRIORITIES), "description": "Only tasks of this priority."},
+        "due_before": {"type": "string", "description": "Only tasks due on or before this date (words or YYYY-MM-DD)."},
+        "due_after": {"type": "string", "description": "Only tasks due on or after this date (words or YYYY-MM-DD)."},
+        "overdue": {"type": "boolean", "description": "true: only open tasks whose date has passed."},
+        "text": {"type": "string", "description": "Only tasks whose title or notes contain these words."},
+        "sort": {"type": "string", "enum": list(SORTS), "description": "Order; by due date if left out."},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 100, "description": "At most this many; 20 if left out."},
     }
 )
-def list_tasks(ctx: ToolContext, status: str = "open") -> dict[str, Any]:
-    """List the user's tasks with their ids, titles, due dates and status."""
-    where, params = ("", ()) if status == "all" else ("WHERE status = ?", (status,))
-    rows = ctx.store.conn().execute(
-        f"SELECT id, title, due_date, status FROM tasks {where} ORDER BY due_date IS NULL, due_date, id",
-        params,
+def list_tasks(
+    ctx: ToolContext,
+    status: str = "open",
+    tag: str | None = None,
+    priority: str | None = None,
+    due_before: str | None = None,
+    due_after: str | None = None,
+    overdue: bool = False,
+    text: str | None = None,
+    sort: str = "due",
+    limit: int = 20,
+) -> dict[str, Any]:
+    """List the user's tasks with their ids, titles, due dates and status; every filter given must match."""
+    said: list[str] = []
+    before = read_due(ctx, due_before, None, said)[0] if due_before else None
+    after = read_due(ctx, due_after, None, said)[0] if due_after else None
+    found, total = search(
+        ctx.store.conn(),
+        status=status,
+        tag=clean_tags([tag])[0] if tag and clean_tags([tag]) else None,
+        priority=priority,
+        due_before=before,
+        due_after=after,
+        overdue_on=ctx.today().isoformat() if overdue else None,
+        text=text.strip() if text and text.strip() else None,
+        sort=sort,
+        limit=limit,
     )
-    tasks = [brief(dict(r)) for r in rows]
-    return {"status": status, "count": len(tasks), "tasks": tasks}
+    out = _result("status", None, said, count=total, tasks=[brief(t) for t in found])
+    out["status"] = status
+    if total > len(found):
+        out["more"] = f"{total - len(found)} more not shown; narrow the filters or raise limit"
+    return out
 
 
 @tool({"id": ID}, required=("id",))
 def complete_task(ctx: ToolContext, id: int) -> dict[str, Any]:
-    """Mark a task as done."""
+    """Mark a task as done. A repeating task then gets its next date as a new open task."""
     with ctx.store.write() as conn:
         before = require(conn, id)
         if before["status"] == "done":
             return {"already_done": brief(before)}
-        conn.execute("UPDATE tasks SET status = 'done' WHERE id = ?", (id,))
+        conn.execute("UPDATE tasks SET status = 'done', completed_at = ? WHERE id = ?", (now(), id))
         task = record(conn, ctx, "complete_task", id, before)
-    return {"completed": brief(task)}
+        if not before.get("recurrence"):
+            return {"completed": brief(task)}
+        due = dt.date.fromisoformat(before["due_date"]) if before.get("due_date") else ctx.today()
+        keep = ("title", "due_time", "priority", "notes", "recurrence")
+        fields = {k: before[k] for k in keep} | {
+            "due_date": next_due(before["recurrence"], due, ctx.today()).isoformat()
+        }
+        nxt = insert(conn, ctx, fields, before["tags"], "complete_task")
+    return {"completed": brief(task), "next": brief(nxt)}
 
 
 @tool(
     {
         "id": ID,
         "title": {"type": "string", "description": "The new title. Leave out to keep the current one."},
-        "due_date": {"type": "string", "description": DUE + " An empty string removes the date. Leave out to keep it."},
+        "due_date": {"type": "string", "description": DUE + " An empty string removes the date."},
+        **FIELDS,
+        "priority": {"type": "string", "enum": [*PRIORITIES, "none"], "description": "New priority; none clears it."},
     },
     required=("id",),
 )
-def update_task(ctx: ToolContext, id: int, title: str | None = None, due_date: str | None = None) -> dict[str, Any]:
-    """Change a task's title and/or due date (rename, reschedule, or clear its date)."""
-    if title is None and due_date is None:
-        raise ToolError("give a new title or due_date (an empty due_date clears it)")
-    new_title = check_title(title) if title is not None else None
-    new_due = (check_date(ctx, due_date) if due_date.strip() else None) if due_date is not None else None
+def update_task(
+    ctx: ToolContext,
+    id: int,
+    title: str | None = None,
+    due_date: str | None = None,
+    due_time: str | None = None,
+    priority: str | None = None,
+    tags: list[str] | None = None,
+    notes: str | None = None,
+    repeat: str | None = None,
+) -> dict[str, Any]:
+    """Change a task: rename, reschedule, set priority, tags, notes or repeat. Only what is given changes; an empty string clears."""
+    said: list[str] = []
+    changes: dict[str, Any] = {}
+    if title is not None:
+        changes["title"] = check_title(title)
+    if due_date is not None:
+        if due_date.strip():
+            changes["due_date"], changes["due_time"] = read_due(ctx, due_date, due_time, said)
+        else:
+            changes["due_date"] = changes["due_time"] = None
+    elif due_time is not None:
+        changes["due_time"] = read_time(due_time)
+    if priority is not None:
+        changes["priority"] = None if priority == "none" else priority
+    if notes is not None:
+        changes["notes"] = check_notes(notes)
+    if repeat is not None:
+        changes["recurrence"] = read_repeat(repeat)
+    new_tags = clean_tags(tags) if tags is not None else None
+    if not changes and new_tags is None:
+        raise ToolError("give at least one thing to change: title, due_date, due_time, priority, tags, notes or repeat")
     with ctx.store.write() as conn:
         before = require(conn, id)
-        conn.execute(
-            "UPDATE tasks SET title = ?, due_date = ? WHERE id = ?",
-            (new_title or before["title"], new_due if due_date is not None else before["due_date"], id),
-        )
+        if changes.get("due_time") and not (changes.get("due_date") or before["due_date"]):
+            changes["due_date"] = ctx.today().isoformat()
+        if changes:
+            conn.execute(
+                f"UPDATE tasks SET {', '.join(f'{k} = ?' for k in changes)} WHERE id = ?", [*changes.values(), id]
+            )
+        if new_tags is not None:
+            set_tags(conn, id, new_tags)
         task = record(conn, ctx, "update_task", id, before)
-    return {"updated": brief(task), "before": brief(before)}
+    return _result("updated", task, said, before=brief(before))
 
 
 @tool({"id": ID}, required=("id",), destructive=True)
@@ -169,6 +301,12 @@ def delete_task(ctx: ToolContext, id: int) -> dict[str, Any]:
         conn.execute("DELETE FROM tasks WHERE id = ?", (id,))
         record(conn, ctx, "delete_task", id, before)
     return {"deleted": brief(before)}
+
+
+@tool({"days": {"type": "integer", "minimum": 1, "maximum": 60, "description": "How many days ahead; 7 if left out."}})
+def agenda(ctx: ToolContext, days: int = 7) -> dict[str, Any]:
+    """The user's agenda: overdue tasks, today's, and the next days', grouped by day."""
+    return agenda_of(ctx.store.conn(), ctx.today(), days)
 
 
 @tool()
@@ -237,7 +375,7 @@ def forget(ctx: ToolContext, query_or_id: str) -> dict[str, Any]:
 tool(query.PROPERTIES, required=("sql",), describe=query.describe)(query.query_planner)
 tool(web.PROPERTIES, required=("topic",), enabled=lambda ctx: ctx.web is not None)(web.lookup)
 
-READ_ONLY_TOOLS = frozenset({"list_tasks", "get_today", "recall", "query_planner", "lookup"})
+READ_ONLY_TOOLS = frozenset({"list_tasks", "agenda", "get_today", "recall", "query_planner", "lookup"})
 # Calls that change a task the user already has; more than BULK_LIMIT in one turn asks first.
 # Additions do not count: they alter nothing the user had, and /undo removes them.
 CHANGES_EXISTING = frozenset({"update_task", "complete_task", "delete_task"})

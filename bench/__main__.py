@@ -1,4 +1,4 @@
-"""Run the benchmarks and print their tables: `python -m bench [speed|faults] [--quick]`.
+"""Run the benchmarks and print their tables: `python -m bench [speed|dates|faults] [--quick]`.
 
 Numbers are medians on this machine, measured side by side in one process;
 compare rows of one run, not runs on different days. --quick uses small sizes
@@ -16,7 +16,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the planner runs (embed
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import agent, faults, recall  # noqa: E402
+from bench import agent, dates, faults, recall  # noqa: E402
 
 # (benchmark, n) -> target ms per query
 TARGETS = {
@@ -28,7 +28,9 @@ TARGETS = {
 def main(argv: list[str] | None = None) -> int:
     """Print the benchmark table."""
     p = argparse.ArgumentParser(prog="python -m bench")
-    p.add_argument("what", nargs="?", choices=["all", "speed", "faults"], default="all", help="which tables (all)")
+    p.add_argument(
+        "what", nargs="?", choices=["all", "speed", "faults", "dates"], default="all", help="which tables (all)"
+    )
     p.add_argument("--quick", action="store_true", help="tiny sizes, to check the scripts run")
     p.add_argument(
         "--full", action="store_true", help="include 1,000,000 memories (a 3 GB temporary database; minutes)"
@@ -36,6 +38,9 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.what in ("all", "speed"):
         speed(args)
+    if args.what in ("all", "dates"):
+        print()
+        dates.table(dates.run())
     if args.what in ("all", "faults"):
         print()
         faults.table(faults.run(args.quick))

@@ -25,6 +25,7 @@ def test_the_promised_tools_are_registered_with_their_arguments():
         "complete_task",
         "update_task",
         "delete_task",
+        "agenda",
         "get_today",
         "remember",
         "recall",
@@ -33,14 +34,17 @@ def test_the_promised_tools_are_registered_with_their_arguments():
         "lookup",
     }
     assert specs["add_task"]["required"] == ["title"]
-    assert set(specs["add_task"]["properties"]) == {"title", "due_date"}
+    new = {"due_time", "priority", "tags", "notes", "repeat"}  # optional, so old calls still work
+    assert set(specs["add_task"]["properties"]) == {"title", "due_date"} | new
     assert specs["list_tasks"]["properties"]["status"]["enum"] == ["open", "done", "all"]
     assert specs["list_tasks"]["required"] == []
-    assert set(specs["update_task"]["properties"]) == {"id", "title", "due_date"}
+    filters = {"status", "tag", "priority", "due_before", "due_after", "overdue", "text", "sort", "limit"}
+    assert set(specs["list_tasks"]["properties"]) == filters
+    assert set(specs["update_task"]["properties"]) == {"id", "title", "due_date"} | new
     assert specs["update_task"]["required"] == ["id"]
     assert specs["recall"]["required"] == ["query"]
     assert specs["query_planner"]["required"] == ["sql"] and specs["lookup"]["required"] == ["topic"]
-    assert READ_ONLY_TOOLS == {"list_tasks", "get_today", "recall", "query_planner", "lookup"}
+    assert READ_ONLY_TOOLS == {"list_tasks", "agenda", "get_today", "recall", "query_planner", "lookup"}
 
 
 def test_tool_decorator_returns_the_function_unchanged():
@@ -72,16 +76,28 @@ def test_add_task_without_date_and_with_null_date(ctx, store):
     assert [t["due_date"] for t in tasks(store)] == [None, None]
 
 
-@pytest.mark.parametrize("bad", ["2026-02-30", "tomorrow", "2026-13-01", "12/05/2026", "2026-1-5", "20261205"])
-def test_add_task_rejects_dates_that_are_not_real_iso_dates(ctx, store, bad):
+@pytest.mark.parametrize(
+    "bad, fragment",
+    [
+        ("2026-02-30", "not a real calendar date"),
+        ("2026-13-01", "not a real calendar date"),
+        ("someday maybe", "cannot read 'someday maybe' as a date"),
+        ("may", "cannot read"),
+        ("12/05/2026", "could mean Tuesday 2026-05-12 or Saturday 2026-12-05"),
+        ("next friday", "could mean Friday 2026-12-04 or Friday 2026-12-11; ask the user which"),
+    ],
+)
+def test_dates_that_are_not_dates_or_are_ambiguous_are_errors(ctx, store, bad, fragment):
     r = run(ctx, "add_task", title="x", due_date=bad)
-    assert "error" in r and "due_date" in r["error"]
+    assert r["error"].startswith("due_date: ") and fragment in r["error"]
     assert tasks(store) == []
 
 
-def test_a_relative_date_error_tells_the_model_today(ctx):
-    r = run(ctx, "add_task", title="x", due_date="tomorrow")
-    assert "2026-12-01" in r["error"] and "Tuesday" in r["error"]
+def test_a_date_phrase_is_resolved_in_code_and_echoed(ctx, store):
+    r = run(ctx, "add_task", title="dentist", due_date="friday 3pm")
+    assert r["added"]["due_date"] == "2026-12-04" and r["added"]["due_time"] == "15:00"
+    assert r["date_read_as"] == "'friday 3pm' -> Friday 2026-12-04 15:00"
+    assert "date_read_as" not in run(ctx, "add_task", title="iso", due_date="2026-12-09")
 
 
 @pytest.mark.parametrize("title", ["", "   ", "x" * 501])
@@ -107,7 +123,11 @@ def test_unknown_tool_error_names_it_lists_real_ones_and_suggests(ctx):
     "args, fragment",
     [
         ({}, "needs the argument 'title'"),
-        ({"title": "x", "priority": "high"}, "no argument 'priority'"),
+        ({"title": "x", "colour": "red"}, "no argument 'colour'"),
+        ({"title": "x", "priority": "urgent"}, 'must be one of "high", "medium", "low"'),
+        ({"title": "x", "tags": [1]}, "must be a list of strings"),
+        ({"title": "x", "repeat": "sometimes"}, "repeat: cannot read 'sometimes' as a repeat"),
+        ({"title": "x", "due_time": "25:00"}, "due_time: "),
         ({"title": 5}, "must be a string"),
         ({"title": ["x"]}, "must be a string"),
     ],

@@ -1,0 +1,328 @@
+"""Dates and repeat rules in code, so the model only has to pass on what the user said.
+
+Small models get date arithmetic wrong ("the second Friday of next month"),
+so tools take a phrase and this module resolves it against today:
+
+    resolve("friday 3pm", today)   -> When(date(2026, 12, 4), "15:00")
+    resolve("next friday", Tuesday) -> AmbiguousDate: readings 2026-12-04, 2026-12-11
+    parse_repeat("every 2 weeks")  -> "FREQ=WEEKLY;INTERVAL=2"  (an RFC 5545 RRULE)
+    next_due(rule, due)            -> the occurrence after `due`
+
+A small grammar over python-dateutil (relativedelta for calendar arithmetic,
+its parser for written-out dates, rrule for repeats) beat dateparser on our
+table of phrases (tests/data/date_phrases.json, measured by bench/dates.py):
+dateparser has no "end of month", "the 15th" or "second friday of", and
+cannot say a phrase is ambiguous. The trade-off is English only.
+
+Conventions (the phrase table pins them down): a weekday or "the 15th" means
+the next one after today; "next <weekday>" is ambiguous when the coming one
+is still in this week; "end of week" is Sunday; a time alone means today.
+Times are local wall-clock times, stored without a zone, so a repeat at 09:00
+stays at 09:00 across daylight-saving changes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+
+from dateutil import parser as du_parser
+from dateutil import rrule
+from dateutil.relativedelta import relativedelta
+
+WEEKDAYS = {
+    "monday": 0, "mon": 0, "tuesday": 1, "tue": 1, "tues": 1, "wednesday": 2, "wed": 2,
+    "thursday": 3, "thu": 3, "thur": 3, "thurs": 3, "friday": 4, "fri": 4,
+    "saturday": 5, "sat": 5, "sunday": 6, "sun": 6,
+}  # fmt: skip
+MONTHS = {
+    "january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4, "apr": 4,
+    "may": 5, "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8,
+    "september": 9, "sep": 9, "sept": 9, "october": 10, "oct": 10, "november": 11, "nov": 11,
+    "december": 12, "dec": 12,
+}  # fmt: skip
+NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
+NUMBERS |= {"eight": 8, "nine": 9, "ten": 10, "other": 2}
+ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "last": -1}
+UNITS = {"day": "days", "week": "weeks", "month": "months", "year": "years"}
+NAMED_TIMES = {"noon": "12:00", "midday": "12:00", "midnight": "00:00", "morning": "09:00", "evening": "18:00"}
+
+_WD = "|".join(sorted(WEEKDAYS, key=len, reverse=True))
+_MON = "|".join(sorted(MONTHS, key=len, reverse=True))
+_NUM = r"\d+|" + "|".join(NUMBERS)
+
+EXAMPLES = "tomorrow, friday, next week, in 3 days, the 15th, end of month, dec 24, friday 3pm or YYYY-MM-DD"
+
+
+class DateError(ValueError):
+    """A phrase that is not a date; the message says what would be."""
+
+
+class AmbiguousDate(DateError):
+    """A phrase with more than one reading; `readings` lists them."""
+
+    def __init__(self, phrase: str, readings: list[dt.date]):
+        self.readings = readings
+        shown = " or ".join(f"{d:%A} {d.isoformat()}" for d in readings)
+        super().__init__(f"{phrase!r} could mean {shown}; ask the user which, then pass the date as YYYY-MM-DD")
+
+
+@dataclass(frozen=True)
+class When:
+    """A resolved due date, with a time (HH:MM) if the phrase gave one."""
+
+    date: dt.date
+    time: str | None = None
+
+    def describe(self, phrase: str) -> str:
+        """The echo the model and the user see: what the phrase was read as."""
+        at = f" {self.time}" if self.time else ""
+        return f"{phrase.strip()!r} -> {self.date:%A} {self.date.isoformat()}{at}"
+
+
+def _number(word: str) -> int:
+    return int(word) if word.isdigit() else NUMBERS[word]
+
+
+def _split_time(s: str) -> tuple[str, str | None]:
+    """('friday', '15:00') from 'friday at 3pm'; a bare number without am/pm, ':' or 'at' is not a time."""
+    for word, hhmm in NAMED_TIMES.items():
+        m = re.search(rf"(?:^|\s)(?:at\s+|in the\s+)?{word}$", s)
+        if m:
+            return s[: m.start()].strip(), hhmm
+    m = re.search(r"(?:^|\s)(?:(at|@)\s*)?(\d{1,2})(?::(\d{2}))?\s*(am|pm|h)?$", s)
+    if not m or not (m.group(1) or m.group(3) or m.group(4)):
+        return s, None
+    hour, minute, half = int(m.group(2)), int(m.group(3) or 0), m.group(4)
+    if half in ("am", "pm"):
+        if not 1 <= hour <= 12:
+            raise DateError(f"{hour}{half} is not a time of day")
+        hour = hour % 12 + (12 if half == "pm" else 0)
+    if hour > 23 or minute > 59:
+        raise DateError(f"{m.group(0).strip()!r} is not a time of day")
+    return s[: m.start()].strip(), f"{hour:02d}:{minute:02d}"
+
+
+def _next_weekday(today: dt.date, weekday: int) -> dt.date:
+    """The first such weekday after today."""
+    return today + dt.timedelta(days=(weekday - today.weekday() - 1) % 7 + 1)
+
+
+def _nth_weekday(year: int, month: int, weekday: int, n: int) -> dt.date | None:
+    """The nth (or last, n=-1) given weekday of a month; None if the month has no such day."""
+    day = dt.date(year, month, 1) + relativedelta(weekday=rrule.weekdays[weekday](n))
+    if n < 0:
+        day = dt.date(year, month, 1) + relativedelta(day=31, weekday=rrule.weekdays[weekday](-1))
+    return day if day.month == month else None
+
+
+def _month_ref(ref: str, today: dt.date) -> tuple[int, int]:
+    """(year, month) for 'the month', 'this month', 'next month' or a month name (the next one)."""
+    ref = ref.removeprefix("the ").strip()
+    if ref in ("month", "this month"):
+        return today.year, today.month
+    if ref == "next month":
+        d = today + relativedelta(months=1)
+        return d.year, d.month
+    if ref in MONTHS:
+        month = MONTHS[ref]
+        return (today.year if month >= today.month else today.year + 1), month
+    raise DateError(f"{ref!r} is not a month")
+
+
+def _day_month(day: int, month: int, year: int | None, today: dt.date, phrase: str) -> dt.date:
+    """A day of a month; without a year, the next one from today."""
+    try:
+        d = dt.date(year or today.year, month, day)
+        if year is None and d < today:
+            d = dt.date(today.year + 1, month, day)
+    except ValueError:
+        raise DateError(f"{phrase!r} is not a real calendar date") from None
+    return d
+
+
+def _date(s: str, today: dt.date, phrase: str) -> dt.date:
+    """The date part of a phrase (already lower-cased, trimmed, without its time)."""
+    if s in ("", "today", "tonight", "now"):
+        return today
+    simple = {"tomorrow": 1, "day after tomorrow": 2, "the day after tomorrow": 2, "yesterday": -1}
+    if s in simple:
+        return today + dt.timedelta(days=simple[s])
+    if m := re.fullmatch(r"(\d{4})-(\d{1,2})-(\d{1,2})", s):
+        try:
+            return dt.date(int(m[1]), int(m[2]), int(m[3]))
+        except ValueError:
+            raise DateError(f"{phrase!r} is not a real calendar date") from None
+    if m := re.fullmatch(r"(\d{1,2})[/.](\d{1,2})(?:[/.](\d{2}|\d{4}))?", s):
+        a, b = int(m[1]), int(m[2])
+        year = (int(m[3]) + (2000 if len(m[3]) == 2 else 0)) if m[3] else None
+        readings = []
+        for day, month in ((a, b), (b, a)):  # day first (most of the world), then month first
+            if 1 <= month <= 12:
+                try:
+                    readings.append(_day_month(day, month, year, today, phrase))
+                except DateError:
+                    pass
+        readings = sorted(set(readings))
+        if len(readings) > 1:
+            raise AmbiguousDate(phrase, readings)
+        if readings:
+            return readings[0]
+        raise DateError(f"{phrase!r} is not a real calendar date")
+    if m := re.fullmatch(rf"(?:in\s+)?({_NUM})\s+(day|week|month|year)s?(?:\s+from\s+(?:now|today))?", s):
+        if s.startswith("in") or "from" in s:
+            return today + relativedelta(**{UNITS[m[2]]: _number(m[1])})
+    if m := re.fullmatch(rf"(this\s+|next\s+|coming\s+)?({_WD})", s):
+        day = _next_weekday(today, WEEKDAYS[m[2]])
+        if (m[1] or "").strip() == "next" and day.isocalendar()[1] == today.isocalendar()[1]:
+            raise AmbiguousDate(phrase, [day, day + dt.timedelta(days=7)])
+        return day
+    if s in ("next week", "beginning of next week", "start of next week"):
+        return today + relativedelta(weekday=rrule.MO(+1), days=1)
+    if s in ("this weekend", "weekend", "the weekend"):
+        return today if today.weekday() == 5 else _next_weekday(today, 5)
+    if s in ("next month", "beginning of next month", "start of next month"):
+        return today + relativedelta(months=1, day=1)
+    if s in ("next year", "beginning of next year", "start of next year"):
+        return dt.date(today.year + 1, 1, 1)
+    if m := re.fullmatch(r"end of (?:the |this )?(next )?(week|month|year)", s):
+        later = 1 if m[1] else 0
+        if m[2] == "week":
+            return today + relativedelta(weekday=rrule.SU(+1), weeks=later)
+        if m[2] == "month":
+            return today + relativedelta(months=later, day=31)
+        return dt.date(today.year + later, 12, 31)
+    if m := re.fullmatch(rf"end of ({_MON})", s):
+        year, month = _month_ref(m[1], today)
+        return dt.date(year, month, 1) + relativedelta(day=31)
+    if m := re.fullmatch(r"(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)(?:\s+of\s+(?:the|this)\s+month)?", s):
+        day = int(m[1])
+        for ahead in range(0, 3):
+            first = today + relativedelta(months=ahead, day=1)
+            try:
+                d = first.replace(day=day)
+            except ValueError:
+                continue  # this month has no 31st
+            if d > today:
+                return d
+        raise DateError(f"{phrase!r} is not a day of a month")
+    if m := re.fullmatch(rf"(?:the\s+)?({'|'.join(ORDINALS)})\s+({_WD})\s+(?:of|in)\s+(.+)", s):
+        year, month = _month_ref(m[3], today)
+        d = _nth_weekday(year, month, WEEKDAYS[m[2]], ORDINALS[m[1]])
+        if d is None:
+            raise DateError(f"{phrase!r}: that month has no such day")
+        return d
+    if m := re.fullmatch(rf"({_MON})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(\d{{4}}))?", s):
+        return _day_month(int(m[2]), MONTHS[m[1]], int(m[3]) if m[3] else None, today, phrase)
+    if m := re.fullmatch(rf"(?:the\s+)?(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MON})\.?(?:,?\s+(\d{{4}}))?", s):
+        return _day_month(int(m[1]), MONTHS[m[2]], int(m[3]) if m[3] else None, today, phrase)
+    if not re.search(r"\b\d{4}\b", s):  # without a year, dateutil would fill in this year's month and day
+        raise DateError(f"cannot read {phrase!r} as a date; use a phrase like {EXAMPLES}")
+    try:  # written-out dates with a year in other shapes ("thursday december 24 2026", "2026/12/24")
+        parsed = du_parser.parse(s, default=dt.datetime(today.year, today.month, today.day))
+    except (ValueError, OverflowError):
+        raise DateError(f"cannot read {phrase!r} as a date; use a phrase like {EXAMPLES}") from None
+    return parsed.date()
+
+
+def resolve(phrase: str, today: dt.date) -> When:
+    """A date phrase (or YYYY-MM-DD) read against today; raises DateError or AmbiguousDate."""
+    s = " ".join(phrase.lower().replace(",", " ").split())
+    s = re.sub(r"^(?:on|by|due|before|until)\s+", "", s).rstrip(".!")
+    if not s:
+        raise DateError(f"the date is empty; use a phrase like {EXAMPLES}")
+    rest, time = _split_time(s)
+    if m := re.fullmatch(r"(\d{4}-\d{1,2}-\d{1,2})[ t](\d{1,2}):(\d{2})", s):  # ISO date and time
+        rest, time = m[1], f"{int(m[2]):02d}:{m[3]}"
+    rest = re.sub(r"\s+(?:at|@)$", "", rest)
+    return When(_date(rest, today, phrase.strip()), time)
+
+
+def check_time(value: str) -> str:
+    """A due time as HH:MM from '15:00', '3pm' or 'noon'; raises DateError."""
+    s = " ".join(value.lower().split())
+    if s in NAMED_TIMES:
+        return NAMED_TIMES[s]
+    rest, time = _split_time(s if re.search(r"[:ahp]|^at\b", s) else s + ":00")
+    if time is None or rest:
+        raise DateError(f"{value!r} is not a time of day; use HH:MM (24-hour)")
+    return time
+
+
+# ---------------------------------------------------------------- repeat rules
+
+REPEAT_EXAMPLES = (
+    "every day, every weekday, every monday, every 2 weeks, every other friday, monthly on the 1st, yearly"
+)
+_DAY_CODES = ["MO", "TU", "WE", "TH", "FR", "SA", "SU"]
+
+
+def parse_repeat(text: str) -> str:
+    """A repeat phrase as an RRULE ('FREQ=WEEKLY;BYDAY=MO'); raises DateError with the forms understood."""
+    s = " ".join(text.lower().replace(",", " ").split())
+    s = re.sub(r"^(?:repeat|repeats|repeating|recurring)\s+", "", s)
+    if s.upper().startswith("FREQ="):
+        try:
+            rrule.rrulestr(s.upper(), dtstart=dt.datetime(2026, 1, 1))
+        except (ValueError, TypeError):
+            raise DateError(f"{text!r} is not a valid RRULE") from None
+        return s.upper()
+    plain = {
+        "daily": "FREQ=DAILY", "every day": "FREQ=DAILY", "weekly": "FREQ=WEEKLY", "every week": "FREQ=WEEKLY",
+        "monthly": "FREQ=MONTHLY", "every month": "FREQ=MONTHLY", "yearly": "FREQ=YEARLY",
+        "annually": "FREQ=YEARLY", "every year": "FREQ=YEARLY", "biweekly": "FREQ=WEEKLY;INTERVAL=2",
+        "every weekday": "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR", "weekdays": "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR",
+        "every weekend": "FREQ=WEEKLY;BYDAY=SA,SU",
+    }  # fmt: skip
+    if s in plain:
+        return plain[s]
+    if m := re.fullmatch(rf"every\s+({_NUM})\s+(day|week|month|year)s?", s):
+        n = _number(m[1])
+        freq = {"day": "DAILY", "week": "WEEKLY", "month": "MONTHLY", "year": "YEARLY"}[m[2]]
+        return f"FREQ={freq}" + (f";INTERVAL={n}" if n > 1 else "")
+    if m := re.fullmatch(rf"every\s+(?:({_NUM})\s+)?((?:{_WD})s?(?:\s*(?:and|&)?\s*(?:{_WD})s?)*)", s):
+        days = [WEEKDAYS[w] for w in re.findall(rf"({_WD})s?", m[2])]
+        n = _number(m[1]) if m[1] else 1
+        byday = ",".join(_DAY_CODES[d] for d in sorted(set(days)))
+        return "FREQ=WEEKLY" + (f";INTERVAL={n}" if n > 1 else "") + f";BYDAY={byday}"
+    if m := re.fullmatch(
+        r"(?:monthly|every month)\s+on\s+the\s+(\d{1,2})(?:st|nd|rd|th)|on\s+the\s+(\d{1,2})(?:st|nd|rd|th)\s+of\s+every\s+month",
+        s,
+    ):
+        day = int(m[1] or m[2])
+        if not 1 <= day <= 31:
+            raise DateError(f"{text!r}: a month has no day {day}")
+        # A day a month may lack (29-31) falls on the month's last day instead of skipping the month.
+        return f"FREQ=MONTHLY;BYMONTHDAY={day}" if day <= 28 else f"FREQ=MONTHLY;BYMONTHDAY={day},-1;BYSETPOS=1"
+    if re.fullmatch(r"(?:monthly|every month)\s+on\s+the\s+last\s+day|on\s+the\s+last\s+day\s+of\s+every\s+month", s):
+        return "FREQ=MONTHLY;BYMONTHDAY=-1"
+    raise DateError(f"cannot read {text!r} as a repeat; use one of: {REPEAT_EXAMPLES}")
+
+
+def next_due(rule: str, due: dt.date, today: dt.date | None = None) -> dt.date:
+    """The first occurrence of a repeat rule after `due` (and after today, so a late completion does not pile up)."""
+    after = max(due, today) if today else due
+    start = dt.datetime.combine(due, dt.time())
+    r = rrule.rrulestr(rule, dtstart=start)
+    nxt = r.after(dt.datetime.combine(after, dt.time()), inc=False)
+    if nxt is None:
+        raise DateError(f"the repeat rule {rule!r} has no more dates")
+    return nxt.date()
+
+
+def describe_repeat(rule: str) -> str:
+    """An RRULE in words, for listings."""
+    parts = dict(p.split("=", 1) for p in rule.split(";") if "=" in p)
+    n = int(parts.get("INTERVAL", "1"))
+    unit = {"DAILY": "day", "WEEKLY": "week", "MONTHLY": "month", "YEARLY": "year"}.get(parts.get("FREQ", ""), "?")
+    text = f"every {n} {unit}s" if n > 1 else f"every {unit}"
+    if "BYDAY" in parts:
+        names = {c: d for c, d in zip(_DAY_CODES, ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"], strict=True)}
+        days = parts["BYDAY"].split(",")
+        on = "weekdays" if days == _DAY_CODES[:5] else ", ".join(names.get(d, d) for d in days)
+        text += f" on {on}"
+    if "BYMONTHDAY" in parts:
+        day = parts["BYMONTHDAY"].split(",")[0]
+        text += " on the last day" if day == "-1" else f" on day {day}"
+    return text
