@@ -292,7 +292,62 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def exchange_command(argv: list[str]) -> int:
+    """`export` and `import`: tasks to and from json, todo.txt and ics files, without Ollama."""
+    from exchange import FORMATS, export, guess_format, import_text
+
+    try:
+        base = Config.from_env()
+    except ConfigError as e:
+        err(str(e))
+        return 2
+    what = argv[0]
+    p = argparse.ArgumentParser(prog=f"agent.py {what}", description=f"{what} tasks")
+    p.add_argument("--db", type=Path, default=base.db_path, help=f"database file (default {base.db_path})")
+    if what == "export":
+        p.add_argument("--format", choices=FORMATS, default="json", help="json (everything), todotxt or ics")
+        p.add_argument("-o", "--output", type=Path, help="write to this file (default: standard output)")
+    else:
+        p.add_argument("file", type=Path, help="a json export or a todo.txt file")
+        p.add_argument("--format", choices=["json", "todotxt"], help="default: from the file name or content")
+    args = p.parse_args(argv[1:])
+    try:
+        store = Store(args.db.expanduser())
+    except DatabaseError as e:
+        err(str(e))
+        return 1
+    try:
+        if what == "export":
+            text = export(store, args.format)
+            if args.output is None:
+                sys.stdout.write(text)
+            else:
+                tmp = args.output.with_name(args.output.name + ".part")  # no half-written file on a fault
+                tmp.write_text(text, encoding="utf-8", newline="")
+                tmp.replace(args.output)
+                print(f"exported to {args.output}", file=sys.stderr)
+            return 0
+        try:
+            text = args.file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            err(f"cannot read {args.file}: {getattr(e, 'strerror', None) or e}")
+            return 1
+        result = import_text(store, text, args.format or guess_format(args.file.name, text))
+        print(f"imported {result['added']} tasks, skipped {result['skipped']} already there", file=sys.stderr)
+        for problem in result["problems"]:
+            print(f"  not imported: {problem}", file=sys.stderr)
+        return 1 if result["problems"] else 0
+    except OSError as e:
+        err(f"cannot write {args.output}: {e.strerror}")
+        return 1
+    finally:
+        store.close()
+
+
 def _main(argv: list[str] | None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in ("export", "import"):
+        return exchange_command(argv)
     try:
         config = load_config(argv)
     except ConfigError as e:

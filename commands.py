@@ -79,21 +79,63 @@ def _help(agent: Agent, arg: str, stats: Stats) -> str:
     return "\n".join(usage for usage, _ in COMMANDS.values()) + "\nexit               leave (or Ctrl-D)"
 
 
+def _when(t: dict[str, Any]) -> str:
+    return " ".join(x for x in (t.get("due_date"), t.get("due_time")) if x)
+
+
+def _extras(t: dict[str, Any]) -> str:
+    bits = [f"!{t['priority']}"] if t.get("priority") else []
+    bits += [f"+{tag}" for tag in t.get("tags") or []]
+    if t.get("repeat"):
+        bits.append(f"({t['repeat']})")
+    return " ".join(bits)
+
+
 @command("/tasks [open|done|all]  your tasks (open ones if not said)")
 def _tasks(agent: Agent, arg: str, stats: Stats) -> str:
-    result, ok = dispatch(agent.tools, "list_tasks", {"status": arg or "open"})
+    result, ok = dispatch(agent.tools, "list_tasks", {"status": arg or "open", "limit": 100})
     if not ok:
         return f"error: {result['error']}"
     if not result["tasks"]:
         return f"no {'' if arg == 'all' else (arg or 'open') + ' '}tasks"
     today = agent.today().isoformat()
     width = max(len(t["title"]) for t in result["tasks"])
-    lines = [f"{'id':>4}  {'title':<{width}}  {'due':<10}  status"]
+    lines = [f"{'id':>4}  {'title':<{width}}  {'due':<16}  {'status':<7}  more"]
     for t in result["tasks"]:
         late = t["status"] == "open" and t["due_date"] and t["due_date"] < today
         status = "OVERDUE" if late else t["status"]
-        lines.append(f"{t['id']:>4}  {t['title']:<{width}}  {t['due_date'] or '':<10}  {status}")
+        lines.append(f"{t['id']:>4}  {t['title']:<{width}}  {_when(t):<16}  {status:<7}  {_extras(t)}".rstrip())
+    if result.get("more"):
+        lines.append(f"… {result['more']}")
     return "\n".join(lines)
+
+
+@command("/agenda [DAYS]     overdue, today and the next days (7)")
+def _agenda(agent: Agent, arg: str, stats: Stats) -> str:
+    if arg and not arg.isdigit():
+        return "usage: /agenda [DAYS]"
+    result, ok = dispatch(agent.tools, "agenda", {"days": int(arg)} if arg else {})
+    if not ok:
+        return f"error: {result['error']}"
+
+    def line(t: dict[str, Any]) -> str:
+        at = f"{t['due_time']} " if t.get("due_time") else ""
+        return f"  {t['id']:>4}  {at}{t['title']}  {_extras(t)}".rstrip()
+
+    out = [f"agenda from {result['today']}"]
+    if result["overdue"]:
+        out.append("overdue")
+        out += [line(t) + f"  (was due {t['due_date']})" for t in result["overdue"]]
+    for day in result["days"]:
+        out.append(f"{day['label']} {day['date']}")
+        out += [line(t) for t in day["tasks"]]
+    if len(out) == 1:
+        out.append("  nothing due")
+    if result["without_date"]:
+        out.append(f"and {result['without_date']} open tasks without a date (/tasks)")
+    if result.get("more"):
+        out.append(f"… {result['more']} more")
+    return "\n".join(out)
 
 
 @command("/undo              revert the task changes of the last request")

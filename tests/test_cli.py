@@ -318,10 +318,9 @@ def test_slash_commands_for_tasks_sessions_history_switches_and_stats(fake, tmp_
     out = p.stdout
     assert p.returncode == 0, p.stderr
     table = out.split("bot> Added both.\n")[1].split("no done tasks")[0].splitlines()
-    assert table[0].split() == ["id", "title", "due", "status"]
-    rows = {r.split()[1]: r.split() for r in table[1:]}  # the two adds ran concurrently: ids in either order
-    assert rows["late"][-2:] == ["2026-11-20", "OVERDUE"]
-    assert rows["soon"][1:] == ["soon", "open"]
+    assert table[0].split() == ["id", "title", "due", "status", "more"]
+    assert table[1].split() == ["1", "late", "thing", "2026-11-20", "OVERDUE"]  # writes run in call order
+    assert table[2].split() == ["2", "soon", "open"]
     assert "error: status must be one of" in out
     assert "you> add late thing and soon\nbot> Added both." in out
     assert "reflect is off\nreflect is off\nusage: /reflect on|off" in out
