@@ -1,0 +1,443 @@
+"""The planner domain: dates read in code, repeats, filters, the agenda, export and import."""
+
+import datetime as dt
+import json
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT, TODAY, call, clean_env
+from hypothesis import given
+from hypothesis import strategies as st
+
+import exchange
+from bench import dates as date_bench
+from commands import Stats, run_command
+from dates import AmbiguousDate, DateError, describe_repeat, next_due, parse_repeat, resolve
+from db import Store
+from tasks import undo_last_turn
+from tools import ToolContext, dispatch
+
+TODAY_TABLE, PHRASES = date_bench.load()
+
+
+def run(ctx, name, **args):
+    result, ok = dispatch(ctx, name, args)
+    json.dumps(result)
+    assert ok, result
+    return result
+
+
+# ---------------------------------------------------------------- dates
+
+
+@pytest.mark.parametrize("row", PHRASES, ids=[r["phrase"] for r in PHRASES])
+def test_each_phrase_in_the_table_resolves_as_written(row):
+    assert date_bench.planner(row["phrase"], TODAY_TABLE) == date_bench.expected(row)
+
+
+def test_the_table_is_large_and_the_correctness_rate_is_shown(capsys):
+    assert len(PHRASES) >= 40
+    rows = date_bench.run()
+    with capsys.disabled():
+        print()
+        date_bench.table(rows)
+    ours = next(r for r in rows if r["reader"].startswith("planner"))
+    assert ours["correct"] == ours["total"]
+    assert all(r["correct"] <= ours["correct"] for r in rows)
+
+
+def test_an_ambiguous_phrase_lists_its_readings():
+    with pytest.raises(AmbiguousDate) as e:
+        resolve("next friday", TODAY)
+    assert e.value.readings == [dt.date(2026, 12, 4), dt.date(2026, 12, 11)]
+    assert "ask the user which" in str(e.value)
+
+
+@given(today=st.dates(dt.date(2000, 1, 1), dt.date(2090, 1, 1)), n=st.integers(0, 400))
+def test_in_n_days_is_exact_and_weekdays_are_within_the_coming_week(today, n):
+    assert resolve(f"in {n} days", today).date == today + dt.timedelta(days=n)
+    for name in ("monday", "thursday", "sunday"):
+        d = resolve(name, today).date
+        assert 1 <= (d - today).days <= 7 and f"{d:%A}".lower() == name
+
+
+# ---------------------------------------------------------------- repeats
+
+
+@pytest.mark.parametrize(
+    "phrase, rule",
+    [
+        ("every monday", "FREQ=WEEKLY;BYDAY=MO"),
+        ("every 2 weeks", "FREQ=WEEKLY;INTERVAL=2"),
+        ("every other tuesday", "FREQ=WEEKLY;INTERVAL=2;BYDAY=TU"),
+        ("monthly on the 1st", "FREQ=MONTHLY;BYMONTHDAY=1"),
+        ("every weekday", "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR"),
+        ("every monday and thursday", "FREQ=WEEKLY;BYDAY=MO,TH"),
+        ("daily", "FREQ=DAILY"),
+        ("every 3 days", "FREQ=DAILY;INTERVAL=3"),
+        ("yearly", "FREQ=YEARLY"),
+        ("monthly on the 31st", "FREQ=MONTHLY;BYMONTHDAY=31,-1;BYSETPOS=1"),
+    ],
+)
+def test_repeat_phrases_become_rules(phrase, rule):
+    assert parse_repeat(phrase) == rule
+
+
+def test_an_unknown_repeat_lists_the_forms_understood():
+    with pytest.raises(DateError, match="use one of: every day, every weekday"):
+        parse_repeat("now and then")
+
+
+@pytest.mark.parametrize(
+    "rule, due, expected",
+    [
+        ("FREQ=MONTHLY;BYMONTHDAY=31,-1;BYSETPOS=1", "2027-01-31", "2027-02-28"),  # month end: the last day
+        ("FREQ=MONTHLY;BYMONTHDAY=31,-1;BYSETPOS=1", "2027-02-28", "2027-03-31"),
+        ("FREQ=MONTHLY;BYMONTHDAY=31,-1;BYSETPOS=1", "2028-01-31", "2028-02-29"),  # leap year
+        ("FREQ=MONTHLY;BYMONTHDAY=1", "2026-12-01", "2027-01-01"),  # across the year end
+        ("FREQ=MONTHLY;BYMONTHDAY=-1", "2026-11-30", "2026-12-31"),
+        ("FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR", "2026-12-04", "2026-12-07"),  # Friday -> Monday
+        ("FREQ=WEEKLY;INTERVAL=2", "2026-12-01", "2026-12-15"),
+        ("FREQ=DAILY", "2027-03-27", "2027-03-28"),  # the night clocks go forward in Europe
+        ("FREQ=DAILY", "2027-10-30", "2027-10-31"),  # and back
+        ("FREQ=YEARLY", "2026-12-01", "2027-12-01"),
+    ],
+)
+def test_the_next_date_of_a_rule(rule, due, expected):
+    assert next_due(rule, dt.date.fromisoformat(due)).isoformat() == expected
+
+
+def test_a_late_completion_skips_to_the_next_date_from_today_in_the_same_series():
+    rule = "FREQ=WEEKLY;BYDAY=MO"
+    assert next_due(rule, dt.date(2026, 11, 16), today=TODAY).isoformat() == "2026-12-07"
+
+
+@given(
+    rule=st.sampled_from(
+        [parse_repeat(p) for p in ("every monday", "every weekday", "monthly on the 30th", "every 2 weeks", "daily")]
+    ),
+    due=st.dates(dt.date(2020, 1, 1), dt.date(2060, 1, 1)),
+)
+def test_a_next_date_is_always_later_and_fits_the_rule(rule, due):
+    nxt = next_due(rule, due)
+    assert nxt > due
+    if "BYDAY=MO," in rule:
+        assert nxt.weekday() < 5 and (nxt - due).days <= 3
+    if rule == "FREQ=WEEKLY;BYDAY=MO":
+        assert nxt.weekday() == 0
+    if "BYMONTHDAY=30" in rule:
+        assert nxt.day == 30 or (nxt + dt.timedelta(days=1)).day == 1
+
+
+def test_completing_a_repeating_task_creates_the_next_and_lists_only_that(ctx, store):
+    tid = run(
+        ctx, "add_task", title="gym", due_date="2026-12-07", due_time="09:00", tags=["health"], repeat="every monday"
+    )["added"]["id"]
+    ctx.turn = "done-gym"
+    r = run(ctx, "complete_task", id=tid)
+    assert r["completed"]["status"] == "done" and r["next"]["due_date"] == "2026-12-14"
+    assert r["next"] | {"id": 0} == {
+        "id": 0, "title": "gym", "due_date": "2026-12-14", "status": "open",
+        "due_time": "09:00", "tags": ["health"], "repeat": "every week on Mon",
+    }  # fmt: skip
+    listed = run(ctx, "list_tasks")["tasks"]
+    assert [(t["title"], t["due_date"]) for t in listed] == [("gym", "2026-12-14")]
+    done_at = store.conn().execute("SELECT completed_at FROM tasks WHERE id = ?", (tid,)).fetchone()[0]
+    assert done_at and dt.datetime.fromisoformat(done_at)
+    assert len(undo_last_turn(store)) == 2  # undo takes back both
+    assert [(t["id"], t["status"]) for t in run(ctx, "list_tasks")["tasks"]] == [(tid, "open")]
+
+
+def test_a_repeat_without_a_date_starts_at_its_first_occurrence(ctx):
+    assert run(ctx, "add_task", title="standup", repeat="every weekday")["added"]["due_date"] == "2026-12-01"
+    assert run(ctx, "add_task", title="bins", repeat="every friday")["added"]["due_date"] == "2026-12-04"
+
+
+# ---------------------------------------------------------------- fields and filters
+
+
+@pytest.fixture
+def planner(ctx):
+    """A week of varied tasks."""
+    run(ctx, "add_task", title="file taxes", due_date="2026-11-20", priority="high", tags=["money"])
+    run(ctx, "add_task", title="buy milk", due_date="tomorrow", tags=["shopping", "#Home"])
+    run(ctx, "add_task", title="call the bank", due_date="friday", priority="high", tags="money, phone")
+    run(ctx, "add_task", title="read a book", notes="the one about bridges")
+    run(ctx, "add_task", title="plan trip", due_date="dec 24", priority="low")
+    done = run(ctx, "add_task", title="old chore", due_date="2026-11-25", tags=["home"])["added"]["id"]
+    run(ctx, "complete_task", id=done)
+    return ctx
+
+
+def titles(result):
+    return [t["title"] for t in result["tasks"]]
+
+
+def test_tags_are_cleaned_and_shown(planner):
+    milk = run(planner, "list_tasks", text="milk")["tasks"][0]
+    assert milk["tags"] == ["home", "shopping"]
+    assert run(planner, "list_tasks", text="bank")["tasks"][0]["tags"] == ["money", "phone"]
+
+
+@pytest.mark.parametrize(
+    "filters, expected",
+    [
+        ({"tag": "money"}, ["file taxes", "call the bank"]),
+        ({"tag": "money", "priority": "high", "due_before": "friday"}, ["file taxes", "call the bank"]),
+        ({"tag": "money", "due_after": "today"}, ["call the bank"]),
+        ({"overdue": True}, ["file taxes"]),
+        ({"overdue": "true", "tag": "shopping"}, []),
+        ({"text": "BRIDGES"}, ["read a book"]),  # notes too, any case
+        ({"due_before": "end of month", "due_after": "2026-12-02"}, ["buy milk", "call the bank", "plan trip"]),
+        ({"status": "done", "tag": "home"}, ["old chore"]),
+        ({"status": "all", "tag": "home"}, ["old chore", "buy milk"]),
+        ({"sort": "priority"}, ["file taxes", "call the bank", "plan trip", "buy milk", "read a book"]),
+        ({"sort": "title", "priority": "high"}, ["call the bank", "file taxes"]),
+        ({"text": "100%_"}, []),  # LIKE wildcards are literal
+    ],
+)
+def test_filters_combine(planner, filters, expected):
+    assert titles(run(planner, "list_tasks", **filters)) == expected
+
+
+def test_a_long_list_is_capped_with_how_many_more(ctx):
+    for i in range(30):
+        run(ctx, "add_task", title=f"t{i}")
+    r = run(ctx, "list_tasks")
+    assert len(r["tasks"]) == 20 and r["count"] == 30 and r["more"].startswith("10 more not shown")
+    assert len(run(ctx, "list_tasks", limit=50)["tasks"]) == 30
+
+
+def test_update_sets_and_clears_each_field(planner, store):
+    tid = run(planner, "list_tasks", text="milk")["tasks"][0]["id"]
+    r = run(planner, "update_task", id=tid, priority="medium", tags=["errands"], notes="semi-skimmed", due_time="6pm")
+    assert r["updated"] | {"id": 0} == {
+        "id": 0, "title": "buy milk", "due_date": "2026-12-02", "status": "open",
+        "due_time": "18:00", "priority": "medium", "tags": ["errands"], "notes": "semi-skimmed",
+    }  # fmt: skip
+    r = run(planner, "update_task", id=tid, priority="none", tags=[], notes="", due_date="")
+    assert r["updated"] == {"id": tid, "title": "buy milk", "due_date": None, "status": "open"}
+    assert dispatch(planner, "update_task", {"id": tid})[0]["error"].startswith("give at least one thing to change")
+
+
+def test_the_agenda_groups_overdue_today_and_the_coming_days(planner):
+    run(planner, "add_task", title="standup", due_date="today", due_time="09:30")
+    r = run(planner, "agenda")
+    assert r["today"] == "Tuesday 2026-12-01"
+    assert [t["title"] for t in r["overdue"]] == ["file taxes"]
+    assert [(d["label"], d["date"], [t["title"] for t in d["tasks"]]) for d in r["days"]] == [
+        ("today", "2026-12-01", ["standup"]),
+        ("tomorrow", "2026-12-02", ["buy milk"]),
+        ("Friday", "2026-12-04", ["call the bank"]),
+    ]
+    assert r["without_date"] == 1
+    assert [d["date"] for d in run(planner, "agenda", days=30)["days"]][-1] == "2026-12-24"
+
+
+def test_agenda_and_tasks_commands_show_the_fields(planner, fake, make_agent):
+    agent = make_agent()
+    text = run_command(agent, "/agenda", Stats())
+    assert text.splitlines()[:3] == [
+        "agenda from Tuesday 2026-12-01",
+        "overdue",
+        "     1  file taxes  !high +money  (was due 2026-11-20)",
+    ]
+    assert "tomorrow 2026-12-02\n     2  buy milk  +home +shopping" in text
+    assert text.endswith("and 1 open tasks without a date (/tasks)")
+    assert run_command(agent, "/agenda soon", Stats()) == "usage: /agenda [DAYS]"
+    table = run_command(agent, "/tasks", Stats())
+    assert "2026-11-20        OVERDUE  !high +money" in table
+
+
+def test_the_model_drives_every_new_argument(fake, make_agent, store, ctx):
+    fake.script(
+        "main",
+        {
+            "tool_calls": [
+                call(
+                    "add_task",
+                    title="dentist",
+                    due_date="friday 3pm",
+                    priority="high",
+                    tags=["health"],
+                    notes="bring the card",
+                    repeat="every 6 months",
+                )
+            ]
+        },  # fmt: skip
+        {
+            "tool_calls": [
+                call(
+                    "list_tasks",
+                    tag="health",
+                    priority="high",
+                    due_before="end of month",
+                    due_after="today",
+                    overdue=False,
+                    text="dent",
+                    sort="priority",
+                    limit=5,
+                )
+            ]
+        },  # fmt: skip
+        {
+            "tool_calls": [
+                call(
+                    "update_task",
+                    id=1,
+                    due_date="next tuesday",
+                    due_time="10:00",
+                    priority="medium",
+                    tags="health, teeth",
+                    notes="",
+                    repeat="yearly",
+                )
+            ]
+        },  # fmt: skip
+        {"tool_calls": [call("agenda", days=14)]},
+        {"content": "All set."},
+    )
+    r = make_agent(reflect=False).run_turn("dentist friday 3pm, high priority, every 6 months; then move it")
+    assert [c["ok"] for c in r.tool_calls] == [True] * 4, r.tool_calls
+    added, listed, updated, agenda = (c["result"] for c in r.tool_calls)
+    assert added["added"]["repeat"] == "every 6 months" and added["date_read_as"].endswith("Friday 2026-12-04 15:00")
+    assert [t["id"] for t in listed["tasks"]] == [1]
+    assert updated["updated"]["due_date"] == "2026-12-08" and updated["updated"]["tags"] == ["health", "teeth"]
+    assert agenda["days"][0]["tasks"][0]["due_time"] == "10:00"
+    row = dict(store.conn().execute("SELECT * FROM tasks").fetchone())
+    assert (row["priority"], row["notes"], row["recurrence"]) == ("medium", None, "FREQ=YEARLY")
+
+
+# ---------------------------------------------------------------- export and import
+
+
+def everything(store):
+    return [{k: v for k, v in t.items()} for t in exchange.all_tasks(store)]
+
+
+def test_json_export_then_import_round_trips_everything_and_twice_adds_nothing(planner, store, tmp_path):
+    text = exchange.export(store, "json")
+    other = Store(tmp_path / "other.db")
+    try:
+        assert exchange.import_text(other, text, "json") == {"added": 6, "skipped": 0, "problems": []}
+        assert everything(other) == everything(store)
+        assert exchange.import_text(other, text, "json") == {"added": 0, "skipped": 6, "problems": []}
+        assert len(everything(other)) == 6
+    finally:
+        other.close()
+
+
+def test_todotxt_round_trips_what_todotxt_can_hold(planner, store, tmp_path):
+    run(planner, "add_task", title="yoga", due_date="monday", due_time="07:15", repeat="every monday")
+    text = exchange.export(store, "todotxt")
+    lines = text.splitlines()
+    assert lines[0].startswith("(A) ") and "+money due:2026-11-20 uid:" in lines[0]
+    assert lines[5].startswith("x 20") and lines[5].count("20") >= 2  # done: completion and creation dates
+    assert "time:07:15 rec:FREQ=WEEKLY;BYDAY=MO" in lines[6]
+    other = Store(tmp_path / "other.db")
+    try:
+        assert exchange.import_text(other, text, "todotxt")["added"] == 7
+        keep = ("uid", "title", "status", "due_date", "due_time", "priority", "tags", "repeat")
+        assert [{k: t[k] for k in keep} for t in everything(other)] == [
+            {k: t[k] for k in keep} for t in everything(store)
+        ]
+        assert exchange.import_text(other, text, "todotxt")["added"] == 0
+    finally:
+        other.close()
+
+
+def test_todotxt_from_another_program_imports_once_and_bad_lines_are_reported(store):
+    text = "(B) 2026-11-01 Pay rent +home @phone due:2026-12-05\nx 2026-11-30 2026-11-02 Old thing\n(A)\n  \nFix bike due:2026-02-31\n"
+    r = exchange.import_text(store, text, "todotxt")
+    assert r["added"] == 2 and r["problems"] == [
+        "line 3: title must not be empty",
+        "line 5: day is out of range for month",
+    ]
+    tasks = everything(store)
+    assert (tasks[0]["title"], tasks[0]["priority"], tasks[0]["tags"], tasks[0]["due_date"]) == (
+        "Pay rent", "medium", ["home", "phone"], "2026-12-05"
+    )  # fmt: skip
+    assert tasks[1]["status"] == "done" and tasks[1]["completed_at"].startswith("2026-11-30")
+    assert exchange.import_text(store, text, "todotxt")["added"] == 0
+
+
+def test_an_import_is_one_undoable_turn(store):
+    exchange.import_text(store, "a\nb\nc\n", "todotxt")
+    assert len(undo_last_turn(store)) == 3 and everything(store) == []
+
+
+def test_a_file_that_is_not_tasks_writes_nothing(store):
+    assert exchange.import_text(store, "{not json", "json")["problems"][0].startswith("not a task file")
+    r = exchange.import_text(
+        store,
+        json.dumps({"tasks": [{"title": "ok", "uid": "u1"}, {"title": "x", "status": "maybe", "uid": "u2"}, 5]}),
+        "json",
+    )
+    assert r["added"] == 1 and len(r["problems"]) == 2 and [t["title"] for t in everything(store)] == ["ok"]
+
+
+def test_ics_has_events_for_dated_tasks_that_a_calendar_can_read(planner, store):
+    run(planner, "add_task", title="a meeting with a very long title " * 4, due_date="2026-12-09", due_time="14:30",
+        repeat="every 2 weeks", notes="room 4; bring notes, please")  # fmt: skip
+    text = exchange.to_ics(exchange.all_tasks(store), now=dt.datetime(2026, 12, 1, tzinfo=dt.UTC))
+    assert text.startswith("BEGIN:VCALENDAR\r\nVERSION:2.0\r\n") and text.endswith("END:VCALENDAR\r\n")
+    assert all(len(line.encode()) <= 75 for line in text.split("\r\n"))
+    unfolded = text.replace("\r\n ", "")
+    assert "SUMMARY:file taxes\r\nDTSTART;VALUE=DATE:20261120\r\nDTEND;VALUE=DATE:20261121\r\nPRIORITY:1" in unfolded
+    assert "DTSTART:20261209T143000\r\nRRULE:FREQ=WEEKLY;INTERVAL=2" in unfolded
+    assert "DESCRIPTION:room 4\\; bring notes\\, please" in unfolded
+    assert unfolded.count("BEGIN:VEVENT") == 6 and unfolded.count("BEGIN:VTODO") == 1  # the undated book
+
+
+def test_export_and_import_from_the_command_line(planner, store, tmp_path):
+    env = clean_env(PLANNER_HOME=str(tmp_path))
+    out = tmp_path / "tasks.json"
+    p = subprocess.run(
+        [sys.executable, str(ROOT / "agent.py"), "export", "-o", str(out)], env=env, capture_output=True, text=True
+    )
+    assert p.returncode == 0 and p.stderr == f"exported to {out}\n" and json.loads(out.read_text())["version"] == 1
+    p = subprocess.run(
+        [sys.executable, str(ROOT / "agent.py"), "export", "--format", "ics"], env=env, capture_output=True, text=True
+    )
+    assert p.stdout.startswith("BEGIN:VCALENDAR")
+    fresh = tmp_path / "fresh.db"
+    args = [sys.executable, str(ROOT / "agent.py"), "import", str(out), "--db", str(fresh)]
+    p = subprocess.run(args, env=env, capture_output=True, text=True)
+    assert p.returncode == 0 and p.stderr == "imported 6 tasks, skipped 0 already there\n"
+    p = subprocess.run(args, env=env, capture_output=True, text=True)
+    assert p.stderr == "imported 0 tasks, skipped 6 already there\n"
+    p = subprocess.run([*args[:3], str(tmp_path / "missing.txt")], env=env, capture_output=True, text=True)
+    assert p.returncode == 1 and p.stderr.startswith("error: cannot read") and "Traceback" not in p.stderr
+
+
+# ---------------------------------------------------------------- migrations
+
+
+def test_a_database_from_before_these_fields_is_upgraded_in_place(tmp_path):
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        "CREATE TABLE tasks (id INTEGER PRIMARY KEY AUTOINCREMENT, title TEXT NOT NULL, due_date TEXT, "
+        "status TEXT NOT NULL DEFAULT 'open', created_at TEXT DEFAULT CURRENT_TIMESTAMP);"
+        "INSERT INTO tasks (title, due_date, status) VALUES ('old task', '2026-12-03', 'open'), ('older', NULL, 'done');"
+    )
+    conn.close()
+    store = Store(path)
+    try:
+        ctx = ToolContext(store=store, today=lambda: TODAY)
+        old = run(ctx, "list_tasks", status="all")["tasks"]
+        assert [t["title"] for t in old] == ["old task", "older"]
+        run(ctx, "update_task", id=1, priority="high", tags=["kept"])
+        assert run(ctx, "list_tasks", tag="kept")["tasks"][0]["priority"] == "high"
+        uids = [r[0] for r in store.conn().execute("SELECT uid FROM tasks")]
+        assert all(uids) and len(set(uids)) == 2
+    finally:
+        store.close()
+
+
+def test_describe_repeat_reads_well():
+    assert describe_repeat("FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR") == "every week on weekdays"
+    assert describe_repeat("FREQ=MONTHLY;BYMONTHDAY=-1") == "every month on the last day"
+    assert describe_repeat("FREQ=DAILY;INTERVAL=3") == "every 3 days"
