@@ -17,13 +17,11 @@ each model never change, so Ollama can reuse the prompt prefix every turn.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import json
 import logging
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,7 +45,6 @@ from prompts import (
 from recovery import (
     call_key,
     dedupe_calls,
-    drop_unknown,
     echoes,
     fallback_reply,
     is_json_echo,
@@ -56,8 +53,9 @@ from recovery import (
     parse_text_tool_calls,
     screen_call,
 )
-from tasks import BULK_LIMIT, describe_call, new_turn, undo_last_turn
-from tools import CHANGES_EXISTING, READ_ONLY_TOOLS, TOOLS, ToolContext, ToolError, dispatch, to_json, tool_specs
+from tasks import undo_last_turn
+from toolrun import Outcome, ToolRunner
+from tools import READ_ONLY_TOOLS, ToolContext, ToolError, to_json, tool_specs
 from web import Web
 
 log = logging.getLogger("planner")
@@ -124,16 +122,14 @@ class Agent:
         self._last_request: list[Message] = []  # the previous request's messages, for prefix reuse
         self.tool_specs = tool_specs(tools)  # once: the list is part of the cached prompt prefix
         self.tool_names = {s["function"]["name"] for s in self.tool_specs}
-        self._changed = 0  # tasks changed so far this turn
-        self._bulk_ok = False  # the user approved a large change this turn
-        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="tool")
+        self.runner = ToolRunner(tools)
         # Fixed for the whole session: changing options makes Ollama reload the model.
         self.options = {"num_ctx": config.num_ctx, "num_predict": config.num_predict}
         self.critic_options = {"num_ctx": config.critic_num_ctx, "num_predict": config.critic_num_predict}
 
     def close(self, drain_seconds: float = 3.0) -> None:
         """Wait for running tools, give background memory work a few seconds, release the pool."""
-        self._pool.shutdown(wait=True)
+        self.runner.close()
         if self.tools.web:
             self.tools.web.close()
         if self.keeper and not self.keeper.worker.drain(drain_seconds):
@@ -159,11 +155,10 @@ class Agent:
                 on_event(kind, data)
 
         self.history.refresh_summary()
-        self.tools.turn = new_turn()  # the task changes of this turn, for /undo
-        self._changed, self._bulk_ok = 0, False
         previous = next((m["content"] for m in reversed(self.history.messages) if m["role"] == "user"), None)
         # what the user said last turn (without attached notes) and now, for screen_call
         self._said = [previous.split("\n\n" + MEMORY_NOTES)[0], text] if previous is not None else [text]
+        self.runner.start_turn(self._said)  # a new turn id: its task changes are one /undo
         self.history.append([{"role": "user", "content": self._with_memories(text)}])
         scratch: list[Message] = []  # this turn's messages that are not stored (critique, rejected replies)
         try:
@@ -332,118 +327,17 @@ class Agent:
     def _run_tools(
         self, calls: list[dict[str, Any]], result: TurnResult, calls_run: list[dict[str, Any]], emit: Event
     ) -> None:
-        """Run calls on the pool (destructive ones here, so prompts work) and store them with
-        their results in call order, straight away, so a crash or Ctrl-C keeps what ran."""
-
+        """Run calls (toolrun.py) and store them with their results in call order, straight away,
+        so a crash or Ctrl-C keeps what ran."""
         failed = {call_key(c["name"], c["sent"], raw=True) for c in result.tool_calls if not c["ok"]}
-
-        def run(call: dict[str, Any]) -> tuple[dict[str, Any], bool, Any]:
-            fn = call.get("function") or {}
-            name, args = fn.get("name"), fn.get("arguments")
-            emit("tool_start", {"name": name, "arguments": args})
-            if call_key(name, args, raw=True) in failed:
-                # The same failing call again: small models loop on an extra argument; drop it this time.
-                args, dropped = drop_unknown(name, args)
-                note = f"ignored arguments this tool does not take: {', '.join(dropped)}" if dropped else None
-            else:
-                note = None
-            args, refusal, screen_note = screen_call(name, args, self._said)
-            note = note or screen_note
-            if refusal:
-                out, ok = {"error": refusal}, False
-                log.info("tool %s refused: %s", name, refusal)
-            else:
-                ctx = self.tools
-                if self._bulk_ok and name in CHANGES_EXISTING and ctx.confirm is not None:
-                    ctx = dataclasses.replace(ctx, confirm=lambda question: True)  # approved in the list
-                out, ok = dispatch(ctx, name, args)
-                if ok and note:
-                    out = {**out, "note": note}
-            emit("tool_end", {"name": name, "arguments": args, "ok": ok, "result": out})
-            return out, ok, args  # the arguments that ran, so repeats are recognised
-
-        def destructive(call: dict[str, Any]) -> bool:
-            t = TOOLS.get((call.get("function") or {}).get("name"))
-            return bool(t and t.destructive)
-
-        refused = self._check_bulk(calls)
-        if refused:
-            # Nothing runs: the model hears why and the turn's history stays valid.
-            outcomes = {i: ({"error": refused}, False, None) for i in range(len(calls))}
-            for i, c in enumerate(calls):
-                fn = c.get("function") or {}
-                emit(
-                    "tool_end",
-                    {"name": fn.get("name"), "arguments": fn.get("arguments"), "ok": False, "result": outcomes[i][0]},
-                )
-            self._record(calls, outcomes, result, calls_run)
-            return
-
-        def name_of(call: dict[str, Any]) -> Any:
-            return (call.get("function") or {}).get("name")
-
-        # Reads run side by side; writes share SQLite's one write lock anyway, so
-        # they run one after another in call order (ids follow the order asked).
-        reads = [i for i, c in enumerate(calls) if name_of(c) in READ_ONLY_TOOLS]
-        writes = [i for i, c in enumerate(calls) if i not in reads and not destructive(c)]
+        outcomes: dict[int, Outcome] = {}
         t0 = time.perf_counter()
-        futures = {i: self._pool.submit(run, calls[i]) for i in reads}
-        if writes:
-            futures[writes[0]] = self._pool.submit(lambda: [run(calls[i]) for i in writes])
-        outcomes: dict[int, tuple[dict[str, Any], bool, Any]] = {}
-
-        def collect(i: int, f: Any) -> None:
-            if i in reads:
-                outcomes[i] = f.result()
-            else:
-                outcomes.update(zip(writes, f.result(), strict=True))
-
         try:
-            for i, c in enumerate(calls):
-                if destructive(c):
-                    outcomes[i] = run(c)
-            for i, f in futures.items():
-                collect(i, f)
-        except KeyboardInterrupt:
-            # Tools already running finish; their results are kept so history stays valid.
-            for i, f in futures.items():
-                if i not in outcomes:
-                    collect(i, f)
-            for i in range(len(calls)):
-                outcomes.setdefault(i, ({"error": "cancelled by the user"}, False, None))
-            self._record(calls, outcomes, result, calls_run)
-            raise
+            self.runner.run(calls, failed, emit, outcomes)
         finally:
             result.tool_seconds += time.perf_counter() - t0
-        self._record(calls, outcomes, result, calls_run)
-
-    def _check_bulk(self, calls: list[dict[str, Any]]) -> str | None:
-        """Ask before a turn changes more than BULK_LIMIT tasks; the refusal for the model, or None to go on.
-
-        Counted per turn, so a model that changes tasks one call at a time is
-        asked too. One yes covers the rest of the turn, deletions included: the
-        list the user approved names them.
-        """
-        writes = [c.get("function") or {} for c in calls]
-        writes = [f for f in writes if f.get("name") in CHANGES_EXISTING]
-        if self._bulk_ok or not writes or self._changed + len(writes) <= BULK_LIMIT:
-            self._changed += len(writes)
-            return None
-        conn = self.tools.store.conn()
-        lines = [describe_call(conn, f["name"], f.get("arguments")) for f in writes]
-        total = self._changed + len(writes)
-        question = f"This would change {total} tasks in one request:\n  " + "\n  ".join(lines) + "\nGo ahead?"
-        if self.tools.confirm is None:
-            return (
-                f"this request would change {total} tasks, more than {BULK_LIMIT} at once, and no one can confirm "
-                "here, so nothing was changed by these calls. Tell the user; they can run the planner in a terminal "
-                "or with --yes."
-            )
-        if not self.tools.confirm(question):
-            return f"the user declined changing {total} tasks at once; nothing was changed by these calls"
-        self._bulk_ok = True
-        self._changed = total
-        return None
+            if len(outcomes) == len(calls):  # always, unless a bug escaped: then history is not stored half
+                self._record(calls, outcomes, result, calls_run)
 
     def _record(self, calls, outcomes, result: TurnResult, calls_run) -> None:
         msgs: list[Message] = [{"role": "assistant", "content": "", "tool_calls": calls}]
@@ -492,9 +386,9 @@ class Agent:
         return done, critique.strip()
 
 
-def history_budget(config: Config) -> Budget:
-    """A history budget that fits num_ctx next to the system prompt, tools and reply."""
-    fixed = estimate_tokens({"content": json.dumps(tool_specs())}) + estimate_tokens({"content": SYSTEM_PROMPT})
+def history_budget(config: Config, tools: ToolContext | None = None) -> Budget:
+    """A history budget that fits num_ctx next to the system prompt, tools (as offered in `tools`) and reply."""
+    fixed = estimate_tokens({"content": json.dumps(tool_specs(tools))}) + estimate_tokens({"content": SYSTEM_PROMPT})
     fixed += 300  # the conversation summary, once there is one
     tokens = max(500, config.num_ctx - fixed - config.num_predict)
     return Budget(messages=config.history_messages, tokens=tokens)
@@ -514,7 +408,7 @@ def build_agent(
     web = Web(config.web_url, config.web_timeout) if config.web else None
     ctx = ToolContext(store=store, memory=memory, today=today, confirm=confirm, web=web)
     keeper = MemoryKeeper(store, llm, config, memory) if config.auto_memory else None
-    return Agent(llm, config, History(store, session, history_budget(config)), ctx, keeper)
+    return Agent(llm, config, History(store, session, history_budget(config, ctx)), ctx, keeper)
 
 
 if __name__ == "__main__":

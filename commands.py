@@ -187,7 +187,7 @@ def _sessions(agent: Agent, arg: str, stats: Stats) -> str:
 
 
 def _switch(agent: Agent, name: str) -> str:
-    agent.history = History(agent.tools.store, name, history_budget(agent.config))
+    agent.history = History(agent.tools.store, name, history_budget(agent.config, agent.tools))
     n = len(session_messages(agent.tools.store, name))
     return f"session {name} ({n} messages)"
 
