@@ -271,6 +271,16 @@ def screen_call(name: str, args: Any, said: list[str]) -> tuple[Any, str | None,
             "this is a task or reminder, not a fact about the user: use add_task (with a due_date if one was given)",
             None,
         )
+    if (
+        name == "add_task"
+        and isinstance(args, dict)
+        and not (isinstance(args.get("title"), str) and args["title"].strip())
+        and isinstance(args.get("notes"), str)
+        and args["notes"].strip()
+    ):
+        # Seen on a 0.5B model: the whole task in notes and no title, then the same call again and again.
+        args = {**{k: v for k, v in args.items() if k not in ("notes", "title")}, "title": args["notes"]}
+        return screen_call(name, args, said)[0], None, "the notes were used as the title: a task needs a title"
     if name == "add_task" and isinstance(args, dict) and args.get("due_date") and not mentions_date(current):
         args = {k: v for k, v in args.items() if k != "due_date"}
         return args, None, "due_date left out: the user gave no date"

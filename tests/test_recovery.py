@@ -205,6 +205,17 @@ def test_an_invented_due_date_is_left_out_and_said_so(fake, make_agent, store):
     assert result["note"] == "due_date left out: the user gave no date"
 
 
+def test_a_task_put_in_notes_without_a_title_becomes_the_title(fake, make_agent, store):
+    # As a 0.5B model did on the evals: due_date right, the task in notes, no title; then the same call 6 times.
+    sent = call("add_task", due_date="2026-12-15", notes="renew my passport")
+    fake.script("main", {"tool_calls": [sent]}, {"content": "Added."})
+    make_agent(reflect=False).run_turn("add renew passport on 2026-12-15")
+    assert [(t["title"], t["due_date"]) for t in tasks(store)] == [("renew my passport", "2026-12-15")]
+    result = json.loads([m for m in fake.chats("main")[1]["messages"] if m["role"] == "tool"][0]["content"])
+    assert result["note"] == "the notes were used as the title: a task needs a title"
+    assert store.conn().execute("SELECT notes FROM tasks").fetchone()[0] is None
+
+
 def test_a_repeated_failing_call_with_an_extra_argument_runs_without_it(fake, make_agent, store):
     bad = call("add_task", title="water plants", due_date="2026-12-04", status="open")
     fake.script("main", {"tool_calls": [bad]}, {"tool_calls": [bad]}, {"content": "Added."})
