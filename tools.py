@@ -106,19 +106,15 @@ def _result(key: str, task: Task | None, notes: list[str], **extra: Any) -> dict
 
 
 ID = {"type": "integer", "description": "The task's id, as shown by list_tasks."}
-DUE = (
-    "When it is due: the user's own words (tomorrow, friday 3pm, next week, the 15th, end of month) "
-    "or YYYY-MM-DD. The planner works out the date."
-)
+DUE = "When it is due, in the user's words (friday 3pm, the 15th) or YYYY-MM-DD."
 FIELDS = {
-    "due_time": {"type": "string", "description": "A time of day (HH:MM), if the user gave one apart from the date."},
+    "due_time": {"type": "string", "description": "HH:MM, only if the user gave a time apart from the date."},
     "priority": {"type": "string", "enum": list(PRIORITIES), "description": "Only if the user said how important."},
-    "tags": {"type": "array", "items": {"type": "string"}, "description": "Short labels the user gave."},
-    "notes": {"type": "string", "description": "Extra details the user wants kept with the task."},
+    "tags": {"type": "array", "items": {"type": "string"}, "description": "Only labels the user gave."},
+    "notes": {"type": "string", "description": "Only extra details the user asked to keep; never the task itself."},
     "repeat": {
         "type": "string",
-        "description": "If it repeats, in the user's words: every monday, every 2 weeks, monthly on the 1st, "
-        "every weekday.",
+        "description": "Only if it repeats, in the user's words (every monday, monthly on the 1st).",
     },
 }
 
@@ -127,8 +123,8 @@ FIELDS = {
 
 @tool(
     {
-        "title": {"type": "string", "description": "The task itself in a few words, without its date."},
-        "due_date": {"type": "string", "description": DUE + " Leave out when the user gave no date."},
+        "title": {"type": "string", "description": "Required. The task itself in a few words, without its date."},
+        "due_date": {"type": "string", "description": DUE + " Leave out if no date."},
         **FIELDS,
     },
     required=("title",),
@@ -164,12 +160,12 @@ def add_task(
 @tool(
     {
         "status": {"type": "string", "enum": ["open", "done", "all"], "description": "Which tasks; open if left out."},
-        "tag": {"type": "string", "description": "Only tasks with this tag."},
-        "priority": {"type": "string", "enum": list(PRIORITIES), "description": "Only tasks of this priority."},
-        "due_before": {"type": "string", "description": "Only tasks due on or before this date (words or YYYY-MM-DD)."},
-        "due_after": {"type": "string", "description": "Only tasks due on or after this date (words or YYYY-MM-DD)."},
-        "overdue": {"type": "boolean", "description": "true: only open tasks whose date has passed."},
-        "text": {"type": "string", "description": "Only tasks whose title or notes contain these words."},
+        "tag": {"type": "string", "description": "Only this tag."},
+        "priority": {"type": "string", "enum": list(PRIORITIES), "description": "Only this priority."},
+        "due_before": {"type": "string", "description": "Due on or before this date."},
+        "due_after": {"type": "string", "description": "Due on or after this date."},
+        "overdue": {"type": "boolean", "description": "true: only open tasks past their date."},
+        "text": {"type": "string", "description": "Words in the title or notes."},
         "sort": {"type": "string", "enum": list(SORTS), "description": "Order; by due date if left out."},
         "limit": {"type": "integer", "minimum": 1, "maximum": 100, "description": "At most this many; 20 if left out."},
     }

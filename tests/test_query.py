@@ -42,7 +42,7 @@ def test_it_answers_a_count_question_over_tasks(ctx, store):
 
 def test_the_description_carries_the_live_schema(ctx, store):
     text = next(s for s in tool_specs(ctx) if s["function"]["name"] == "query_planner")["function"]["description"]
-    assert "tasks(id INTEGER, title TEXT" in text and "status TEXT -- 'open' or 'done'" in text
+    assert "tasks(id INTEGER, title TEXT" in text and "status TEXT -- 'open'/'done'" in text
     assert "memories(" in text and "embedding" not in text
     assert "messages" not in text  # the conversation log is not offered
     store.conn().execute("ALTER TABLE tasks ADD COLUMN energy INTEGER")  # a later migration
