@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from agent import INTERRUPTED, Agent, build_agent
-from commands import Stats, run_command
+from commands import Stats, run_command, safe
 from config import Config, ConfigError, parse_today
 from db import DatabaseError, Store
 from llm import ModelError, Ollama
@@ -180,7 +180,7 @@ def make_confirm(config: Config, interactive: bool, lock: threading.Lock) -> Cal
     def confirm(question: str) -> bool:
         with lock:
             try:
-                return input(f"\n{question} [y/N] ").strip().lower() in ("y", "yes")
+                return input(f"\n{safe(question)} [y/N] ").strip().lower() in ("y", "yes")
             except EOFError:
                 return False
 
@@ -205,7 +205,7 @@ class Printer:
     def event(self, kind: str, data: dict[str, Any]) -> None:
         """Handle one agent event."""
         if kind == "token" and self.stream:
-            self.out.write(data["text"] if self.streamed else "bot> " + data["text"])
+            self.out.write(safe(data["text"]) if self.streamed else "bot> " + safe(data["text"]))
             self.out.flush()
             self.streamed = True
         elif kind == "warning":
@@ -213,7 +213,7 @@ class Printer:
 
     def finish(self, reply: str) -> None:
         """End a reply, printing it whole if it was not streamed."""
-        self.out.write("\n" if self.streamed else f"bot> {reply}\n")
+        self.out.write("\n" if self.streamed else f"bot> {safe(reply)}\n")
         self.out.flush()
 
 
@@ -247,7 +247,7 @@ def run_repl(agent: Agent, interactive: bool, out: TextIO) -> int:
         if line.lower() in EXIT_WORDS:
             break
         if line.startswith("/"):
-            out.write(run_command(agent, line, stats) + "\n")
+            out.write(safe(run_command(agent, line, stats)) + "\n")
             out.flush()
             continue
         printer.start()

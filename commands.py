@@ -51,6 +51,11 @@ class Stats:
         self.last = r
 
 
+def safe(text: str) -> str:
+    """Text with control characters made visible, so stored data cannot drive the terminal."""
+    return "".join(ch if ch.isprintable() or ch in "\n\t" else f"\\x{ord(ch):02x}" for ch in text)
+
+
 Handler = Callable[[Agent, str, Stats], str]
 COMMANDS: dict[str, tuple[str, Handler]] = {}
 

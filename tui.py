@@ -29,7 +29,7 @@ from rich.spinner import Spinner
 from rich.text import Text
 
 from agent import Agent, TurnResult
-from commands import COMMANDS, Stats, run_command
+from commands import COMMANDS, Stats, run_command, safe
 from llm import ModelError
 
 EXIT_WORDS = {"exit", "quit", "/exit", "/quit"}
@@ -65,11 +65,6 @@ def _call_text(name: Any, arguments: Any) -> str:
     inner = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
     text = f"{name}({inner})"
     return text if len(text) <= 100 else text[:99] + "…"
-
-
-def safe(text: str) -> str:
-    """Text with control characters made visible, so stored data cannot drive the terminal."""
-    return "".join(ch if ch.isprintable() or ch in "\n\t" else f"\\x{ord(ch):02x}" for ch in text)
 
 
 class TurnView:

@@ -220,3 +220,16 @@ def test_a_deletion_the_user_asked_for_still_needs_their_yes(fake, make_agent, c
     ctx.confirm = lambda question: asked.append(question) or False
     make_agent(reflect=False).run_turn("delete task 1")
     assert len(tasks(store)) == 1 and asked == [f'Delete task 1 "{INJECTION}"?']
+
+
+def test_control_characters_in_titles_never_reach_the_plain_terminal(fake, tmp_path):
+    evil = "clear\x1b[2J\x07screen"
+    fake.script("main", {"tool_calls": [call("add_task", title=evil)]}, {"content": f"Added {evil}."})
+    p = run_agent(fake, tmp_path, ["add it", "/tasks"], "--no-reflect", "--no-auto-memory")
+    assert "\x1b" not in p.stdout and "\x07" not in p.stdout
+    assert (
+        "bot> Added clear\\x1b[2J\\x07screen." in p.stdout and "1  clear\\x1b[2J\\x07screen" in p.stdout.split("\n")[2]
+    )
+    conn = sqlite3.connect(tmp_path / "planner.db")
+    assert conn.execute("SELECT title FROM tasks").fetchone()[0] == evil  # stored as given
+    conn.close()
