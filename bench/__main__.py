@@ -43,7 +43,8 @@ def main(argv: list[str] | None = None) -> int:
         dates.table(dates.run())
     if args.what in ("all", "faults"):
         print()
-        faults.table(faults.run(args.quick))
+        if not faults.table(faults.run(args.quick)):
+            return 1  # a fault scenario lost or broke something: unlike a slow run, never noise
     return 0
 
 

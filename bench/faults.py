@@ -74,6 +74,7 @@ def check(home: Path, sessions: list[str], expected: set[str] | None = None) -> 
         first = conn.execute(
             "SELECT before FROM task_events WHERE task_id = ? ORDER BY id LIMIT 1", (r["id"],)
         ).fetchone()
+        r["tags"] = [t[0] for t in conn.execute("SELECT tag FROM task_tags WHERE task_id = ? ORDER BY tag", (r["id"],))]
         log_ok &= last is not None and json.loads(last["after"]) == r and first["before"] is None
     conn.close()
     store = Store(home / "planner.db")
@@ -150,10 +151,11 @@ def run(quick: bool) -> list[dict[str, Any]]:
     return rows
 
 
-def table(rows: list[dict[str, Any]]) -> None:
-    """Print the fault table."""
+def table(rows: list[dict[str, Any]]) -> bool:
+    """Print the fault table; whether every scenario held."""
     print(f"{'fault scenario':<28} {'tasks':>6} {'lost':>5} {'dup':>4} {'locked':>7} {'integrity':>10} {'log':>4} "
           f"{'history':>8} {'s':>6}  result")  # fmt: skip
+    all_good = True
     for r in rows:
         good = (
             r["integrity"] == "ok"
@@ -169,3 +171,5 @@ def table(rows: list[dict[str, Any]]) -> None:
             f"{r['integrity']:>10} {'ok' if r['log_ok'] else 'BAD':>4} {'ok' if r['history_ok'] else 'BAD':>8} "
             f"{r['seconds']:>6.1f}  {'ok' if good else 'FAILED'}"
         )
+        all_good &= good
+    return all_good
