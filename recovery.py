@@ -55,7 +55,36 @@ def _json_values(text: str) -> list[Any]:
             out.append(value)
             i = end
         except json.JSONDecodeError:
-            i = j + 1
+            try:  # a small model's call with a wrong closing bracket ('{"name": ..., {...}]}')
+                fixed = _balance(text[j:])
+                value, end = decoder.raw_decode(fixed)
+                out.append(value)
+                i = j + min(end, len(text) - j)
+            except json.JSONDecodeError:
+                i = j + 1
+
+
+def _balance(text: str) -> str:
+    """JSON text with each mismatched closing bracket replaced by the right one and missing ones added.
+
+    Same length up to the end, so positions still match the original text.
+    """
+    pairs, stack, chars, in_string, escaped = {"{": "}", "[": "]"}, [], list(text), False, False
+    for k, ch in enumerate(chars):
+        if in_string:
+            escaped, in_string = (not escaped and ch == "\\"), in_string and not (ch == '"' and not escaped)
+            continue
+        if ch == '"':
+            in_string = True
+        elif ch in pairs:
+            stack.append(pairs[ch])
+        elif ch in "}]":
+            if not stack:
+                return "".join(chars[:k])  # the value ended before this
+            chars[k] = stack.pop()
+            if not stack:
+                return "".join(chars[: k + 1])
+    return "".join(chars) + "".join(reversed(stack))
 
 
 def parse_text_tool_calls(content: str, names: set[str]) -> list[dict[str, Any]]:
@@ -225,6 +254,21 @@ _DATE_WORDS = re.compile(
 )
 
 
+# What the user must have said for an optional task field to be theirs and not the model's invention.
+# (A 0.5B model filled every field of add_task: a time, a priority, a weekly repeat, tags and notes.)
+_FIELD_WORDS = {
+    "due_time": re.compile(r"\d\s*(am|pm|h)\b|\d:\d\d|\b(noon|midnight|morning|evening|tonight|o'clock|at \d)", re.I),
+    "priority": re.compile(r"\b(priority|urgent|important|asap|critical|high|medium|low|top)\b", re.I),
+    "tags": re.compile(r"\b(tag|tags|tagged|label|labels|labelled|category|categories)\b|[#+]\w", re.I),
+    "notes": re.compile(r"\b(note|notes|detail|details|description)\b", re.I),
+    "repeat": re.compile(
+        r"\b(every|each|daily|weekly|monthly|yearly|annually|fortnightly|biweekly|repeat|repeats|repeating|"
+        r"recurring|weekdays|weekends|routine)\b",
+        re.I,
+    ),
+}
+
+
 def asks_only(text: str) -> bool:
     """Whether a message is a plain question that asks for no change."""
     words = re.findall(r"[a-z']+", text.lower())
@@ -281,10 +325,16 @@ def screen_call(name: str, args: Any, said: list[str]) -> tuple[Any, str | None,
         # Seen on a 0.5B model: the whole task in notes and no title, then the same call again and again.
         args = {**{k: v for k, v in args.items() if k not in ("notes", "title")}, "title": args["notes"]}
         return screen_call(name, args, said)[0], None, "the notes were used as the title: a task needs a title"
+    notes = []
+    if name in ("add_task", "update_task") and isinstance(args, dict):
+        invented = [f for f, words in _FIELD_WORDS.items() if args.get(f) and not words.search(current)]
+        if invented:
+            args = {k: v for k, v in args.items() if k not in invented}
+            notes.append(f"left out {', '.join(invented)}: the user did not say any")
     if name == "add_task" and isinstance(args, dict) and args.get("due_date") and not mentions_date(current):
         args = {k: v for k, v in args.items() if k != "due_date"}
-        return args, None, "due_date left out: the user gave no date"
-    return args, None, None
+        notes.insert(0, "due_date left out: the user gave no date")
+    return args, None, "; ".join(notes) or None
 
 
 def drop_unknown(name: str, args: Any) -> tuple[Any, list[str]]:

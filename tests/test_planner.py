@@ -251,6 +251,26 @@ def test_agenda_and_tasks_commands_show_the_fields(planner, fake, make_agent):
     assert "2026-11-20        OVERDUE  !high +money" in table
 
 
+def test_fields_the_user_never_mentioned_are_left_out(fake, make_agent, store):
+    # What a 0.5B model did with "add a task: buy a birthday card".
+    invented = call("add_task", title="Buy a birthday card", due_date="2026-12-02", due_time="14:00",
+                    priority="high", repeat="every monday", tags=["birthday"], notes="Buy a birthday card.")  # fmt: skip
+    fake.script("main", {"tool_calls": [invented]}, {"content": "Added."})
+    r = make_agent(reflect=False).run_turn("add a task: buy a birthday card")
+    assert r.tool_calls[0]["result"]["added"] == {
+        "id": 1,
+        "title": "Buy a birthday card",
+        "due_date": None,
+        "status": "open",
+    }
+    assert r.tool_calls[0]["result"]["note"] == (
+        "due_date left out: the user gave no date; left out due_time, priority, tags, notes, repeat: the user did not say any"
+    )
+    fake.script("main", {"tool_calls": [call("update_task", id=1, priority="high")]}, {"content": "Done."})
+    make_agent(reflect=False).run_turn("make the card urgent")
+    assert store.conn().execute("SELECT priority FROM tasks").fetchone()[0] == "high"
+
+
 def test_the_model_drives_every_new_argument(fake, make_agent, store, ctx):
     fake.script(
         "main",
@@ -299,7 +319,10 @@ def test_the_model_drives_every_new_argument(fake, make_agent, store, ctx):
         {"tool_calls": [call("agenda", days=14)]},
         {"content": "All set."},
     )
-    r = make_agent(reflect=False).run_turn("dentist friday 3pm, high priority, every 6 months; then move it")
+    r = make_agent(reflect=False).run_turn(
+        "dentist friday 3pm, high priority, tag it health, note: bring the card, every 6 months. "
+        "Then move it to next tuesday 10:00, tags health and teeth, no note, yearly"
+    )
     assert [c["ok"] for c in r.tool_calls] == [True] * 4, r.tool_calls
     added, listed, updated, agenda = (c["result"] for c in r.tool_calls)
     assert added["added"]["repeat"] == "every 6 months" and added["date_read_as"].endswith("Friday 2026-12-04 15:00")

@@ -41,6 +41,18 @@ def test_text_tool_call_formats_small_models_use():
     assert parse_text_tool_calls("no json here", names) == []
 
 
+def test_a_call_with_a_wrong_or_missing_closing_bracket_is_repaired():
+    names = set(TOOLS)
+    # Verbatim from a 0.5B model: the outer object closed with "]}".
+    seen = '{"name": "add_task", "arguments": {"notes": "a ]} in text", "title": "Buy a Birthday Card"}]}'
+    assert parse_text_tool_calls(seen, names)[0]["function"] == {
+        "name": "add_task",
+        "arguments": {"notes": "a ]} in text", "title": "Buy a Birthday Card"},
+    }
+    assert parse_text_tool_calls('{"name": "list_tasks", "arguments": {"status": "all"', names)  # cut short
+    assert parse_text_tool_calls('{"name": "Ana"]} and {"city": "Lisbon"}', names) == []
+
+
 def test_text_that_only_looks_like_json_is_still_shown(fake, make_agent):
     fake.script("main", {"content": '{"note": "not a call"}'})
     seen = []
