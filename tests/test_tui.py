@@ -124,13 +124,15 @@ def test_each_command_output_in_a_recorded_console(fake, make_agent, store, memo
     fake.pullable.add("newmodel")
     fake.models["plain"] = ["completion"]
     agent = make_agent()
-    store.conn().execute("INSERT INTO tasks (title, due_date) VALUES ('file taxes', '2026-11-20')")
+    from tools import dispatch
+
+    dispatch(agent.tools, "add_task", {"title": "file taxes", "due_date": "2026-11-20"})
     memory.store_cell("The user's cat is named Pixel.", kind="fact", topic="pets")
     console = Console(record=True, width=120, color_system=None)
     lines = [
         "/help", "/tasks", "/tasks all", "/memories", "/memories cat", "/sessions", "/session", "/history",
         "/reflect off", "/think on", "/stats", "/model", "/model main plain", "/model critic nope",
-        "/pull newmodel", "/model main newmodel", "/forget Pixel", "/new", "/bogus",
+        "/pull newmodel", "/model main newmodel", "/forget Pixel", "/new", "/bogus", "/agenda", "/undo", "/undo",
     ]  # fmt: skip
     for line in lines:
         console.print(run_command(agent, line, Stats()), markup=False)
@@ -145,6 +147,8 @@ def test_each_command_output_in_a_recorded_console(fake, make_agent, store, memo
     assert "pulled newmodel" in text and "main model is now newmodel" in text and agent.config.model == "newmodel"
     assert "forgot [1] The user's cat is named Pixel." in text
     assert "unknown command /bogus; type /help for the list" in text
+    assert "overdue\n     1  file taxes  (was due 2026-11-20)" in text
+    assert 'undone:\n  removed task 1 "file taxes" (it was added)\nnothing to undo' in text
 
 
 def test_a_pasted_block_of_lines_is_one_turn(fake, spawn):
