@@ -10,11 +10,14 @@ those into what the agent expects, so the loop stays simple.
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Callable
 from typing import Any
 
 from tools import ALIASES, READ_ONLY_TOOLS, TOOLS, ToolError, validate
+
+log = logging.getLogger("planner")
 
 INVENTED = {alias for aliases in ALIASES.values() for alias in aliases}
 
@@ -329,8 +332,9 @@ def screen_call(name: str, args: Any, said: list[str]) -> tuple[Any, str | None,
     if name in ("add_task", "update_task") and isinstance(args, dict):
         invented = [f for f, words in _FIELD_WORDS.items() if args.get(f) and not words.search(current)]
         if invented:
+            # Logged, not told: the model copied such a note into a task title. The result shows what was stored.
             args = {k: v for k, v in args.items() if k not in invented}
-            notes.append(f"left out {', '.join(invented)}: the user did not say any")
+            log.info("left out %s: the user did not say any", ", ".join(invented))
     if name == "add_task" and isinstance(args, dict) and args.get("due_date") and not mentions_date(current):
         args = {k: v for k, v in args.items() if k != "due_date"}
         notes.insert(0, "due_date left out: the user gave no date")

@@ -263,9 +263,8 @@ def test_fields_the_user_never_mentioned_are_left_out(fake, make_agent, store):
         "due_date": None,
         "status": "open",
     }
-    assert r.tool_calls[0]["result"]["note"] == (
-        "due_date left out: the user gave no date; left out due_time, priority, tags, notes, repeat: the user did not say any"
-    )
+    # Only the date is said (the reply must not claim one); the rest is logged: the model copied such notes.
+    assert r.tool_calls[0]["result"]["note"] == "due_date left out: the user gave no date"
     fake.script("main", {"tool_calls": [call("update_task", id=1, priority="high")]}, {"content": "Done."})
     make_agent(reflect=False).run_turn("make the card urgent")
     assert store.conn().execute("SELECT priority FROM tasks").fetchone()[0] == "high"
