@@ -243,7 +243,9 @@ class Agent:
             emit("status", {"text": "thinking…"})
             reply, shown = self._call_model(self._messages(scratch), result, emit)
             asked = dedupe_calls(reply.tool_calls or parse_text_tool_calls(reply.content, self.tool_names))
-            calls = new_calls(asked, result.tool_calls, lambda name, args: screen_call(name, args, self._said)[0])
+            calls = new_calls(
+                asked, result.tool_calls, lambda name, args: screen_call(name, args, self._said, self.today())[0]
+            )
             if asked and not calls:
                 # Only repeats of work already done: answer from the results instead.
                 text = fallback_reply(result.tool_calls)

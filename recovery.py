@@ -9,12 +9,14 @@ those into what the agent expects, so the loop stays simple.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import logging
 import re
 from collections.abc import Callable
 from typing import Any
 
+from dates import dates_in
 from tools import ALIASES, READ_ONLY_TOOLS, TOOLS, ToolError, validate
 
 log = logging.getLogger("planner")
@@ -285,7 +287,9 @@ def mentions_date(text: str) -> bool:
     return bool(_DATE_WORDS.search(text))
 
 
-def screen_call(name: str, args: Any, said: list[str]) -> tuple[Any, str | None, str | None]:
+def screen_call(
+    name: str, args: Any, said: list[str], today: dt.date | None = None
+) -> tuple[Any, str | None, str | None]:
     """Check a call against what the user said this turn (and the turn before).
 
     Returns (arguments to use, refusal or None, note for the result or None).
@@ -327,7 +331,7 @@ def screen_call(name: str, args: Any, said: list[str]) -> tuple[Any, str | None,
     ):
         # Seen on a 0.5B model: the whole task in notes and no title, then the same call again and again.
         args = {**{k: v for k, v in args.items() if k not in ("notes", "title")}, "title": args["notes"]}
-        return screen_call(name, args, said)[0], None, "the notes were used as the title: a task needs a title"
+        return screen_call(name, args, said, today)[0], None, "the notes were used as the title: a task needs a title"
     notes = []
     if name in ("add_task", "update_task") and isinstance(args, dict):
         invented = [f for f, words in _FIELD_WORDS.items() if args.get(f) and not words.search(current)]
@@ -338,6 +342,15 @@ def screen_call(name: str, args: Any, said: list[str]) -> tuple[Any, str | None,
     if name == "add_task" and isinstance(args, dict) and args.get("due_date") and not mentions_date(current):
         args = {k: v for k, v in args.items() if k != "due_date"}
         notes.insert(0, "due_date left out: the user gave no date")
+    due = args.get("due_date") if isinstance(args, dict) and name in ("add_task", "update_task") else None
+    if today and isinstance(due, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", due.strip()):
+        # The model did the date arithmetic (small ones get it wrong): check it against the user's words.
+        meant = dates_in(current, today)
+        if len(meant) == 1 and due.strip() not in {d.isoformat() for d in meant}:
+            fixed = next(iter(meant)).isoformat()
+            log.info("due_date %s corrected to %s from the user's words", due, fixed)
+            args = {**args, "due_date": fixed}
+            notes.append(f"due_date is {fixed}, the date the user gave")
     return args, None, "; ".join(notes) or None
 
 

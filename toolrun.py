@@ -109,7 +109,7 @@ class ToolRunner:
             # The same failing call again: small models loop on an extra argument; drop it this time.
             args, dropped = drop_unknown(name, args)
             note = f"ignored arguments this tool does not take: {', '.join(dropped)}" if dropped else None
-        args, refusal, screen_note = screen_call(name, args, self.said)
+        args, refusal, screen_note = screen_call(name, args, self.said, self.tools.today())
         note = note or screen_note
         if refusal:
             out, ok = {"error": refusal}, False

@@ -68,7 +68,7 @@ MISTAKES = {
         "remind me to call the plumber tomorrow": [
             {
                 "tool_calls": [
-                    {"name": "add_task", "arguments": {"title": "Call the plumber", "due_date": "2026-12-03"}}
+                    {"name": "add_task", "arguments": {"title": "Call the electrician", "due_date": "tomorrow"}}
                 ]
             },
             {"content": "Added."},
@@ -108,7 +108,7 @@ def test_a_mistaken_model_fails_exactly_the_mistaken_scenarios(fake, tmp_path):
     failed = {s["id"] for s in result["scenarios"] if not s["passed"]}
     assert failed == set(MISTAKES)
     reasons = {s["id"]: " ".join(s["reasons"]) for s in result["scenarios"]}
-    assert "2026-12-03" in reasons["add-tomorrow"] and "tasks changed" in reasons["chat-hello"]
+    assert "electrician" in reasons["add-tomorrow"] and "tasks changed" in reasons["chat-hello"]
     assert "no memory mentions 'Lisbon'" in reasons["remember-fact"]
     assert "FAIL" in stdout
 

@@ -270,6 +270,23 @@ def test_fields_the_user_never_mentioned_are_left_out(fake, make_agent, store):
     assert store.conn().execute("SELECT priority FROM tasks").fetchone()[0] == "high"
 
 
+@pytest.mark.parametrize(
+    "said, sent, stored",
+    [
+        ("water the plants in 3 days", "2026-12-03", "2026-12-04"),  # the model's arithmetic, corrected
+        ("dentist on jan 5", "2026-12-05", "2027-01-05"),
+        ("dentist on jan 5", "2027-01-05", "2027-01-05"),  # right already
+        ("dentist on jan 5", "jan 5", "2027-01-05"),  # words: the tool reads them
+        ("dry cleaning tomorrow, flights on 2026-12-20", "2026-12-21", "2026-12-21"),  # two dates said: no guess
+    ],
+)
+def test_a_date_the_model_worked_out_is_checked_against_the_users_words(fake, make_agent, store, said, sent, stored):
+    fake.script("main", {"tool_calls": [call("add_task", title="it", due_date=sent)]}, {"content": "Added."})
+    r = make_agent(reflect=False).run_turn(said)
+    assert r.tool_calls[0]["result"]["added"]["due_date"] == stored
+    assert ("note" in r.tool_calls[0]["result"]) == (sent[:4].isdigit() and sent != stored)
+
+
 def test_the_model_drives_every_new_argument(fake, make_agent, store, ctx):
     fake.script(
         "main",
