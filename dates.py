@@ -331,23 +331,28 @@ def describe_repeat(rule: str) -> str:
 def dates_in(text: str, today: dt.date, longest: int = 6) -> set[dt.date]:
     """Every date a run of up to `longest` words in the text can mean (all readings of an ambiguous one).
 
-    Used to check a date a model worked out against what the user said. A
-    time alone ("at 3pm") or a bare number is not counted as a date.
+    Used to check a date a model worked out against what the user said. Only
+    the longest runs count ("January 5th", not its "5th"); a time alone
+    ("at 3pm") or a bare number is not a date.
     """
     words = re.findall(r"[\w/:.-]+", text.lower())
-    found: set[dt.date] = set()
+    spans: list[tuple[int, int, set[dt.date]]] = []
     for i in range(len(words)):
         for j in range(i + 1, min(len(words), i + longest) + 1):
             phrase = " ".join(words[i:j]).strip(".")
-            if phrase.isdigit() or phrase in NUMBERS or phrase in ("on", "by", "the", "at", "a"):
+            if phrase.isdigit() or phrase in NUMBERS or phrase in ("on", "by", "the", "at", "a", "now"):
                 continue
             try:
                 rest, _ = _split_time(phrase)
                 if not rest or rest in ("at", "on"):
                     continue  # a time of day only
-                found.add(resolve(phrase, today).date)
+                spans.append((i, j, {resolve(phrase, today).date}))
             except AmbiguousDate as e:
-                found.update(e.readings)
+                spans.append((i, j, set(e.readings)))
             except DateError:
                 continue
+    found: set[dt.date] = set()
+    for i, j, dates in spans:
+        if not any(a <= i and j <= b and (a, b) != (i, j) for a, b, _ in spans):
+            found |= dates
     return found

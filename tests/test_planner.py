@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import exchange
 from bench import dates as date_bench
 from commands import Stats, run_command
-from dates import AmbiguousDate, DateError, describe_repeat, next_due, parse_repeat, resolve
+from dates import AmbiguousDate, DateError, dates_in, describe_repeat, next_due, parse_repeat, resolve
 from db import Store
 from tasks import undo_last_turn
 from tools import ToolContext, dispatch
@@ -61,6 +61,21 @@ def test_in_n_days_is_exact_and_weekdays_are_within_the_coming_week(today, n):
     for name in ("monday", "thursday", "sunday"):
         d = resolve(name, today).date
         assert 1 <= (d - today).days <= 7 and f"{d:%A}".lower() == name
+
+
+@pytest.mark.parametrize(
+    "text, dates",
+    [
+        ("add a dentist appointment on January 5th", ["2027-01-05"]),  # not also "the 5th" of December
+        ("pick up the dry cleaning tomorrow and book flights for 2026-12-20", ["2026-12-02", "2026-12-20"]),
+        ("move the 3pm meeting to friday", ["2026-12-04"]),  # a time is not a date
+        ("call mom next friday", ["2026-12-04", "2026-12-11"]),  # both readings
+        ("buy 3 apples and 2 pears", []),
+        ("thanks, that's all for now", []),
+    ],
+)
+def test_the_dates_a_message_names(text, dates):
+    assert sorted(d.isoformat() for d in dates_in(text, TODAY)) == dates
 
 
 # ---------------------------------------------------------------- repeats
