@@ -27,7 +27,6 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
-from dateutil import parser as du_parser
 from dateutil import rrule
 from dateutil.relativedelta import relativedelta
 
@@ -219,6 +218,8 @@ def _date(s: str, today: dt.date, phrase: str) -> dt.date:
         return _day_month(int(m[1]), MONTHS[m[2]], int(m[3]) if m[3] else None, today, phrase)
     if not re.search(r"\b\d{4}\b", s):  # without a year, dateutil would fill in this year's month and day
         raise DateError(f"cannot read {phrase!r} as a date; use a phrase like {EXAMPLES}")
+    from dateutil import parser as du_parser  # only here: it is the slowest part of dateutil to import
+
     try:  # written-out dates with a year in other shapes ("thursday december 24 2026", "2026/12/24")
         parsed = du_parser.parse(s, default=dt.datetime(today.year, today.month, today.day))
     except (ValueError, OverflowError):
