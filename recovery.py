@@ -220,6 +220,21 @@ def describe(name: str, result: dict[str, Any]) -> str:
         return "I remember: " + "; ".join(m["text"] for m in result["memories"]) + "."
     if "weekday" in result:
         return f"Today is {result['weekday']}, {result['date']}."
+    if "days" in result and "overdue" in result:  # agenda
+        parts = [f"overdue: {'; '.join(_task_words(t) for t in result['overdue'])}"] if result["overdue"] else []
+        parts += [f"{d['label']}: {'; '.join(_task_words(t) for t in d['tasks'])}" for d in result["days"]]
+        return ("Coming up - " + " | ".join(parts)) if parts else "Nothing is due in the coming days."
+    if "columns" in result and "rows" in result:  # query_planner
+        if not result["rows"]:
+            return "The query found nothing."
+        if result["row_count"] == 1 and len(result["columns"]) == 1:
+            return f"The answer is {result['rows'][0][0]}."
+        rows = "; ".join(", ".join(str(v) for v in row) for row in result["rows"][:10])
+        return f"Found {result['row_count']} rows: {rows}."
+    if "summary" in result and "url" in result:  # lookup
+        return f"{result['summary']} ({result['url']})"
+    if "ambiguous" in result:
+        return f"{result['ambiguous']} could mean: {', '.join(result.get('options') or [])}. Which one?"
     return json.dumps(result, ensure_ascii=False)
 
 
@@ -271,6 +286,18 @@ _FIELD_WORDS = {
         r"recurring|weekdays|weekends|routine)\b",
         re.I,
     ),
+}
+
+
+_FILTER_WORDS = {
+    "tag": _FIELD_WORDS["tags"],
+    "priority": _FIELD_WORDS["priority"],
+    "text": re.compile(
+        r"\b(find|search|about|containing|contains|called|named|mention|mentions|with the words?)\b", re.I
+    ),
+    "overdue": re.compile(r"\b(overdue|late|past due|missed|behind)\b", re.I),
+    "due_before": _DATE_WORDS,
+    "due_after": _DATE_WORDS,
 }
 
 
@@ -333,6 +360,15 @@ def screen_call(
         args = {**{k: v for k, v in args.items() if k not in ("notes", "title")}, "title": args["notes"]}
         return screen_call(name, args, said, today)[0], None, "the notes were used as the title: a task needs a title"
     notes = []
+    if name == "list_tasks" and isinstance(args, dict):
+        invented = [
+            f
+            for f, words in _FILTER_WORDS.items()
+            if args.get(f) not in (None, "", False) and not words.search(current)
+        ]
+        if invented:  # a small model filled every filter ("tag": "personal") and listed nothing
+            args = {k: v for k, v in args.items() if k not in invented}
+            log.info("left out filters %s: the user did not ask for them", ", ".join(invented))
     if name in ("add_task", "update_task") and isinstance(args, dict):
         invented = [f for f, words in _FIELD_WORDS.items() if args.get(f) and not words.search(current)]
         if invented:

@@ -302,6 +302,36 @@ def test_a_date_the_model_worked_out_is_checked_against_the_users_words(fake, ma
     assert ("note" in r.tool_calls[0]["result"]) == (sent[:4].isdigit() and sent != stored)
 
 
+def test_filters_the_user_never_asked_for_are_left_out(fake, make_agent, planner):
+    # A 0.5B model asked "what is coming up?" listed with tag "personal", priority high and the question as text.
+    sent = call("list_tasks", status="open", tag="personal", priority="high", text="What is coming up?", overdue=True)
+    fake.script("main", {"tool_calls": [sent]}, {"content": ""})
+    r = make_agent(reflect=False).run_turn("What is coming up?")
+    assert r.tool_calls[0]["arguments"] == {"status": "open"} and r.tool_calls[0]["result"]["count"] == 5
+    assert r.reply.startswith("Your open tasks: ")  # the model said nothing: the reply is built from the result
+    fake.script("main", {"tool_calls": [call("list_tasks", tag="money", overdue=True)]}, {"content": "One."})
+    r = make_agent(reflect=False).run_turn("anything overdue tagged money?")
+    assert [t["title"] for t in r.tool_calls[0]["result"]["tasks"]] == ["file taxes"]
+
+
+def test_replies_built_from_agenda_query_and_lookup_results_are_words():
+    from recovery import describe
+
+    agenda = {"today": "x", "overdue": [{"id": 1, "title": "taxes", "due_date": "2026-11-20", "status": "open"}],
+              "days": [{"date": "2026-12-02", "label": "tomorrow", "tasks": [{"id": 2, "title": "milk", "due_date": "2026-12-02", "status": "open"}]}],
+              "without_date": 0}  # fmt: skip
+    assert "{" not in describe("agenda", agenda) and "tomorrow:" in describe("agenda", agenda)
+    assert (
+        describe("agenda", {"today": "x", "overdue": [], "days": [], "without_date": 0})
+        == "Nothing is due in the coming days."
+    )
+    assert describe("query_planner", {"columns": ["n"], "rows": [[3]], "row_count": 1}) == "The answer is 3."
+    assert describe("query_planner", {"columns": ["t"], "rows": [], "row_count": 0}) == "The query found nothing."
+    assert (
+        describe("lookup", {"title": "A", "summary": "A is a letter.", "url": "u", "note": "n"}) == "A is a letter. (u)"
+    )
+
+
 def test_the_model_drives_every_new_argument(fake, make_agent, store, ctx):
     fake.script(
         "main",
