@@ -5,6 +5,7 @@ import sqlite3
 
 from conftest import call, tasks
 from test_cli import run_agent
+from test_faults import adder
 
 from tasks import BULK_LIMIT, undo_last_turn
 from tools import dispatch
@@ -93,14 +94,7 @@ def test_the_agent_undoes_its_turn_and_its_history_hears_about_it(fake, make_age
 
 
 def test_undo_works_after_a_restart(fake, tmp_path):
-    fake.respond_with(
-        "main",
-        lambda body: (
-            {"content": "ok"}
-            if body["messages"][-1]["role"] == "tool"
-            else {"tool_calls": [call("add_task", title=body["messages"][-1]["content"])]}
-        ),
-    )
+    fake.respond_with("main", adder)
     p = run_agent(fake, tmp_path, ["water the plants", "pay rent"], "--no-reflect", "--no-auto-memory")
     assert p.returncode == 0
     p = run_agent(fake, tmp_path, ["/undo", "/undo", "/undo"], "--no-reflect", "--no-auto-memory")
