@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -283,9 +284,7 @@ class Store:
         self._lock = threading.Lock()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = self.conn()
-            conn.execute("PRAGMA journal_mode = WAL")
-            migrate(conn)
+            self._open_and_migrate()
         except sqlite3.DatabaseError as e:
             self.close()
             raise DatabaseError(
@@ -293,6 +292,25 @@ class Store:
             ) from None
         except OSError as e:
             raise DatabaseError(f"cannot create {self.path.parent}: {e.strerror}") from None
+
+    def _open_and_migrate(self) -> None:
+        # Two processes opening a new file at once can deadlock on the switch to
+        # WAL (both in rollback mode, one reading, one wanting the exclusive
+        # lock); SQLite then answers "locked" at once instead of waiting, so
+        # wait here. Seen in the two-process test under load.
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        pause = 0.01
+        while True:
+            try:
+                conn = self.conn()
+                conn.execute("PRAGMA journal_mode = WAL")
+                migrate(conn)
+                return
+            except sqlite3.OperationalError as e:
+                if ("locked" not in str(e) and "busy" not in str(e)) or time.monotonic() > deadline:
+                    raise
+                time.sleep(pause)
+                pause = min(pause * 2, 0.2)
 
     def conn(self) -> sqlite3.Connection:
         """This thread's connection, opened on first use."""

@@ -186,10 +186,11 @@ def list_tasks(
     said: list[str] = []
     before = read_due(ctx, due_before, None, said)[0] if due_before else None
     after = read_due(ctx, due_after, None, said)[0] if due_after else None
+    tags = clean_tags([tag]) if tag else []
     found, total = search(
         ctx.store.conn(),
         status=status,
-        tag=clean_tags([tag])[0] if tag and clean_tags([tag]) else None,
+        tag=tags[0] if tags else None,
         priority=priority,
         due_before=before,
         due_after=after,
@@ -198,8 +199,9 @@ def list_tasks(
         sort=sort,
         limit=limit,
     )
-    out = _result("status", None, said, count=total, tasks=[brief(t) for t in found])
-    out["status"] = status
+    out: dict[str, Any] = {"status": status, "count": total, "tasks": [brief(t) for t in found]}
+    if said:
+        out["date_read_as"] = "; ".join(said)
     if total > len(found):
         out["more"] = f"{total - len(found)} more not shown; narrow the filters or raise limit"
     return out

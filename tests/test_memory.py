@@ -272,3 +272,27 @@ def test_index_add_grows_and_replaces(memory):
     assert len(idx) == 99 and all(i != 42 for i, _ in idx.search(vecs[0], 99))
     scores = [s for _, s in idx.search(vecs[0], 10)]
     assert scores == sorted(scores, reverse=True)
+
+
+def test_opening_waits_out_a_lock_sqlite_reports_at_once(tmp_path, monkeypatch):
+    # Two processes opening a new file together can deadlock on the switch to WAL;
+    # SQLite then says "locked" without waiting. Opening retries instead of failing.
+    import sqlite3
+
+    import db
+
+    real, calls = db.migrate, []
+
+    def flaky(conn):
+        calls.append(1)
+        if len(calls) < 3:
+            raise sqlite3.OperationalError("database is locked")
+        return real(conn)
+
+    monkeypatch.setattr(db, "migrate", flaky)
+    s = Store(tmp_path / "p.db")
+    assert len(calls) == 3 and s.conn().execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    s.close()
+    monkeypatch.setattr(db, "migrate", lambda conn: (_ for _ in ()).throw(sqlite3.OperationalError("no such table: x")))
+    with pytest.raises(DatabaseError, match="no such table"):  # other faults are not retried
+        Store(tmp_path / "q.db")
