@@ -110,9 +110,9 @@ def _next_weekday(today: dt.date, weekday: int) -> dt.date:
 
 def _nth_weekday(year: int, month: int, weekday: int, n: int) -> dt.date | None:
     """The nth (or last, n=-1) given weekday of a month; None if the month has no such day."""
-    day = dt.date(year, month, 1) + relativedelta(weekday=rrule.weekdays[weekday](n))
-    if n < 0:
-        day = dt.date(year, month, 1) + relativedelta(day=31, weekday=rrule.weekdays[weekday](-1))
+    # From the 1st forwards for the nth; from the month's last day backwards for the last.
+    start = relativedelta(day=31) if n < 0 else relativedelta()
+    day = dt.date(year, month, 1) + start + relativedelta(weekday=rrule.weekdays[weekday](n))
     return day if day.month == month else None
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from pathlib import Path
 from typing import Any
 
 from registry import ToolContext, ToolError
@@ -98,8 +99,6 @@ def _authorizer(forbidden: set[str]) -> Any:
 
 def open_readonly(path: Any) -> sqlite3.Connection:
     """A connection that cannot write and can read only what the authorizer allows."""
-    from pathlib import Path
-
     uri = Path(path).resolve().as_uri() + "?mode=ro"
     conn = sqlite3.connect(uri, uri=True, timeout=5, isolation_level=None, check_same_thread=False)
     conn.execute("PRAGMA query_only = ON")

@@ -20,6 +20,7 @@ import secrets
 import sqlite3
 from typing import Any
 
+from dates import describe_repeat
 from db import Store
 from registry import ToolContext, ToolError
 
@@ -174,8 +175,6 @@ SORTS = {
 
 def brief(task: Task | None) -> dict[str, Any]:
     """A task as the model sees it: always id, title, due_date and status; the rest only when set."""
-    from dates import describe_repeat
-
     task = task or {}
     out = {k: task.get(k) for k in ("id", "title", "due_date", "status")}
     for key in ("due_time", "priority", "tags", "notes"):
@@ -230,25 +229,17 @@ def search(
     limit: int = 20,
 ) -> tuple[list[Task], int]:
     """Tasks matching every filter given, sorted, at most `limit`; and how many matched in all."""
-    where, params = [], []
-    if status != "all":
-        where.append("t.status = ?")
-        params.append(status)
-    if tag:
-        where.append("EXISTS (SELECT 1 FROM task_tags g WHERE g.task_id = t.id AND g.tag = ?)")
-        params.append(tag)
-    if priority:
-        where.append("t.priority = ?")
-        params.append(priority)
-    if due_before:
-        where.append("t.due_date <= ?")
-        params.append(due_before)
-    if due_after:
-        where.append("t.due_date >= ?")
-        params.append(due_after)
-    if overdue_on:
-        where.append("t.status = 'open' AND t.due_date < ?")
-        params.append(overdue_on)
+    # (value, condition): a condition applies when its value is given.
+    filters = [
+        (None if status == "all" else status, "t.status = ?"),
+        (tag, "EXISTS (SELECT 1 FROM task_tags g WHERE g.task_id = t.id AND g.tag = ?)"),
+        (priority, "t.priority = ?"),
+        (due_before, "t.due_date <= ?"),
+        (due_after, "t.due_date >= ?"),
+        (overdue_on, "t.status = 'open' AND t.due_date < ?"),
+    ]
+    where = [cond for value, cond in filters if value]
+    params: list[Any] = [value for value, _ in filters if value]
     if text:
         like = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         where.append("(t.title LIKE ? ESCAPE '\\' OR COALESCE(t.notes, '') LIKE ? ESCAPE '\\')")
