@@ -29,6 +29,7 @@ from background import MemoryKeeper
 from config import Config
 from db import Store
 from embeddings import Embedder
+from guards import Guards, pick_profile
 from llm import ChatResult, ModelError, Ollama
 from longterm import LongTermMemory
 from memory import Budget, History, Message, estimate_tokens
@@ -42,20 +43,11 @@ from prompts import (
     TOO_MANY_STEPS,
     system_prompt,
 )
-from recovery import (
-    call_key,
-    dedupe_calls,
-    echoes,
-    fallback_reply,
-    is_json_echo,
-    looks_like_call,
-    new_calls,
-    parse_text_tool_calls,
-    screen_call,
-)
+from recovery import looks_like_call
 from tasks import undo_last_turn
-from toolrun import Outcome, ToolRunner
-from tools import READ_ONLY_TOOLS, ToolContext, ToolError, to_json, tool_specs
+from toolrun import ToolRunner
+from tools import ToolContext, ToolError, to_json, tool_specs
+from turn import ToolCall, Turn
 from web import Web
 
 log = logging.getLogger("planner")
@@ -118,11 +110,13 @@ class Agent:
         self.history = history
         self.tools = tools
         self.keeper = keeper  # background memory extraction and summaries; None to skip
-        self._said: list[str] = []  # the user's previous and current message
+        self._guards: Guards | None = None  # resolved at the first turn (see guards)
+        self._turn_start = 0  # len(history.messages) once this turn's request is stored
+        self._scratch: list[tuple[int, Message]] = []
         self._last_request: list[Message] = []  # the previous request's messages, for prefix reuse
         self.tool_specs = tool_specs(tools)  # once: the list is part of the cached prompt prefix
         self.tool_names = {s["function"]["name"] for s in self.tool_specs}
-        self.runner = ToolRunner(tools)
+        self.runner = ToolRunner(tools, ask_bulk=config.guards != "off")
         # Fixed for the whole session: changing options makes Ollama reload the model.
         self.options = {"num_ctx": config.num_ctx, "num_predict": config.num_predict}
         self.critic_options = {"num_ctx": config.critic_num_ctx, "num_predict": config.critic_num_predict}
@@ -155,30 +149,34 @@ class Agent:
                 on_event(kind, data)
 
         self.history.refresh_summary()
-        previous = next((m["content"] for m in reversed(self.history.messages) if m["role"] == "user"), None)
-        # what the user said last turn (without attached notes) and now, for screen_call
-        self._said = [previous.split("\n\n" + MEMORY_NOTES)[0], text] if previous is not None else [text]
-        self.runner.start_turn(self._said)  # a new turn id: its task changes are one /undo
+        earlier = [m["content"] for m in self.history.messages if m["role"] == "user"][-2:]
+        # what the user said before (without attached notes) and now, for the guards
+        turn = Turn(text=text, recent=[m.split("\n\n" + MEMORY_NOTES)[0] for m in earlier], today=self.today())
+        self.runner.start(turn)  # a new turn id: its task changes are one /undo
         self.history.append([{"role": "user", "content": self._with_memories(text)}])
-        scratch: list[Message] = []  # this turn's messages that are not stored (critique, rejected replies)
+        self._turn_start = len(self.history.messages)
+        self._scratch: list[tuple[int, Message]] = []  # (position in the turn, message) sent but not stored
         try:
+            guards = self.guards
             for attempt in range(self.config.max_reflections + 1):
-                reply, calls = self._attempt(scratch, result, emit)
-                changed = any(c["name"] not in READ_ONLY_TOOLS for c in calls)
-                if not (self.config.reflect and changed) or attempt == self.config.max_reflections:
+                first = len(turn.calls)
+                reply = self._attempt(turn, guards, result, emit)
+                # Only a change that happened counts: a declined or failed call changed nothing.
+                if not (self.config.reflect and turn.changed(first)) or attempt == self.config.max_reflections:
                     break
                 emit("status", {"text": "checking the work…"})
-                done, critique = self._critique(text, calls, reply, result)
+                done, critique = self._critique(text, turn.calls[first:], reply, result)
                 emit("critic", {"done": done, "critique": critique})
                 if done:
                     break
+                turn.critiques.append(critique)
                 result.critiques.append(critique)
-                scratch += [
-                    {"role": "assistant", "content": reply},
-                    {"role": "user", "content": RETRY_PROMPT.format(critique=critique)},
+                # The retry sees: request, first attempt, its reply, the critique, then its own calls and results.
+                at = len(self.history.messages) - self._turn_start
+                self._scratch += [
+                    (at, {"role": "assistant", "content": reply}),
+                    (at, {"role": "user", "content": RETRY_PROMPT.format(critique=critique)}),
                 ]
-            if result.critiques and echoes(reply, RETRY_PROMPT.format(critique="")):
-                reply = fallback_reply(result.tool_calls)  # it parroted the retry instructions
             result.reply = reply
         except ModelError as e:
             log.warning("turn failed: %s", e)
@@ -187,7 +185,9 @@ class Agent:
         except KeyboardInterrupt:
             result.interrupted = True
             result.reply = ("".join(partial).strip() + " " + INTERRUPTED).strip()
+        result.tool_calls = [c.entry() for c in turn.calls]
         self.history.append([{"role": "assistant", "content": result.reply}])
+        self._scratch = []
         trimmed = self.history.end_turn()
         if self.keeper:
             if not (result.error or result.interrupted):
@@ -195,6 +195,31 @@ class Agent:
             if trimmed:
                 self.keeper.summarize_later(self.history.session)
         return result
+
+    @property
+    def guards(self) -> Guards:
+        """The guards in force: the configured profile, or for auto the one the main model's size calls for.
+
+        Resolved at the first turn (building an agent connects to nothing) and
+        again after set_model.
+        """
+        if self._guards is None:
+            size = None
+            if self.config.guards == "auto":
+                try:
+                    size = self.llm.parameter_size(self.config.model)
+                except ModelError as e:  # the turn itself will say what is wrong with the server
+                    log.info("guard profile: model size unknown (%s)", e)
+            self._guards = Guards(pick_profile(self.config.guards, size))
+            log.info(
+                "guard profile %s (setting %s, %s)", self._guards.profile, self.config.guards, size or "size unknown"
+            )
+        return self._guards
+
+    def set_model(self, name: str) -> None:
+        """Use another main model from the next turn; the auto guard profile is picked again for it."""
+        self.config.model = name
+        self._guards = None
 
     def undo_last_turn(self) -> list[str]:
         """Revert the newest turn's task changes (see tasks.py); one line per task put back.
@@ -233,33 +258,30 @@ class Agent:
         lines += [f"- About {t}: {s}" for t, s in memory.topic_summaries([h["topic"] for h in hits]).items()]
         return f"{text}\n\n{MEMORY_NOTES}\n" + "\n".join(lines)
 
-    def _messages(self, scratch: list[Message]) -> list[Message]:
-        return [{"role": "system", "content": system_prompt(self.today())}, *self.history.context(), *scratch]
+    def _messages(self) -> list[Message]:
+        """[system, *history, *this turn] with the turn's unstored messages (a critique) where they were said."""
+        context = self.history.context()
+        own = len(self.history.messages) - self._turn_start  # this turn's stored messages after the request
+        out = [{"role": "system", "content": system_prompt(self.today())}, *context[: len(context) - own]]
+        mine = context[len(context) - own :]
+        for i in range(own + 1):
+            out += [m for at, m in self._scratch if at == i]
+            if i < own:
+                out.append(mine[i])
+        return out
 
-    def _attempt(self, scratch: list[Message], result: TurnResult, emit: Event) -> tuple[str, list[dict[str, Any]]]:
+    def _attempt(self, turn: Turn, guards: Guards, result: TurnResult, emit: Event) -> str:
         """Model calls and tool runs until the model answers in words."""
-        calls_run: list[dict[str, Any]] = []
         for _ in range(self.config.max_turns):
             emit("status", {"text": "thinking…"})
-            reply, shown = self._call_model(self._messages(scratch), result, emit)
-            asked = dedupe_calls(reply.tool_calls or parse_text_tool_calls(reply.content, self.tool_names))
-            calls = new_calls(
-                asked, result.tool_calls, lambda name, args: screen_call(name, args, self._said, self.today())[0]
-            )
-            if asked and not calls:
-                # Only repeats of work already done: answer from the results instead.
-                text = fallback_reply(result.tool_calls)
-                emit("token", {"text": text})
-                return text, calls_run
-            if not calls:
-                text = reply.content.strip()
+            reply, shown = self._call_model(self._messages(), result, emit)
+            review = guards.review(reply.tool_calls, reply.content, shown, turn, self.tool_names)
+            if review.reply is not None:
                 if not shown:  # held back in case it was a tool call
-                    if not text or (result.tool_calls and is_json_echo(text)):
-                        text = fallback_reply(result.tool_calls)  # small models echo results or say nothing
-                    emit("token", {"text": text})
-                return text, calls_run
-            self._run_tools(calls, result, calls_run, emit)
-        return TOO_MANY_STEPS.format(n=self.config.max_turns), calls_run
+                    emit("token", {"text": review.reply})
+                return review.reply
+            self._run_tools(turn, review.calls, result, emit)
+        return TOO_MANY_STEPS.format(n=self.config.max_turns)
 
     def _call_model(self, messages: list[Message], result: TurnResult, emit: Event) -> tuple[ChatResult, bool]:
         """One streamed model call; returns the reply and whether its text was already shown."""
@@ -326,46 +348,25 @@ class Agent:
             emit("warning", {"text": text})
         return reply, streaming
 
-    def _run_tools(
-        self, calls: list[dict[str, Any]], result: TurnResult, calls_run: list[dict[str, Any]], emit: Event
-    ) -> None:
+    def _run_tools(self, turn: Turn, calls: list[ToolCall], result: TurnResult, emit: Event) -> None:
         """Run calls (toolrun.py) and store them with their results in call order, straight away,
         so a crash or Ctrl-C keeps what ran."""
-        failed = {call_key(c["name"], c["sent"], raw=True) for c in result.tool_calls if not c["ok"]}
-        outcomes: dict[int, Outcome] = {}
         t0 = time.perf_counter()
         try:
-            self.runner.run(calls, failed, emit, outcomes)
+            self.runner.run(turn, calls, emit)
         finally:
             result.tool_seconds += time.perf_counter() - t0
-            if len(outcomes) == len(calls):  # always, unless a bug escaped: then history is not stored half
-                self._record(calls, outcomes, result, calls_run)
-
-    def _record(self, calls, outcomes, result: TurnResult, calls_run) -> None:
-        msgs: list[Message] = [{"role": "assistant", "content": "", "tool_calls": calls}]
-        for i, c in enumerate(calls):
-            out, ok, ran = outcomes[i]
-            fn = c.get("function") or {}
-            sent = fn.get("arguments")
-            # "arguments" as run (after screen_call), "sent" as the model wrote them
-            entry = {
-                "name": fn.get("name"),
-                "arguments": sent if ran is None else ran,
-                "sent": sent,
-                "ok": ok,
-                "result": out,
-            }
-            result.tool_calls.append(entry)
-            calls_run.append(entry)
-            msgs.append({"role": "tool", "content": to_json(out), "tool_name": str(fn.get("name"))})
-        self.history.append(msgs)
+            msgs: list[Message] = [{"role": "assistant", "content": "", "tool_calls": [c.message for c in calls]}]
+            msgs += [{"role": "tool", "content": to_json(c.result or {}), "tool_name": str(c.name)} for c in calls]
+            self.history.append(msgs)
 
     # -- reflection
 
-    def _critique(self, request: str, calls: list[dict[str, Any]], reply: str, result: TurnResult) -> tuple[bool, str]:
+    def _critique(self, request: str, calls: list[ToolCall], reply: str, result: TurnResult) -> tuple[bool, str]:
         """Ask the critic whether the turn did what was asked; fail open."""
         work = "\n".join(
-            f"- {c['name']}({json.dumps(c['arguments'], ensure_ascii=False)}) -> {to_json(c['result'])}" for c in calls
+            f"- {c.name}({json.dumps(c.args, ensure_ascii=False, default=str)}) -> {to_json(c.result or {})}"
+            for c in calls
         )
         user = f"Today: {self.today().isoformat()}\nRequest: {request}\nTool calls:\n{work}\nReply: {reply}"
         try:

@@ -23,7 +23,7 @@ from typing import Any, TextIO
 
 from agent import INTERRUPTED, Agent, build_agent
 from commands import Stats, run_command, safe
-from config import Config, ConfigError, parse_today
+from config import GUARD_PROFILES, Config, ConfigError, parse_today
 from db import DatabaseError, Store
 from llm import ModelError, Ollama
 from memory import ensure_session, latest_session, new_session_name
@@ -47,6 +47,13 @@ def build_parser(defaults: Config) -> argparse.ArgumentParser:
     p.add_argument("--session", default=None, help="resume or start the named session")
     p.add_argument("-c", "--continue", dest="resume_last", action="store_true", help="resume the most recent session")
     p.add_argument("--think", action="store_true", default=defaults.think, help="let a thinking model think")
+    p.add_argument(
+        "--guards",
+        choices=GUARD_PROFILES,
+        default=defaults.guards,
+        help=f"guard profile: small-model recoveries (small), only user protection (standard), none (off), "
+        f"or by the main model's size (auto, below 4B is small) (default {defaults.guards})",
+    )
     p.add_argument(
         "--no-reflect", dest="reflect", action="store_false", default=defaults.reflect, help="skip the critic"
     )
@@ -85,6 +92,7 @@ def load_config(argv: list[str] | None, env: dict[str, str] | None = None) -> Co
         session=args.session,
         resume_last=args.resume_last,
         think=args.think,
+        guards=args.guards,
         reflect=args.reflect,
         yes=args.yes,
         web=args.web,

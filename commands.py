@@ -282,8 +282,11 @@ def _model(agent: Agent, arg: str, stats: Stats) -> str:
             return f"{name} cannot call tools; choose another main model"
     except ModelError as e:
         return f"error: {e}"
-    setattr(c, "model" if role == "main" else "critic_model", name)
-    return f"{role} model is now {name}"
+    if role == "critic":
+        c.critic_model = name
+        return f"critic model is now {name}"
+    agent.set_model(name)
+    return f"main model is now {name} (guards: {agent.guards.profile})"
 
 
 @command("/pull NAME         download a model through Ollama")

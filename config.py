@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
+GUARD_PROFILES = ("auto", "small", "standard", "off")  # guards.py says what each does
 
 
 def data_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -40,6 +41,7 @@ class Config:
     session: str | None = None  # session name to resume or start; None = a new one
     resume_last: bool = False  # -c: resume the most recent session
     think: bool = False  # let a thinking main model think (never the critic)
+    guards: str = "auto"  # guard profile: auto (by model size), small, standard or off (guards.py)
     reflect: bool = True  # run the critic after turns that changed data
     auto_memory: bool = True  # extract memories and summaries in the background after each turn
     yes: bool = False  # run destructive tools and large changes without asking (non-interactive use)
@@ -102,6 +104,13 @@ class Config:
                 raise ConfigError(
                     f"PLANNER_TIMEOUT must be a number of seconds, not {env['PLANNER_TIMEOUT']!r}"
                 ) from None
+        if env.get("PLANNER_GUARDS"):
+            value = env["PLANNER_GUARDS"].strip().lower()
+            if value not in GUARD_PROFILES:
+                raise ConfigError(
+                    f"PLANNER_GUARDS must be one of {', '.join(GUARD_PROFILES)}, not {env['PLANNER_GUARDS']!r}"
+                )
+            c.guards = value
         if env.get("PLANNER_DB"):
             c.db_path = Path(env["PLANNER_DB"]).expanduser()
         if env.get("PLANNER_TODAY"):

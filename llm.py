@@ -219,6 +219,15 @@ class Ollama:
             raise self._translate(e, model) from None
         return list(getattr(r, "capabilities", None) or [])
 
+    def parameter_size(self, model: str) -> str | None:
+        """The model's size as `show()` reports it ('9.0B', '494.03M'); None if not said."""
+        try:
+            r = self.client.show(model)
+        except Exception as e:
+            raise self._translate(e, model) from None
+        details = getattr(r, "details", None)
+        return getattr(details, "parameter_size", None) or None
+
     def loaded(self) -> set[str]:
         """Models resident in memory now (`ps()`), with and without ':latest'."""
         try:

@@ -1,14 +1,15 @@
-"""Running the tool calls of one model reply: screening, confirmation of large changes, the pool.
+"""Running the screened tool calls of one model reply: large-change confirmation, the pool.
 
-    calls as the model sent them
-      -> more than BULK_LIMIT changes to existing tasks this turn? ask once (or refuse them all)
-      -> each call screened against what the user said (recovery.screen_call)
+    calls screened by the guards (guards.py), as ToolCalls of the turn (turn.py)
+      -> more than BULK_LIMIT distinct existing tasks changed this turn? ask about the
+         calls not yet approved (or refuse them); a yes approves exactly those changes
+      -> a change the user already declined in this request is not asked again
       -> reads side by side on the pool; writes one after another in call order on the pool
          (SQLite has one write lock anyway, and ids then follow the order asked);
          destructive calls on the calling thread, so their y/N prompt can use the terminal
-      -> outcomes {index: (result, ok, arguments run)}, complete even after Ctrl-C
+      -> every call gets its result, also after Ctrl-C, and is added to turn.calls
 
-The Agent (agent.py) stores the outcomes in history; this class never prints.
+The Agent (agent.py) stores the calls in history; this class never prints.
 """
 
 from __future__ import annotations
@@ -19,135 +20,121 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from recovery import call_key, drop_unknown, screen_call
 from tasks import BULK_LIMIT, describe_call, new_turn
-from tools import CHANGES_EXISTING, READ_ONLY_TOOLS, TOOLS, ToolContext, dispatch
+from tools import TOOLS, ToolContext, dispatch
+from turn import CHANGES_EXISTING, READ_ONLY_TOOLS, ToolCall, Turn
 
 log = logging.getLogger("planner")
 
-Outcome = tuple[dict[str, Any], bool, Any]  # (result for the model, ok, the arguments that ran)
 Event = Callable[[str, dict[str, Any]], None]
-
-
-def _name(call: dict[str, Any]) -> Any:
-    return (call.get("function") or {}).get("name")
+DECLINED = "the user declined"  # how a refused confirmation starts, in tools.py and here
 
 
 class ToolRunner:
     """Runs batches of tool calls for one agent; one turn at a time."""
 
-    def __init__(self, tools: ToolContext, workers: int = 4):
+    def __init__(self, tools: ToolContext, workers: int = 4, ask_bulk: bool = True):
         self.tools = tools
+        self.ask_bulk = ask_bulk  # the >BULK_LIMIT confirmation (off only in the guard profile "off")
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tool")
-        self.start_turn([])
 
-    def start_turn(self, said: list[str]) -> None:
-        """Begin a user turn: what the user said (last turn and now), a new turn id for /undo, no changes yet."""
-        self.said = said
-        self.tools.turn = new_turn()
-        self._changed = 0  # changes to existing tasks so far this turn
-        self._bulk_ok = False  # the user approved a large change this turn
+    def start(self, turn: Turn) -> None:
+        """Begin a user turn: a new turn id, so its task changes are one /undo."""
+        turn.id = new_turn()
+        self.tools.turn = turn.id
 
     def close(self) -> None:
         """Wait for running tools and release the pool."""
         self._pool.shutdown(wait=True)
 
-    def run(self, calls: list[dict[str, Any]], failed: set[str], emit: Event, outcomes: dict[int, Outcome]) -> None:
-        """Run calls, filling `outcomes` for every index (also when Ctrl-C interrupts, then re-raised).
+    def run(self, turn: Turn, calls: list[ToolCall], emit: Event) -> None:
+        """Run calls, giving each its result and adding it to turn.calls (also when Ctrl-C interrupts, then re-raised)."""
+        try:
+            self._run(turn, calls, emit)
+        finally:
+            for c in calls:
+                if c.result is None:
+                    c.result = {"error": "cancelled by the user"}
+            turn.calls += calls
 
-        `failed` holds call_key()s of calls that failed earlier this turn.
-        """
-        refused = self._check_bulk(calls)
-        if refused:
-            # Nothing runs: the model hears why, and the turn's history stays valid.
-            for i, c in enumerate(calls):
-                outcomes[i] = ({"error": refused}, False, None)
-                fn = c.get("function") or {}
-                emit(
-                    "tool_end",
-                    {"name": _name(c), "arguments": fn.get("arguments"), "ok": False, "result": outcomes[i][0]},
+    def _run(self, turn: Turn, calls: list[ToolCall], emit: Event) -> None:
+        if self.ask_bulk:
+            self._check_bulk(turn, calls)
+        for c in calls:
+            if c.result is None and c.refusal is None and (c.name, c.task_id) in turn.declined:
+                c.refusal = (
+                    f"the user already said no to this change of task {c.task_id} in this request; do not ask again"
                 )
-            return
+        todo = [c for c in calls if c.result is None and not c.refusal]
+        for c in calls:
+            if c not in todo:  # refused or a repeat: answered without running
+                emit("tool_start", {"name": c.name, "arguments": c.args})
+                self._finish(c, emit)
 
-        def destructive(call: dict[str, Any]) -> bool:
-            t = TOOLS.get(_name(call))
+        def destructive(c: ToolCall) -> bool:
+            t = TOOLS.get(c.name) if isinstance(c.name, str) else None
             return bool(t and t.destructive)
 
-        reads = [i for i, c in enumerate(calls) if _name(c) in READ_ONLY_TOOLS]
-        writes = [i for i, c in enumerate(calls) if i not in reads and not destructive(c)]
-        futures: dict[int, Future] = {i: self._pool.submit(self._one, calls[i], failed, emit) for i in reads}
+        reads = [c for c in todo if c.name in READ_ONLY_TOOLS]
+        writes = [c for c in todo if c not in reads and not destructive(c)]
+        futures: list[Future] = [self._pool.submit(self._one, turn, c, emit) for c in reads]
         if writes:
-            futures[writes[0]] = self._pool.submit(lambda: [self._one(calls[i], failed, emit) for i in writes])
-
-        def collect(i: int, f: Future) -> None:
-            if i in reads:
-                outcomes[i] = f.result()
-            else:
-                outcomes.update(zip(writes, f.result(), strict=True))
-
+            futures.append(self._pool.submit(lambda: [self._one(turn, c, emit) for c in writes]))
         try:
-            for i, c in enumerate(calls):
+            for c in todo:
                 if destructive(c):
-                    outcomes[i] = self._one(c, failed, emit)
-            for i, f in futures.items():
-                collect(i, f)
-        except KeyboardInterrupt:
-            # Tools already running finish; their results are kept so history stays valid.
-            for i, f in futures.items():
-                if i not in outcomes:
-                    collect(i, f)
-            for i in range(len(calls)):
-                outcomes.setdefault(i, ({"error": "cancelled by the user"}, False, None))
-            raise
+                    self._one(turn, c, emit)
+        finally:
+            # Tools already running finish, also after Ctrl-C: their results are kept so history stays valid.
+            for f in futures:
+                f.result()
 
-    def _one(self, call: dict[str, Any], failed: set[str], emit: Event) -> Outcome:
-        fn = call.get("function") or {}
-        name, args = fn.get("name"), fn.get("arguments")
-        emit("tool_start", {"name": name, "arguments": args})
-        note = None
-        if call_key(name, args, raw=True) in failed:
-            # The same failing call again: small models loop on an extra argument; drop it this time.
-            args, dropped = drop_unknown(name, args)
-            note = f"ignored arguments this tool does not take: {', '.join(dropped)}" if dropped else None
-        args, refusal, screen_note = screen_call(name, args, self.said, self.tools.today())
-        note = note or screen_note
-        if refusal:
-            out, ok = {"error": refusal}, False
-            log.info("tool %s refused: %s", name, refusal)
-        else:
-            ctx = self.tools
-            if self._bulk_ok and name in CHANGES_EXISTING and ctx.confirm is not None:
-                ctx = dataclasses.replace(ctx, confirm=lambda question: True)  # approved in the list
-            out, ok = dispatch(ctx, name, args)
-            if ok and note:
-                out = {**out, "note": note}
-        emit("tool_end", {"name": name, "arguments": args, "ok": ok, "result": out})
-        return out, ok, args  # the arguments that ran, so repeats are recognised
+    def _one(self, turn: Turn, c: ToolCall, emit: Event) -> None:
+        emit("tool_start", {"name": c.name, "arguments": c.args})
+        ctx = self.tools
+        if (c.name, c.task_id) in turn.approved and ctx.confirm is not None:
+            ctx = dataclasses.replace(ctx, confirm=lambda question: True)  # approved in the list
+        c.result, c.ok = dispatch(ctx, c.name, c.args)
+        c.ran = True
+        if not c.ok and str(c.result.get("error", "")).startswith(DECLINED) and c.task_id is not None:
+            turn.declined.add((c.name, c.task_id))
+        self._finish(c, emit)
 
-    def _check_bulk(self, calls: list[dict[str, Any]]) -> str | None:
-        """Ask before a turn changes more than BULK_LIMIT existing tasks; the refusal for the model, or None.
+    def _finish(self, c: ToolCall, emit: Event) -> None:
+        """Give the call its final result: a refusal as the error, and what the guards did as a note."""
+        if c.refusal:
+            c.result, c.ok = {"error": c.refusal}, False
+            log.info("tool %s refused: %s", c.name, c.refusal)
+        if c.notes and c.result is not None:
+            c.result = {**c.result, "note": "; ".join(c.notes)}
+        emit("tool_end", {"name": c.name, "arguments": c.args, "ok": c.ok, "result": c.result})
 
-        Counted per turn, so a model that changes tasks one call at a time is
-        asked too. One yes covers the rest of the turn, deletions included: the
-        list the user approved names them.
+    def _check_bulk(self, turn: Turn, calls: list[ToolCall]) -> None:
+        """Ask before a turn changes more than BULK_LIMIT distinct existing tasks; refuse the calls if not approved.
+
+        Counted per turn by task, so a model that changes tasks one call at a
+        time is asked too, and one task changed twice counts once. A yes
+        approves exactly the changes it listed; anything else asks again.
         """
-        writes = [c.get("function") or {} for c in calls]
-        writes = [f for f in writes if f.get("name") in CHANGES_EXISTING]
-        if self._bulk_ok or not writes or self._changed + len(writes) <= BULK_LIMIT:
-            self._changed += len(writes)
-            return None
+        pending = [c for c in calls if c.result is None and not c.refusal and c.name in CHANGES_EXISTING]
+        need = [c for c in pending if (c.name, c.task_id) not in turn.approved]
+        total = turn.changed_tasks() | {c.task_id for c in pending if c.task_id is not None}
+        if not need or len(total) <= BULK_LIMIT:
+            return
         conn = self.tools.store.conn()
-        lines = [describe_call(conn, f["name"], f.get("arguments")) for f in writes]
-        total = self._changed + len(writes)
-        question = f"This would change {total} tasks in one request:\n  " + "\n  ".join(lines) + "\nGo ahead?"
+        lines = [describe_call(conn, c.name, c.args) for c in need]
+        question = f"This would change {len(total)} tasks in one request:\n  " + "\n  ".join(lines) + "\nGo ahead?"
         if self.tools.confirm is None:
-            return (
-                f"this request would change {total} tasks, more than {BULK_LIMIT} at once, and no one can confirm "
-                "here, so nothing was changed by these calls. Tell the user; they can run the planner in a terminal "
-                "or with --yes."
+            refusal = (
+                f"this request would change {len(total)} tasks, more than {BULK_LIMIT} at once, and no one can "
+                "confirm here, so nothing was changed by this call. Tell the user; they can run the planner in a "
+                "terminal or with --yes."
             )
-        if not self.tools.confirm(question):
-            return f"the user declined changing {total} tasks at once; nothing was changed by these calls"
-        self._bulk_ok = True
-        self._changed = total
-        return None
+        elif not self.tools.confirm(question):
+            refusal = f"{DECLINED} changing {len(total)} tasks at once; nothing was changed by this call"
+            turn.declined |= {(c.name, c.task_id) for c in need if c.task_id is not None}
+        else:
+            turn.approved |= {(c.name, c.task_id) for c in need if c.task_id is not None}
+            return
+        for c in need:
+            c.refusal = refusal

@@ -30,6 +30,7 @@ from registry import (  # noqa: F401  (re-exported: the rest of the program impo
 )
 from tasks import PRIORITIES, SORTS, Task, brief, clean_tags, insert, now, record, require, search, set_tags
 from tasks import agenda as agenda_of
+from turn import CHANGES_EXISTING, READ_ONLY_TOOLS  # noqa: F401  (re-exported: the tool facts)
 
 if TYPE_CHECKING:
     from longterm import LongTermMemory
@@ -372,8 +373,3 @@ def forget(ctx: ToolContext, query_or_id: str) -> dict[str, Any]:
 # Registered here rather than in their modules so the model reads the tools in this order.
 tool(query.PROPERTIES, required=("sql",), describe=query.describe)(query.query_planner)
 tool(web.PROPERTIES, required=("topic",), enabled=lambda ctx: ctx.web is not None)(web.lookup)
-
-READ_ONLY_TOOLS = frozenset({"list_tasks", "agenda", "get_today", "recall", "query_planner", "lookup"})
-# Calls that change a task the user already has; more than BULK_LIMIT in one turn asks first.
-# Additions do not count: they alter nothing the user had, and /undo removes them.
-CHANGES_EXISTING = frozenset({"update_task", "complete_task", "delete_task"})

@@ -92,9 +92,7 @@ def check(home: Path, sessions: list[str], expected: set[str] | None = None) -> 
         "duplicates": len(titles) - len(set(titles)),
         "lost": len(expected - set(titles)) if expected is not None else 0,
         "log_ok": log_ok,
-        "history_ok": all(
-            (h[0]["role"] == "user" and sanitize(h) == h) if h else expected is None for h in histories
-        ),
+        "history_ok": all((h[0]["role"] == "user" and sanitize(h) == h) if h else expected is None for h in histories),
     }
 
 

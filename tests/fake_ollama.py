@@ -93,6 +93,8 @@ class FakeOllama:
             "embed": ["embedding"],
         }
         self.embed_dim = embed_dim
+        # /api/show's details.parameter_size per model: a capable size unless a test says otherwise
+        self.sizes: dict[str, str] = collections.defaultdict(lambda: "8.0B")
         self.scripts: dict[str, collections.deque] = collections.defaultdict(collections.deque)
         self.responders: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {}
         self.requests: list[tuple[str, dict[str, Any]]] = []
@@ -166,14 +168,14 @@ class FakeOllama:
         self.stop()
 
 
-def _entry(name: str) -> dict[str, Any]:
+def _entry(name: str, size: str = "8.0B") -> dict[str, Any]:
     return {
         "name": name,
         "model": name,
         "modified_at": now(),
         "size": 1000,
         "digest": hashlib.sha256(name.encode()).hexdigest(),
-        "details": {"format": "gguf", "family": "fake", "parameter_size": "1B", "quantization_level": "Q4"},
+        "details": {"format": "gguf", "family": "fake", "parameter_size": size, "quantization_level": "Q4"},
     }
 
 
@@ -224,9 +226,9 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path == "/api/version":
             return self._json(200, {"version": "0.13.0"})
         if self.path == "/api/tags":
-            return self._json(200, {"models": [_entry(n) for n in f.models]})
+            return self._json(200, {"models": [_entry(n, f.sizes[n]) for n in f.models]})
         if self.path == "/api/ps":
-            return self._json(200, {"models": [_entry(n) for n in f.loaded]})
+            return self._json(200, {"models": [_entry(n, f.sizes[n]) for n in f.loaded]})
         return self._json(404, {"error": "not found"})
 
     def do_POST(self) -> None:
@@ -246,7 +248,7 @@ class _Handler(BaseHTTPRequestHandler):
                 {
                     "modelfile": "",
                     "template": "",
-                    "details": {"format": "gguf"},
+                    "details": {"format": "gguf", "parameter_size": f.sizes[model]},
                     "capabilities": f.models[model],
                     "model_info": {"general.architecture": "fake"},
                 },

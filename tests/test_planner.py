@@ -124,17 +124,20 @@ def test_fields_the_user_never_mentioned_are_left_out(fake, make_agent, store):
     invented = call("add_task", title="Buy a birthday card", due_date="2026-12-02", due_time="14:00",
                     priority="high", repeat="every monday", tags=["birthday"], notes="Buy a birthday card.")  # fmt: skip
     fake.script("main", {"tool_calls": [invented]}, {"content": "Added."})
-    r = make_agent(reflect=False).run_turn("add a task: buy a birthday card")
+    r = make_agent(reflect=False, guards="small").run_turn("add a task: buy a birthday card")
     assert r.tool_calls[0]["result"]["added"] == {
         "id": 1,
         "title": "Buy a birthday card",
         "due_date": None,
         "status": "open",
     }
-    # Only the date is said (the reply must not claim one); the rest is logged: the model copied such notes.
-    assert r.tool_calls[0]["result"]["note"] == "due_date left out: the user gave no date"
+    # Each field left out is said, with how to set it if the user did want it.
+    note = r.tool_calls[0]["result"]["note"]
+    for f in ("due_time", "priority", "tags", "notes", "repeat", "due_date"):
+        assert f"{f} " in note
+    assert 'due_date "2026-12-02" left out: the user gave no date; if they did, call update_task with it' in note
     fake.script("main", {"tool_calls": [call("update_task", id=1, priority="high")]}, {"content": "Done."})
-    make_agent(reflect=False).run_turn("make the card urgent")
+    make_agent(reflect=False, guards="small").run_turn("make the card urgent")
     assert store.conn().execute("SELECT priority FROM tasks").fetchone()[0] == "high"
 
 
@@ -150,7 +153,7 @@ def test_fields_the_user_never_mentioned_are_left_out(fake, make_agent, store):
 )
 def test_a_date_the_model_worked_out_is_checked_against_the_users_words(fake, make_agent, store, said, sent, stored):
     fake.script("main", {"tool_calls": [call("add_task", title="it", due_date=sent)]}, {"content": "Added."})
-    r = make_agent(reflect=False).run_turn(said)
+    r = make_agent(reflect=False, guards="small").run_turn(said)
     assert r.tool_calls[0]["result"]["added"]["due_date"] == stored
     assert ("note" in r.tool_calls[0]["result"]) == (sent[:4].isdigit() and sent != stored)
 
@@ -159,11 +162,12 @@ def test_filters_the_user_never_asked_for_are_left_out(fake, make_agent, planner
     # A 0.5B model asked "what is coming up?" listed with tag "personal", priority high and the question as text.
     sent = call("list_tasks", status="open", tag="personal", priority="high", text="What is coming up?", overdue=True)
     fake.script("main", {"tool_calls": [sent]}, {"content": ""})
-    r = make_agent(reflect=False).run_turn("What is coming up?")
+    r = make_agent(reflect=False, guards="small").run_turn("What is coming up?")
     assert r.tool_calls[0]["arguments"] == {"status": "open"} and r.tool_calls[0]["result"]["count"] == 5
+    assert 'tag "personal" left out' in r.tool_calls[0]["result"]["note"]  # said, so the model can set it right
     assert r.reply.startswith("Your open tasks: ")  # the model said nothing: the reply is built from the result
     fake.script("main", {"tool_calls": [call("list_tasks", tag="money", overdue=True)]}, {"content": "One."})
-    r = make_agent(reflect=False).run_turn("anything overdue tagged money?")
+    r = make_agent(reflect=False, guards="small").run_turn("anything overdue tagged money?")
     assert [t["title"] for t in r.tool_calls[0]["result"]["tasks"]] == ["file taxes"]
 
 

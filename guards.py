@@ -1,0 +1,369 @@
+"""What stands between the model's reply and the tools, in profiles.
+
+    off        nothing but mechanical repairs (identical calls in one reply run once, a
+               reply that is only tool-call JSON runs as the call); for evaluating
+    standard   off, plus what protects the user whatever the model: a deletion needs the
+               user's words in this request (and their y/N, in the tool), a change to more
+               than 3 existing tasks asks first (toolrun.py), a call repeating an argument
+               the tool refused drops it (said in the result)
+    small      standard, plus recoveries from what models below ~4B parameters do: writes
+               on a plain question, invented fields, filters and dates, a task put in notes,
+               a reminder saved as a memory, the same call again and again, JSON echoed as
+               the reply. Each looks at the recent conversation, and each says in the
+               call's result what it did, so the model (and the user) can set it right.
+    auto       small when Ollama reports the main model below 4B parameters, else standard.
+
+The agent calls one seam per model reply, `Guards.review`, and each call is
+screened once there. Whatever a guard changed it says in that call's result;
+when the model sends a value again after a guard changed it (on an update), the
+value stands: a capable model that meant it is never overruled twice.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from config import GUARD_PROFILES
+from dates import dates_in
+from prompts import RETRY_PROMPT
+from recovery import echoes, fallback_reply, is_json_echo, looks_like_call, parse_text_tool_calls
+from tools import TOOLS, ToolError, validate
+from turn import READ_ONLY_TOOLS, ToolCall, Turn, key
+
+log = logging.getLogger("planner")
+
+PROFILES = GUARD_PROFILES
+SMALL_BELOW = 4.0  # billions of parameters: under this, auto picks the small profile
+
+
+def parameter_billions(size: str | None) -> float | None:
+    """Ollama's parameter_size ('9.0B', '494.03M', '1.5B') in billions; None if unreadable."""
+    m = re.fullmatch(r"\s*([\d.]+)\s*([KMBT])\s*", size or "", re.I)
+    if not m:
+        return None
+    try:
+        value = float(m.group(1))
+    except ValueError:
+        return None
+    return value * {"K": 1e-6, "M": 1e-3, "B": 1.0, "T": 1e3}[m.group(2).upper()]
+
+
+def pick_profile(setting: str, parameter_size: str | None) -> str:
+    """The profile in force: `setting` unless it is auto, then by the model's size (unknown: standard)."""
+    if setting != "auto":
+        return setting
+    billions = parameter_billions(parameter_size)
+    return "small" if billions is not None and billions < SMALL_BELOW else "standard"
+
+
+# ---------------------------------------------------------------- what the user's words say
+
+_QUESTION_START = {
+    "what", "which", "when", "where", "who", "whom", "whose", "why", "how",
+    "do", "does", "did", "is", "are", "am", "was", "were", "have", "has", "had",
+}  # fmt: skip
+# Word stems: "moving", "rescheduled" and "deletes" are requests as much as "move".
+_ACTION_WORDS = re.compile(
+    r"\b(add|remind|mark|delet|remov|drop|mov|renam|chang|complet|finish|schedul|creat|updat|put|set|"
+    r"forget|forgot|rememb|note|sav|cancel|clear|push|postpon|reschedul|plan|book|shift|bump|swap|tick|check off)\w*",
+    re.I,
+)
+_REQUEST_START = re.compile(r"^\s*(how about|what about|what if|why not|why don'?t you|could|can|would|will)\b", re.I)
+_DELETE_WORDS = re.compile(r"\b(delete|remove|drop|erase|cancel|get rid|scrap|trash|clear out|discard)\b", re.I)
+_NEGATION = re.compile(r"\b(not|don'?t|do not|never|no|without|nothing|stop|won'?t)\b", re.I)
+_YES = re.compile(r"^\s*(y|yes|yeah|yep|sure|ok|okay|please|please do|do it|go ahead|confirm\w*|correct)\b", re.I)
+_DATE_WORDS = re.compile(
+    r"\d|\b(today|tonight|tomorrow|tmrw|yesterday|week|weekend|month|year|next|this|end|day|days|morning|afternoon|"
+    r"evening|noon|midnight|mon|tue|wed|thu|fri|sat|sun|mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|"
+    r"saturdays?|sundays?|jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|january|february|march|april|june|"
+    r"july|august|september|october|november|december|christmas|xmas|easter|new year|by|before|until|due|soon|"
+    r"later)\b",
+    re.I,
+)
+# A date said relative to another ("back a week", "2 days before the 20th"): the model's arithmetic stands.
+_RELATIVE = re.compile(
+    r"\b(before|after|earlier|later|back|forward|ahead|prior|postpone|delay|push|bump|following|previous)\b", re.I
+)
+# What the user must have said for an optional task field to be theirs and not the model's invention.
+# (A 0.5B model filled every field of add_task: a time, a priority, a weekly repeat, tags and notes.)
+_FIELD_WORDS = {
+    "due_time": re.compile(r"\d\s*(am|pm|h)\b|\d:\d\d|\b(noon|midnight|morning|evening|tonight|o'clock|at \d)", re.I),
+    "priority": re.compile(r"\b(priority|urgent|important|asap|critical|high|medium|low|top)\b", re.I),
+    "tags": re.compile(r"\b(tag|tags|tagged|label|labels|labelled|category|categories)\b|[#+]\w", re.I),
+    "notes": re.compile(r"\b(note|notes|detail|details|description)\b", re.I),
+    "repeat": re.compile(
+        r"\b(every|each|daily|weekly|monthly|yearly|annually|fortnightly|biweekly|repeat|repeats|repeating|"
+        r"recurring|weekdays|weekends|routine|mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|"
+        r"mornings|evenings|nights)\b",
+        re.I,
+    ),
+}
+_SEARCH_WORDS = re.compile(
+    r"\b(find|search|about|containing|contains|called|named|mention|mentions|with the words?)\b", re.I
+)
+_FILTER_WORDS = {
+    "tag": _FIELD_WORDS["tags"],
+    "priority": _FIELD_WORDS["priority"],
+    "overdue": re.compile(r"\b(overdue|late|past due|missed|behind)\b", re.I),
+    "due_before": _DATE_WORDS,
+    "due_after": _DATE_WORDS,
+}
+
+
+def asks_only(text: str) -> bool:
+    """Whether a message is a plain question that asks for no change."""
+    words = re.findall(r"[a-z']+", text.lower())
+    return (
+        text.rstrip().endswith("?")
+        and bool(words)
+        and words[0] in _QUESTION_START
+        and not _REQUEST_START.search(text)
+        and not _ACTION_WORDS.search(text)
+    )
+
+
+def mentions_date(text: str) -> bool:
+    """Whether a message says anything that could be a date."""
+    return bool(_DATE_WORDS.search(text))
+
+
+def asks_to_delete(text: str) -> bool:
+    """Whether a message asks to delete something (a negated 'don't delete anything' does not)."""
+    for m in _DELETE_WORDS.finditer(text):
+        before = re.findall(r"[\w']+", text[: m.start()])[-3:]
+        if not any(_NEGATION.fullmatch(w) for w in before):
+            return True
+    return False
+
+
+def deletion_asked(turn: Turn) -> bool:
+    """Whether this request authorises a deletion: it asks for one, or it is a short yes to one just asked for."""
+    if asks_to_delete(turn.text):
+        return True
+    short_yes = _YES.match(turn.text) and len(turn.text.split()) <= 6 and not _DELETE_WORDS.search(turn.text)
+    return bool(short_yes and turn.recent and asks_to_delete(turn.recent[-1]))
+
+
+# ---------------------------------------------------------------- repeats
+
+
+def call_key(name: Any, arguments: Any) -> str:
+    """A call's identity with arguments normalised as dispatch reads them.
+
+    Unknown arguments are left out, so `add_task(title, status)` is the same
+    call as `add_task(title)`: small models retry a call that worked with an
+    extra argument added.
+    """
+    t = TOOLS.get(name) if isinstance(name, str) else None
+    args = arguments if isinstance(arguments, dict) else {}
+    if t is not None:
+        known = {k: v for k, v in args.items() if k in t.parameters["properties"]}
+        try:
+            args = validate(t, known)
+        except ToolError:
+            args = known
+    return key(name, args)
+
+
+def drop_unknown(name: Any, args: Any) -> tuple[Any, list[str]]:
+    """Arguments without those the tool does not take, and the names dropped."""
+    t = TOOLS.get(name) if isinstance(name, str) else None
+    if t is None or not isinstance(args, dict):
+        return args, []
+    props = t.parameters["properties"]
+    return {k: v for k, v in args.items() if k in props}, [k for k in args if k not in props]
+
+
+def dedupe(calls: list[dict[str, Any]]) -> list[tuple[dict[str, Any], int]]:
+    """Each distinct call once, with how many times the reply sent it (a model looping inside one reply)."""
+    counts: dict[str, int] = {}
+    first: dict[str, dict[str, Any]] = {}
+    for c in calls:
+        k = json.dumps(c, sort_keys=True, default=str)
+        counts[k] = counts.get(k, 0) + 1
+        first.setdefault(k, c)
+    return [(first[k], n) for k, n in counts.items()]
+
+
+# ---------------------------------------------------------------- the seam
+
+
+@dataclass
+class Review:
+    """What to do with one model reply: calls to run (screened), or the turn's answer."""
+
+    calls: list[ToolCall] = field(default_factory=list)
+    reply: str | None = None  # set when there is nothing to run: the answer, as the user should see it
+    replaced: bool = False  # the reply is not the model's text (it was empty, or an echo, and nothing was shown)
+
+
+class Guards:
+    """The guards of one profile (small, standard or off; resolve auto with pick_profile first)."""
+
+    def __init__(self, profile: str = "standard"):
+        if profile not in PROFILES or profile == "auto":
+            raise ValueError(f"guard profile must be small, standard or off, not {profile!r}")
+        self.profile = profile
+
+    @property
+    def small(self) -> bool:
+        """Whether the small-model recoveries are on."""
+        return self.profile == "small"
+
+    def review(
+        self, tool_calls: list[dict[str, Any]], content: str, shown: bool, turn: Turn, names: set[str]
+    ) -> Review:
+        """Screen one model reply: the calls it asks for, each screened once, or its final text."""
+        asked = tool_calls
+        if not asked and (self.small or looks_like_call(content)):
+            # Written as text: small models put calls anywhere in prose; others only as the whole reply.
+            asked = parse_text_tool_calls(content, names)
+        calls = []
+        for raw, times in dedupe(asked):
+            fn = raw.get("function") or {}
+            c = ToolCall(name=fn.get("name"), sent=fn.get("arguments"))
+            if times > 1:
+                c.notes.append(f"this call was sent {times} times in one reply and ran once")
+            self.screen(c, turn)
+            calls.append(c)
+        if calls and self.small and all(c.result is not None for c in calls):
+            # Only repeats of work already done: answer from the latest results instead of looping.
+            return Review(reply=fallback_reply([c.entry() for c in turn.calls]), replaced=True)
+        if calls:
+            return Review(calls=calls)
+        text = content.strip()
+        if self.small and turn.critiques and echoes(text, RETRY_PROMPT.format(critique="")):
+            return Review(reply=fallback_reply([c.entry() for c in turn.calls]), replaced=True)  # parroted the retry
+        if shown:
+            return Review(reply=text)
+        if not text or (self.small and turn.calls and is_json_echo(text)):
+            return Review(reply=fallback_reply([c.entry() for c in turn.calls]), replaced=True)  # nothing useful said
+        return Review(reply=text)
+
+    def screen(self, c: ToolCall, turn: Turn) -> None:
+        """Check one call against the turn: sets c.args, c.notes, c.refusal, or c.result for a repeat."""
+        if self.profile == "off":
+            return
+        name = c.name
+        failed = {key(p.name, p.sent) for p in turn.calls if not p.ok and p.ran}
+        if key(name, c.sent) in failed:
+            # The same failing call again: models loop on an extra argument; drop it this time.
+            c.args, dropped = drop_unknown(name, c.args)
+            if dropped:
+                c.notes.append(f"ignored arguments this tool does not take: {', '.join(dropped)}")
+        if name == "delete_task" and not deletion_asked(turn):
+            c.refusal = (
+                "the user did not ask to delete anything in this request, so nothing was deleted. "
+                "To mark a task as finished, use complete_task; to delete, the user must ask for it."
+            )
+            return
+        if self.small:
+            self._small(c, turn)
+
+    # -- the small-model recoveries
+
+    def _small(self, c: ToolCall, turn: Turn) -> None:
+        name, current = c.name, turn.text
+        recent = " ".join(turn.said[-2:])  # this message and the one before (a date given a turn earlier)
+        if isinstance(name, str) and name in TOOLS and name not in READ_ONLY_TOOLS and asks_only(current):
+            c.refusal = (
+                "the user asked a question and did not ask to change anything; nothing was changed. "
+                "Answer the question (call list_tasks or recall if you need data)."
+            )
+            return
+        remembers = re.search(r"\b(remember|note that|keep in mind|don'?t forget that)\b", current, re.I)
+        if name == "remember" and not remembers and re.search(r"\bremind me\b|^\s*(add|schedule)\b", current, re.I):
+            c.refusal = (
+                "this is a task or reminder, not a fact about the user: use add_task (with a due_date if one was given)"
+            )
+            return
+        args = c.args if isinstance(c.args, dict) else None
+        if args is None:
+            return
+        if name == "add_task" and not _text(args.get("title")) and _text(args.get("notes")):
+            # Seen on a 0.5B model: the whole task in notes and no title, then the same call again and again.
+            args = {**{k: v for k, v in args.items() if k not in ("notes", "title")}, "title": args["notes"]}
+            c.notes.append("the notes were used as the title: a task needs a title")
+        if name == "list_tasks":
+            args = self._unasked(c, turn, args, _FILTER_WORDS, recent, "filter", "list_tasks")
+        if name in ("add_task", "update_task"):
+            args = self._unasked(c, turn, args, _FIELD_WORDS, recent, "field", "update_task")
+        if name == "add_task" and args.get("due_date") and not mentions_date(recent):
+            args = self._leave_out(c, turn, args, "due_date", "the user gave no date")
+        args = self._check_date(c, turn, args)
+        c.args = args
+        self._mark_repeat(c, turn)
+
+    def _unasked(self, c: ToolCall, turn: Turn, args: dict, words: dict, recent: str, what: str, tool: str) -> dict:
+        """Leave out optional fields (or filters) the recent conversation never mentions, and say so."""
+        invented = [f for f, w in words.items() if args.get(f) not in (None, "", False) and not w.search(recent)]
+        if what == "filter" and _text(args.get("text")) and not _SEARCH_WORDS.search(recent):
+            # A text filter is the user's when it is a few of their words ("the dentist task": text="dentist"),
+            # not their whole question copied ("What is coming up?").
+            said = set(re.findall(r"\w+", recent.lower()))
+            words = re.findall(r"\w+", args["text"].lower())
+            if not (words and len(words) <= 3 and set(words) <= said):
+                invented.append("text")
+        for f in invented:
+            if not self._insisted(turn, c, f, args[f]):
+                args = self._leave_out(c, turn, args, f, f"the user did not ask for this {what}", tool)
+        return args
+
+    def _leave_out(self, c: ToolCall, turn: Turn, args: dict, f: str, why: str, tool: str = "update_task") -> dict:
+        turn.overridden.add(_override(f, args[f]))
+        c.notes.append(
+            f"{f} {json.dumps(args[f], ensure_ascii=False)} left out: {why}; if they did, call {tool} with it"
+        )
+        log.info("left out %s=%r: %s", f, args[f], why)
+        return {k: v for k, v in args.items() if k != f}
+
+    def _check_date(self, c: ToolCall, turn: Turn, args: dict) -> dict:
+        """A YYYY-MM-DD the model worked out, checked against the one date the user's words name."""
+        due = args.get("due_date") if c.name in ("add_task", "update_task") else None
+        if not (isinstance(due, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", due.strip())):
+            return args
+        words = next((s for s in reversed(turn.said[-2:]) if mentions_date(s)), "")
+        if not words or _RELATIVE.search(words) or self._insisted(turn, c, "due_date", due):
+            return args  # no date said, or one said relative to another: the model's arithmetic stands
+        meant = dates_in(words, turn.today)
+        if len(meant) != 1 or due.strip() in {d.isoformat() for d in meant}:
+            return args
+        fixed = next(iter(meant)).isoformat()
+        turn.overridden.add(_override("due_date", due))
+        c.notes.append(
+            f"due_date {due} was changed to {fixed}, the date in the user's words; "
+            f"if the user meant {due}, call update_task with it"
+        )
+        log.info("due_date %s corrected to %s from the user's words", due, fixed)
+        return {**args, "due_date": fixed}
+
+    def _insisted(self, turn: Turn, c: ToolCall, f: str, value: Any) -> bool:
+        # Sent again after a guard changed it: the model means it. Not for add_task, where the same
+        # call again is the small-model loop that adds duplicates (the repeat screen catches it).
+        return c.name != "add_task" and _override(f, value) in turn.overridden
+
+    def _mark_repeat(self, c: ToolCall, turn: Turn) -> None:
+        """A call that repeats one that succeeded this turn is not run again; its result says so."""
+        k = call_key(c.name, c.args)
+        for earlier in reversed(turn.calls):
+            if earlier.ok and earlier.ran and earlier.mutating and not c.mutating:
+                return  # a read after a write is new information, never a repeat
+            if earlier.ok and call_key(earlier.name, earlier.args) == k:
+                c.result = {
+                    "repeat": "the same call already ran earlier in this request and was not run again",
+                    "earlier_result": earlier.result,
+                }
+                c.ok = True
+                return
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def _override(f: str, value: Any) -> str:
+    return f + "=" + json.dumps(value, sort_keys=True, default=str)

@@ -1,0 +1,97 @@
+"""One user turn as values: the tool calls (as sent, as run, outcome) and what the turn did.
+
+    Turn(text="move the dentist to friday", recent=["add dentist 2026-12-10"], id="t-…")
+      .calls   [ToolCall(name="update_task", sent={"id": 1, "due_date": "friday"},
+                         args={...as run...}, notes=[...guards said...], result={...}, ok=True)]
+      .approved {("update_task", 1), ...}   changes the user approved in a large-change list
+      .declined {("delete_task", 2), ...}   changes the user said no to in this request
+
+The agent makes one Turn per user message and passes it to the guards
+(guards.py) and the tool runner (toolrun.py); nothing else keeps turn state.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+# Tools that only read: they never count as a change, and never need approval.
+READ_ONLY_TOOLS = frozenset({"list_tasks", "agenda", "get_today", "recall", "query_planner", "lookup"})
+# Calls that change a task the user already has; more than BULK_LIMIT distinct tasks in one turn asks first.
+# Additions do not count: they alter nothing the user had, and /undo removes them.
+CHANGES_EXISTING = frozenset({"update_task", "complete_task", "delete_task"})
+
+
+@dataclass
+class ToolCall:
+    """One call the model asked for: as sent, as run, and what came of it."""
+
+    name: Any  # the tool name as sent (may be invented or not a string)
+    sent: Any  # the arguments as the model sent them
+    args: Any = None  # the arguments that run: `sent` unless a guard changed them (and said so in notes)
+    notes: list[str] = field(default_factory=list)  # what guards did, told to the model in the result
+    refusal: str | None = None  # set: the call does not run, and the model reads this as its error
+    result: dict[str, Any] | None = None  # what the model reads back
+    ok: bool = False
+    ran: bool = False  # the tool function was called (False: refused, a repeat, or cancelled)
+
+    def __post_init__(self) -> None:
+        if self.args is None:
+            self.args = self.sent
+
+    @property
+    def message(self) -> dict[str, Any]:
+        """The call as stored in history, exactly as the model sent it."""
+        return {"function": {"name": self.name, "arguments": self.sent}}
+
+    @property
+    def task_id(self) -> int | None:
+        """The id of the task the call changes, when it names one."""
+        tid = self.args.get("id") if isinstance(self.args, dict) else None
+        if isinstance(tid, str) and tid.strip().lstrip("+-").isdigit():
+            tid = int(tid)
+        return tid if isinstance(tid, int) and not isinstance(tid, bool) else None
+
+    @property
+    def mutating(self) -> bool:
+        """Whether the tool writes (a known tool that is not read-only)."""
+        return isinstance(self.name, str) and self.name not in READ_ONLY_TOOLS
+
+    def entry(self) -> dict[str, Any]:
+        """The call as TurnResult.tool_calls shows it: {"name", "arguments", "sent", "ok", "result"}."""
+        return {"name": self.name, "arguments": self.args, "sent": self.sent, "ok": self.ok, "result": self.result}
+
+
+def key(name: Any, args: Any) -> str:
+    """A call's identity for comparing calls: the name and the arguments as given."""
+    return json.dumps([name, args if isinstance(args, dict) else {}], sort_keys=True, default=str)
+
+
+@dataclass
+class Turn:
+    """Everything one user turn knows and did."""
+
+    text: str  # the user's message now, without the notes the planner attached
+    recent: list[str] = field(default_factory=list)  # the user's earlier messages, oldest first
+    id: str | None = None  # task_events.turn: the turn's task changes are one /undo
+    today: dt.date = field(default_factory=dt.date.today)  # the date the user's words are read against
+    calls: list[ToolCall] = field(default_factory=list)  # every call this turn, in order
+    approved: set[tuple[str, int]] = field(default_factory=set)  # (tool, task id) approved in a large-change list
+    declined: set[tuple[str, int]] = field(default_factory=set)  # (tool, task id) the user said no to
+    overridden: set[str] = field(default_factory=set)  # guard changes the model may insist on (guards.py)
+    critiques: list[str] = field(default_factory=list)
+
+    @property
+    def said(self) -> list[str]:
+        """What the user said: the earlier messages, then this one."""
+        return [*self.recent, self.text]
+
+    def changed_tasks(self) -> set[int]:
+        """Distinct existing tasks this turn changed (successful calls only)."""
+        return {c.task_id for c in self.calls if c.ok and c.name in CHANGES_EXISTING and c.task_id is not None}
+
+    def changed(self, since: int = 0) -> bool:
+        """Whether a call that writes succeeded (from call index `since` on): a declined or failed call is no change."""
+        return any(c.ok and c.ran and c.mutating for c in self.calls[since:])
