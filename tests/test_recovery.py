@@ -8,7 +8,6 @@ The main model here reports 0.5B parameters, so the guard profile `auto` picks
 import json
 
 import pytest
-
 from conftest import call, tasks
 from test_agent import events
 
