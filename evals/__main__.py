@@ -15,7 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cli import ensure_models, setup_logging  # noqa: E402
-from config import Config  # noqa: E402
+from config import GUARD_PROFILES, Config  # noqa: E402
 from evals.runner import SCENARIOS, Outcome, load_scenarios, report, run_suite, summary  # noqa: E402
 from llm import Ollama  # noqa: E402
 
@@ -72,6 +72,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--critic-model", default=base.critic_model)
     p.add_argument("--embed-model", default=base.embed_model)
     p.add_argument("--no-reflect", dest="reflect", action="store_false", help="skip the critic")
+    p.add_argument(
+        "--guards", choices=GUARD_PROFILES, default=base.guards, help=f"guard profile (default {base.guards})"
+    )
     p.add_argument("--only", default="", help="comma-separated scenario ids or categories to run")
     p.add_argument("--scenarios", type=Path, default=SCENARIOS, help="scenario file")
     p.add_argument("--json", type=Path, help="write the results here")
@@ -82,7 +85,11 @@ def main(argv: list[str] | None = None) -> int:
         return compare(args.compare)
 
     config = base.replace(
-        model=args.model, critic_model=args.critic_model, embed_model=args.embed_model, reflect=args.reflect
+        model=args.model,
+        critic_model=args.critic_model,
+        embed_model=args.embed_model,
+        reflect=args.reflect,
+        guards=args.guards,
     )
     scenarios = load_scenarios(args.scenarios)
     if args.only:

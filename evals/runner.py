@@ -208,6 +208,7 @@ def report(outcomes: list[Outcome], config: Config) -> dict[str, Any]:
         "critic_model": config.critic_model,
         "embed_model": config.embed_model,
         "reflect": config.reflect,
+        "guards": config.guards,
         "when": dt.datetime.now().isoformat(timespec="seconds"),
         "summary": summary(outcomes),
         "scenarios": [asdict(o) for o in outcomes],
