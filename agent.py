@@ -30,7 +30,7 @@ from config import Config
 from db import Store
 from embeddings import Embedder
 from guards import Guards, pick_profile
-from llm import ChatResult, ModelError, Ollama
+from llm import ChatResult, ModelError, Ollama, clean
 from longterm import LongTermMemory
 from memory import Budget, History, Message, estimate_tokens
 from prompts import (
@@ -53,6 +53,7 @@ from web import Web
 log = logging.getLogger("planner")
 
 Event = Callable[[str, dict[str, Any]], None]
+MAX_INPUT = 20_000  # characters of one user message
 
 
 def prefix_share(previous: list[Message], current: list[Message]) -> float:
@@ -148,6 +149,10 @@ class Agent:
             if on_event:
                 on_event(kind, data)
 
+        if len(text) > MAX_INPUT:  # a 10 MB paste would be sent and stored whole on every later turn
+            emit("warning", {"text": f"your message was cut to its first {MAX_INPUT:,} characters"})
+            text = text[:MAX_INPUT]
+        text = clean(text)  # undecodable input read with errors="surrogateescape" cannot be stored
         self.history.refresh_summary()
         earlier = [m["content"] for m in self.history.messages if m["role"] == "user"][-2:]
         # what the user said before (without attached notes) and now, for the guards

@@ -330,9 +330,17 @@ def exchange_command(argv: list[str]) -> int:
             if args.output is None:
                 sys.stdout.write(text)
             else:
-                tmp = args.output.with_name(args.output.name + ".part")  # no half-written file on a fault
-                tmp.write_text(text, encoding="utf-8", newline="")
-                tmp.replace(args.output)
+                # Through a symlink to its target; a folder is refused before anything is written.
+                target = Path(os.path.realpath(args.output.expanduser()))
+                if target.is_dir():
+                    err(f"cannot write {args.output}: it is a folder; give a file name")
+                    return 1
+                tmp = target.with_name(target.name + ".part")  # no half-written file on a fault
+                try:
+                    tmp.write_text(text, encoding="utf-8", newline="")
+                    tmp.replace(target)
+                finally:
+                    tmp.unlink(missing_ok=True)
                 print(f"exported to {args.output}", file=sys.stderr)
             return 0
         try:
@@ -354,6 +362,9 @@ def exchange_command(argv: list[str]) -> int:
 
 def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if hasattr(sys.stdin, "reconfigure"):
+        # Piped bytes that are not UTF-8 become U+FFFD instead of ending the session.
+        sys.stdin.reconfigure(errors="replace")
     if argv and argv[0] in ("export", "import"):
         return exchange_command(argv)
     try:

@@ -237,7 +237,23 @@ def resolve(phrase: str, today: dt.date) -> When:
     if m := re.fullmatch(r"(\d{4}-\d{1,2}-\d{1,2})[ t](\d{1,2}):(\d{2})", s):  # ISO date and time
         rest, time = m[1], f"{int(m[2]):02d}:{m[3]}"
     rest = re.sub(r"\s+(?:at|@)$", "", rest)
-    return When(_date(rest, today, phrase.strip()), time)
+    try:
+        return When(check_year(_date(rest, today, phrase.strip())), time)
+    except DateError:
+        raise
+    except (OverflowError, ValueError):  # arithmetic past year 9999 ("in 10000 years")
+        raise DateError(f"{phrase.strip()!r} is out of range; {RANGE}") from None
+
+
+MIN_YEAR, MAX_YEAR = 1900, 9000  # every format we write (ICS, todo.txt) and rrule can hold these, with room
+RANGE = f"use a date between {MIN_YEAR} and {MAX_YEAR}"
+
+
+def check_year(d: dt.date) -> dt.date:
+    """The date, or a DateError when it is outside MIN_YEAR..MAX_YEAR."""
+    if not MIN_YEAR <= d.year <= MAX_YEAR:
+        raise DateError(f"{d.isoformat()} is out of range; {RANGE}")
+    return d
 
 
 def check_time(value: str) -> str:
@@ -257,18 +273,24 @@ REPEAT_EXAMPLES = (
     "every day, every weekday, every monday, every 2 weeks, every other friday, monthly on the 1st, yearly"
 )
 _DAY_CODES = ["MO", "TU", "WE", "TH", "FR", "SA", "SU"]
+FREQS = ("DAILY", "WEEKLY", "MONTHLY", "YEARLY")  # what a planner task can repeat by (not HOURLY)
 
 
 def parse_repeat(text: str) -> str:
     """A repeat phrase as an RRULE ('FREQ=WEEKLY;BYDAY=MO'); raises DateError with the forms understood."""
+    raw = re.sub(r"^(?:RRULE:)", "", "".join(text.split()).upper())
+    if raw.startswith("FREQ="):
+        # An RRULE as stored and exported: its lists keep their commas (BYDAY=MO,TH).
+        parts = dict(p.partition("=")[::2] for p in raw.split(";"))
+        if parts.get("FREQ") not in FREQS:
+            raise DateError(f"{text!r}: repeats can be DAILY, WEEKLY, MONTHLY or YEARLY")
+        try:
+            rrule.rrulestr(raw, dtstart=dt.datetime(2026, 1, 1))
+        except (ValueError, TypeError, OverflowError):
+            raise DateError(f"{text!r} is not a valid RRULE") from None
+        return raw
     s = " ".join(text.lower().replace(",", " ").split())
     s = re.sub(r"^(?:repeat|repeats|repeating|recurring)\s+", "", s)
-    if s.upper().startswith("FREQ="):
-        try:
-            rrule.rrulestr(s.upper(), dtstart=dt.datetime(2026, 1, 1))
-        except (ValueError, TypeError):
-            raise DateError(f"{text!r} is not a valid RRULE") from None
-        return s.upper()
     plain = {
         "daily": "FREQ=DAILY", "every day": "FREQ=DAILY", "weekly": "FREQ=WEEKLY", "every week": "FREQ=WEEKLY",
         "monthly": "FREQ=MONTHLY", "every month": "FREQ=MONTHLY", "yearly": "FREQ=YEARLY",
@@ -301,15 +323,19 @@ def parse_repeat(text: str) -> str:
     raise DateError(f"cannot read {text!r} as a repeat; use one of: {REPEAT_EXAMPLES}")
 
 
-def next_due(rule: str, due: dt.date, today: dt.date | None = None) -> dt.date:
-    """The first occurrence of a repeat rule after `due` (and after today, so a late completion does not pile up)."""
+def next_due(rule: str, due: dt.date, today: dt.date | None = None) -> dt.date | None:
+    """The first occurrence of a repeat rule after `due` (and after today, so a late completion does not pile up).
+
+    None when the rule has no more dates (COUNT or UNTIL reached, or past MAX_YEAR): the series is finished.
+    """
     after = max(due, today) if today else due
     start = dt.datetime.combine(due, dt.time())
-    r = rrule.rrulestr(rule, dtstart=start)
-    nxt = r.after(dt.datetime.combine(after, dt.time()), inc=False)
-    if nxt is None:
-        raise DateError(f"the repeat rule {rule!r} has no more dates")
-    return nxt.date()
+    try:
+        r = rrule.rrulestr(rule, dtstart=start)
+        nxt = r.after(dt.datetime.combine(after, dt.time()), inc=False)
+    except (ValueError, TypeError, OverflowError):
+        return None
+    return nxt.date() if nxt is not None and nxt.year <= MAX_YEAR else None
 
 
 def describe_repeat(rule: str) -> str:

@@ -10,7 +10,9 @@ the line and the same line imports once. Rows are checked as the tools check
 them; a bad row is reported by its line (or index) and not written. One
 import is one transaction and one undoable turn (`/undo`).
 
-Trade-offs: todo.txt has no place for notes, so they are not exported there;
+Trade-offs: todo.txt has no place for notes, so they are not exported there, and
+no escapes, so a title word it would read as metadata (+tag, @context, due:...)
+is written with a backslash in front, which our import removes;
 ICS shows dated tasks as all-day (or timed) events and undated open tasks as
 VTODO items, which not every calendar app displays.
 """
@@ -23,7 +25,9 @@ import json
 import re
 from typing import Any
 
-from dates import DateError, check_time, parse_repeat
+import icalendar
+
+from dates import DateError, check_time, check_year, parse_repeat
 from db import Store
 from registry import ToolContext, ToolError
 from tasks import PRIORITIES, clean_tags, insert, new_turn, tags_of
@@ -69,7 +73,7 @@ def to_todotxt(tasks: list[dict[str, Any]]) -> str:
             parts.append(f"({pri})")
         if t["created_at"]:
             parts.append(t["created_at"][:10])
-        parts.append(" ".join(t["title"].split()))  # todo.txt is one line per task
+        parts.append(_todo_title(t["title"]))
         parts += [f"+{tag}" for tag in t["tags"]]
         if t["due_date"]:
             parts.append(f"due:{t['due_date']}")
@@ -84,56 +88,67 @@ def to_todotxt(tasks: list[dict[str, Any]]) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def _ics_text(value: str) -> str:
-    return value.replace("\\", "\\\\").replace(";", "\\;").replace(",", "\\,").replace("\n", "\\n")
+TODO_KEYS = ("due", "time", "rec", "uid", "pri")
+_TODO_META = re.compile(rf"[+@]\S|(?:{'|'.join(TODO_KEYS)}):\S|\\")  # a title word todo.txt would misread
+_TODO_LEAD = re.compile(r"x|\([A-Z]\)|\d{4}-\d{2}-\d{2}")  # a first word read as done, priority or date
 
 
-def _fold(line: str) -> str:
-    """RFC 5545: lines longer than 75 octets continue on the next line after a space."""
-    data = line.encode()
-    if len(data) <= 75:
-        return line
-    parts, start = [], 0
-    while start < len(data):
-        end = min(start + (75 if not parts else 74), len(data))
-        while end < len(data) and (data[end] & 0xC0) == 0x80:  # never split a UTF-8 character
-            end -= 1
-        parts.append(data[start:end].decode())
-        start = end
-    return "\r\n ".join(parts)
+def _todo_title(title: str) -> str:
+    """A title on one line, with each word todo.txt would read as metadata escaped by a backslash.
+
+    todo.txt has no escapes of its own; our import strips the backslash, other programs show it.
+    """
+    words = title.split()
+    return " ".join(
+        "\\" + w if _TODO_META.match(w) or (i == 0 and _TODO_LEAD.fullmatch(w)) else w for i, w in enumerate(words)
+    )
 
 
 def to_ics(tasks: list[dict[str, Any]], now: dt.datetime | None = None) -> str:
-    """A calendar: dated tasks as events on their day (or time), undated open tasks as to-dos."""
-    stamp = (now or dt.datetime.now(dt.UTC)).strftime("%Y%m%dT%H%M%SZ")
-    out = ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//planner//tasks//EN", "CALSCALE:GREGORIAN"]
+    """A calendar: dated tasks as events on their day (or time), undated open tasks as to-dos.
+
+    Written with the icalendar library, which escapes and folds every text value: a title holding
+    a bare CR or "END:VTODO" stays one SUMMARY.
+    """
+    cal = icalendar.Calendar()
+    cal.add("prodid", "-//planner//tasks//EN")
+    cal.add("version", "2.0")
+    cal.add("calscale", "GREGORIAN")
+    stamp = now or dt.datetime.now(dt.UTC)
     for t in tasks:
         if not t["due_date"] and t["status"] == "done":
             continue  # nothing for a calendar to show
-        kind = "VEVENT" if t["due_date"] else "VTODO"
-        item = [f"BEGIN:{kind}", f"UID:{t['uid']}@planner", f"DTSTAMP:{stamp}", f"SUMMARY:{_ics_text(t['title'])}"]
+        item = icalendar.Event() if t["due_date"] else icalendar.Todo()
+        item.add("uid", f"{t['uid']}@planner")
+        item.add("dtstamp", stamp)
+        item.add("summary", _ics_safe(t["title"]))
         if t["due_date"]:
-            day = t["due_date"].replace("-", "")
+            day = dt.date.fromisoformat(t["due_date"])
             if t["due_time"]:
-                start = f"{day}T{t['due_time'].replace(':', '')}00"  # floating local time, as stored
-                item.append(f"DTSTART:{start}")
+                hour, minute = map(int, t["due_time"].split(":"))
+                item.add("dtstart", dt.datetime.combine(day, dt.time(hour, minute)))  # floating local time
             else:
-                end = (dt.date.fromisoformat(t["due_date"]) + dt.timedelta(days=1)).strftime("%Y%m%d")
-                item += [f"DTSTART;VALUE=DATE:{day}", f"DTEND;VALUE=DATE:{end}"]
+                item.add("dtstart", day)
+                if day < dt.date.max:  # a date stored before dates were bounded
+                    item.add("dtend", day + dt.timedelta(days=1))
         if t["repeat"]:
-            item.append(f"RRULE:{t['repeat']}")
+            item.add("rrule", icalendar.vRecur.from_ical(t["repeat"]))
         if t["priority"]:
-            item.append(f"PRIORITY:{ {'high': 1, 'medium': 5, 'low': 9}[t['priority']] }")
+            item.add("priority", {"high": 1, "medium": 5, "low": 9}[t["priority"]])
         if t["tags"]:
-            item.append("CATEGORIES:" + ",".join(_ics_text(x) for x in t["tags"]))
+            item.add("categories", [_ics_safe(x) for x in t["tags"]])
         if t["notes"]:
-            item.append(f"DESCRIPTION:{_ics_text(t['notes'])}")
-        if kind == "VTODO":
-            item.append("STATUS:NEEDS-ACTION")
-        item.append(f"END:{kind}")
-        out += item
-    out.append("END:VCALENDAR")
-    return "".join(_fold(line) + "\r\n" for line in out)
+            item.add("description", _ics_safe(t["notes"]))
+        if not t["due_date"]:
+            item.add("status", "NEEDS-ACTION")
+        cal.add_component(item)
+    return cal.to_ical().decode("utf-8")
+
+
+def _ics_safe(text: str) -> str:
+    # Line breaks of any kind become the one iCalendar escapes (\n); other controls are dropped.
+    text = re.sub(r"\r\n?|[\u2028\u2029\x0b\x0c\x85]", "\n", text)
+    return re.sub(r"[\x00-\x08\x0e-\x1f\x7f]", "", text)
 
 
 def export(store: Store, fmt: str) -> str:
@@ -149,13 +164,16 @@ def _clean(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """Task columns and tags from an imported row, checked; raises ToolError or DateError."""
     if not isinstance(raw, dict):
         raise ToolError("each task must be an object")
-    fields: dict[str, Any] = {"title": check_title(str(raw.get("title") or ""))}
+    title = raw.get("title")
+    if not isinstance(title, str):
+        raise ToolError(f"title must be text, not {type(title).__name__}")
+    fields: dict[str, Any] = {"title": check_title(title)}
     status = raw.get("status") or "open"
     if status not in ("open", "done"):
         raise ToolError(f"status must be open or done, not {status!r}")
     fields["status"] = status
     if raw.get("due_date"):
-        fields["due_date"] = dt.date.fromisoformat(str(raw["due_date"])).isoformat()
+        fields["due_date"] = check_year(dt.date.fromisoformat(str(raw["due_date"]))).isoformat()
     if raw.get("due_time"):
         fields["due_time"] = check_time(str(raw["due_time"]))
     if raw.get("priority"):
@@ -168,7 +186,10 @@ def _clean(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         fields["recurrence"] = parse_repeat(str(raw["repeat"]))
     for key in ("created_at", "completed_at"):
         if raw.get(key):
-            fields[key] = dt.datetime.fromisoformat(str(raw[key])).isoformat(timespec="seconds")
+            when = dt.datetime.fromisoformat(str(raw[key]))
+            if when.tzinfo is not None:  # stored as local time, like the planner's own
+                when = when.astimezone().replace(tzinfo=None)
+            fields[key] = when.isoformat(timespec="seconds")
     uid = str(raw.get("uid") or "").strip()
     if not re.fullmatch(r"[\w.@-]{1,100}", uid):
         raise ToolError("uid is missing or not a plain word")
@@ -201,9 +222,11 @@ def parse_todotxt_line(line: str) -> dict[str, Any]:
     title = []
     for w in words:
         key, sep, value = w.partition(":")
-        if w[:1] in "+@" and len(w) > 1:
+        if w.startswith("\\"):  # escaped by _todo_title: part of the title as written
+            title.append(w[1:])
+        elif w[:1] in "+@" and len(w) > 1:
             row["tags"].append(w[1:])
-        elif sep and value and key in ("due", "time", "rec", "uid", "pri"):
+        elif sep and value and key in TODO_KEYS:
             name = {"due": "due_date", "time": "due_time", "rec": "repeat", "uid": "uid", "pri": "priority"}[key]
             row[name] = {"A": "high", "B": "medium"}.get(value, "low") if key == "pri" else value
         else:
@@ -233,6 +256,8 @@ def import_text(store: Store, text: str, fmt: str) -> dict[str, Any]:
         rows = parse_json(text) if fmt == "json" else parse_todotxt(text)
     except ValueError as e:  # json.JSONDecodeError is a ValueError
         return {"added": 0, "skipped": 0, "problems": [f"not a task file: {e}"]}
+    except RecursionError:
+        return {"added": 0, "skipped": 0, "problems": ["not a task file: it is nested too deeply to read"]}
     ctx = ToolContext(store=store, turn=new_turn())  # the whole import is one /undo
     added, skipped, problems = 0, 0, []
     with store.write() as conn:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import logging
+import math
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -30,6 +32,34 @@ UNREADABLE = "Ollama sent a reply that could not be read. Try again; if it keeps
 HTTP_ERROR = "Ollama answered with an error: {error} (HTTP {status}). Try again."
 BUSY = "Ollama is busy (its queue is full). Wait a moment and try again."
 TOOL_PARSE = "The model wrote a tool call Ollama could not parse. Try rephrasing the request."
+TOO_LONG = "The model's reply went on too long ({what}) and was stopped. Try again, or ask for something shorter."
+
+REPLY_SECONDS = 900.0  # one model call, start to end: a stream that never ends (or trickles) is stopped
+REPLY_CHARS = 200_000  # of text in one reply (num_predict should stop it far sooner)
+MAX_DEPTH = 16  # nesting kept in tool arguments; deeper parts become text
+
+
+def clean(value: Any, depth: int = 0) -> Any:
+    """What the model sent, made safe to store and send back: lone surrogates become U+FFFD,
+    NaN and infinities their text, and nesting past MAX_DEPTH the text '(nested too deeply)'.
+
+    A value that cannot be encoded as UTF-8 or as strict JSON would break every later request
+    of the session; the tool that reads it reports a type error the model can act on.
+    """
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    if isinstance(value, dict | list):
+        if depth >= MAX_DEPTH:
+            return "(nested too deeply)"
+        if isinstance(value, dict):
+            return {clean(k, depth + 1): clean(v, depth + 1) for k, v in value.items()}
+        return [clean(v, depth + 1) for v in value]
+    return value
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class ModelError(Exception):
@@ -63,9 +93,10 @@ def _tool_call_dict(call: Any) -> dict[str, Any]:
 class Ollama:
     """An `ollama.Client` whose failures all arrive as `ModelError`."""
 
-    def __init__(self, host: str, timeout: float = 300.0):
+    def __init__(self, host: str, timeout: float = 300.0, reply_seconds: float = REPLY_SECONDS):
         self.host = host
         self.timeout = timeout
+        self.reply_seconds = reply_seconds  # a whole call; `timeout` is per read
         # connect fails fast; read waits long enough for a large model to load.
         # Plain http needs no certificates; loading them costs ~30 ms at start-up.
         tls = {} if host.lower().startswith("https") else {"verify": False}
@@ -125,16 +156,22 @@ class Ollama:
                 keep_alive=keep_alive,
                 stream=True,
             )
+            size, deadline = 0, t0 + self.reply_seconds
             for chunk in stream:
+                if time.perf_counter() > deadline:
+                    raise ModelError(TOO_LONG.format(what=f"over {self.reply_seconds:.0f} s"), "cut")
                 msg = chunk.message
+                size += len(msg.content or "") + len(msg.thinking or "")
+                if size > REPLY_CHARS:
+                    raise ModelError(TOO_LONG.format(what=f"over {REPLY_CHARS:,} characters"), "cut")
                 if msg.thinking:
                     thinking.append(msg.thinking)
                     if on_thinking:
-                        on_thinking(msg.thinking)
+                        on_thinking(clean(msg.thinking))
                 if msg.content:
                     parts.append(msg.content)
                     if on_token:
-                        on_token(msg.content)
+                        on_token(clean(msg.content))
                 for call in msg.tool_calls or []:
                     result.tool_calls.append(_tool_call_dict(call))
                 if chunk.done:
@@ -150,8 +187,9 @@ class Ollama:
                 stream.close()  # on Ctrl-C this closes the HTTP response
         if not done:
             raise ModelError(CUT_SHORT, "cut")
-        result.content = "".join(parts)
-        result.thinking = "".join(thinking)
+        result.content = clean("".join(parts))
+        result.thinking = clean("".join(thinking))
+        result.tool_calls = [clean(c) for c in result.tool_calls]
         result.seconds = time.perf_counter() - t0
         return result
 

@@ -206,8 +206,9 @@ def _from_row(r: Any) -> Message:
     m: Message = {"role": r["role"], "content": r["content"] or ""}
     if r["tool_calls"]:
         try:
-            m["tool_calls"] = json.loads(r["tool_calls"])
-        except json.JSONDecodeError:
+            # NaN or Infinity stored by an older planner could never be sent again: they are read as text.
+            m["tool_calls"] = json.loads(r["tool_calls"], parse_constant=str)
+        except (ValueError, RecursionError):
             m["tool_calls"] = []  # unreadable: sanitize drops the group
     if r["tool_name"]:
         m["tool_name"] = r["tool_name"]

@@ -22,6 +22,7 @@ mean from NOTES), so it stays true as migrations add columns.
 from __future__ import annotations
 
 import sqlite3
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,9 @@ from registry import ToolContext, ToolError
 MAX_ROWS = 200
 MAX_CHARS = 6000  # of result text the model reads; more rows are cut
 MAX_VALUE = 200  # characters of one value
+MAX_COLUMNS = 50  # columns of a result
+MAX_LENGTH = 100_000  # bytes of any string or blob a query makes
+MAX_PATTERN = 100  # characters of a LIKE or GLOB pattern
 TIME_LIMIT = 2.0  # seconds before a query is interrupted
 
 # The tables the model may read, and the columns it sees (None: all but HIDDEN).
@@ -102,7 +106,13 @@ def open_readonly(path: Any) -> sqlite3.Connection:
     uri = Path(path).resolve().as_uri() + "?mode=ro"
     conn = sqlite3.connect(uri, uri=True, timeout=5, isolation_level=None, check_same_thread=False)
     conn.execute("PRAGMA query_only = ON")
-    conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, 1_000_000)  # no gigabyte strings from printf or replace
+    # Sorts and recursive CTEs in memory, not in temporary files (a 2 s query wrote 586 MB to disk);
+    # the time limit and the value length bound how much memory they can take.
+    conn.execute("PRAGMA temp_store = MEMORY")
+    # No long strings from printf or replace: LIKE and GLOB run inside one SQLite step, where no
+    # time limit can reach them, so their work is bounded by the operand and pattern lengths.
+    conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_LENGTH)
+    conn.setlimit(sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH, MAX_PATTERN)
     conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
     names = {r[0].lower() for r in conn.execute("SELECT name FROM sqlite_schema WHERE type IN ('table', 'view')")}
     forbidden = (names | {"sqlite_schema", "sqlite_master", "sqlite_temp_schema", "sqlite_temp_master"}) - set(TABLES)
@@ -123,25 +133,40 @@ def run(path: Any, sql: str, time_limit: float = TIME_LIMIT) -> dict[str, Any]:
     conn = open_readonly(path)
     deadline = time.monotonic() + time_limit
     conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 1000)
+    # A hard stop as well: the progress handler runs only between steps.
+    timer = threading.Timer(time_limit + 0.5, conn.interrupt)
+    timer.start()
     try:
         cur = conn.execute(sql)
         columns = [d[0] for d in cur.description or ()]
+        if len(columns) > MAX_COLUMNS:
+            raise sqlite3.OperationalError(f"too many columns ({len(columns)}); select at most {MAX_COLUMNS}")
         rows = cur.fetchmany(MAX_ROWS + 1)
     finally:
+        timer.cancel()
         conn.close()
     truncated = len(rows) > MAX_ROWS
-    out_rows, size = [], 0
+    out_rows: list[list[Any]] = []
+    size = sum(len(str(c)) + 4 for c in columns)
     for row in rows[:MAX_ROWS]:
-        values = [_value(v) for v in row]
-        size += sum(len(str(v)) + 4 for v in values)
-        if size > MAX_CHARS and out_rows:
+        values = []
+        for v in row:  # every value counts, the first row's too
+            v = _value(v)
+            size += len(str(v)) + 4
+            if size > MAX_CHARS:
+                break
+            values.append(v)
+        if len(values) < len(row):
             truncated = True
+            if not out_rows and values:
+                out_rows.append(values + ["…"] * (len(row) - len(values)))  # one row, its first values
             break
         out_rows.append(values)
     result: dict[str, Any] = {"columns": columns, "rows": out_rows, "row_count": len(out_rows)}
     if truncated:
         result["truncated"] = (
-            f"only the first {len(out_rows)} rows are shown; use COUNT, GROUP BY or LIMIT for a smaller answer"
+            f"only the first {len(out_rows)} rows are shown (at most {MAX_CHARS} characters); "
+            "use COUNT, GROUP BY, LIMIT or fewer columns for a smaller answer"
         )
     return result
 
@@ -152,6 +177,10 @@ def _explain(e: Exception) -> str:
         return "that is not allowed: query_planner runs one SELECT that reads only the tables below"
     if "interrupted" in text:
         return f"the query ran longer than {TIME_LIMIT:g} s and was stopped; make it simpler"
+    if "too many columns" in text:
+        return text
+    if "too big" in text or "pattern too complex" in text:
+        return f"a value or pattern is too long (at most {MAX_LENGTH:,} bytes, patterns {MAX_PATTERN} characters)"
     if "one statement" in text:
         return "send exactly one SELECT statement, without a second one after ';'"
     if "readonly" in text or "read-only" in text:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 from typing import Any
 
@@ -39,55 +40,88 @@ def _as_call(obj: Any, names: set[str]) -> dict[str, Any] | None:
     args = {} if args is None else args
     if isinstance(args, str):
         try:
-            args = json.loads(args)
-        except json.JSONDecodeError:
+            args = loads(args)
+        except ValueError:
             return None
     return {"function": {"name": name, "arguments": args if isinstance(args, dict) else {}}}
 
 
-def _json_values(text: str) -> list[Any]:
-    # Every top-level JSON object or array that appears in the text.
-    decoder, out, i = json.JSONDecoder(), [], 0
-    while True:
-        starts = [p for p in (text.find("{", i), text.find("[", i)) if p >= 0]
-        if not starts:
-            return out
-        j = min(starts)
-        try:
-            value, end = decoder.raw_decode(text, j)
-            out.append(value)
-            i = end
-        except json.JSONDecodeError:
-            try:  # a small model's call with a wrong closing bracket ('{"name": ..., {...}]}')
-                fixed = _balance(text[j:])
-                value, end = decoder.raw_decode(fixed)
-                out.append(value)
-                i = j + min(end, len(text) - j)
-            except json.JSONDecodeError:
-                i = j + 1
+MAX_DEPTH = 16  # nesting deeper than any tool call: such text is not parsed (no RecursionError)
 
 
-def _balance(text: str) -> str:
-    """JSON text with each mismatched closing bracket replaced by the right one and missing ones added.
+def _finite_float(text: str) -> float | str:
+    value = float(text)
+    return value if math.isfinite(value) else text  # 1e999 stays the text the model wrote
 
-    Same length up to the end, so positions still match the original text.
+
+# A decoder that never yields NaN or infinities: they cannot be sent back to Ollama, so a call holding one
+# would break every later request of the session. They stay text, and the tool's validation says what to fix.
+DECODER = json.JSONDecoder(parse_constant=str, parse_float=_finite_float)
+
+
+def loads(text: str) -> Any:
+    """JSON text as values, with non-finite numbers kept as text; raises ValueError for anything unreadable."""
+    depth, deepest = 0, 0
+    for ch in text:  # a cheap upper bound on the nesting (brackets in strings count too)
+        depth += (ch in "{[") - (ch in "}]")
+        deepest = max(deepest, depth)
+    if deepest > MAX_DEPTH:
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
+    return DECODER.decode(text)
+
+
+def _spans(text: str) -> list[tuple[int, int, str, int]]:
+    """Each top-level bracketed span in one pass: (start, end, its text balanced, deepest nesting).
+
+    Balanced as a small model's call with a wrong closing bracket needs ('{"name": ..., {...}]}'): each
+    closing bracket closes the innermost open one, and missing ones are added at the end. Quotes count
+    only inside a span, so an apostrophe in prose does not hide a call after it.
     """
-    pairs, stack, chars, in_string, escaped = {"{": "}", "[": "]"}, [], list(text), False, False
-    for k, ch in enumerate(chars):
-        if in_string:
-            escaped, in_string = (not escaped and ch == "\\"), in_string and not (ch == '"' and not escaped)
+    pairs, out = {"{": "}", "[": "]"}, []
+    stack: list[str] = []
+    buf: list[str] = []
+    begin = deepest = 0
+    in_string = escaped = False
+    for k, ch in enumerate(text):
+        if not stack:
+            if ch in pairs:
+                stack, buf, begin, deepest, in_string = [pairs[ch]], [ch], k, 1, False
             continue
-        if ch == '"':
+        buf.append(ch)
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
             in_string = True
         elif ch in pairs:
             stack.append(pairs[ch])
+            deepest = max(deepest, len(stack))
         elif ch in "}]":
+            buf[-1] = stack.pop()
             if not stack:
-                return "".join(chars[:k])  # the value ended before this
-            chars[k] = stack.pop()
-            if not stack:
-                return "".join(chars[: k + 1])
-    return "".join(chars) + "".join(reversed(stack))
+                out.append((begin, k + 1, "".join(buf), deepest))
+    if stack:
+        out.append((begin, len(text), "".join(buf) + "".join(reversed(stack)), deepest))
+    return out
+
+
+def _json_values(text: str, level: int = 0) -> list[Any]:
+    """Every top-level JSON object or array in the text; linear in its length (times MAX_DEPTH at most)."""
+    out = []
+    for begin, end, balanced, deepest in _spans(text):
+        if deepest > MAX_DEPTH:
+            continue  # nested deeper than any call: text
+        try:
+            value, _ = DECODER.raw_decode(balanced)
+            out.append(value)
+        except ValueError:
+            if level < MAX_DEPTH:  # not JSON as a whole: a call may sit inside ("{ see {"name": ...} }")
+                out += _json_values(text[begin + 1 : end - 1], level + 1)
+    return out
 
 
 def parse_text_tool_calls(content: str, names: set[str]) -> list[dict[str, Any]]:
@@ -113,11 +147,14 @@ def is_json_echo(reply: str) -> bool:
     if not text or text[0] not in "{[":
         return False
     # One or more JSON values and nothing else (small models echo each result on a line).
-    decoder, i = json.JSONDecoder(), 0
+    spans = _spans(text)
+    if any(deepest > MAX_DEPTH for *_, deepest in spans):
+        return False
+    i = 0
     while i < len(text):
         try:
-            _, i = decoder.raw_decode(text, i)
-        except json.JSONDecodeError:
+            _, i = DECODER.raw_decode(text, i)
+        except ValueError:
             return False
         while i < len(text) and text[i].isspace():
             i += 1

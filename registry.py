@@ -161,6 +161,8 @@ def _check_type(name: str, value: Any, spec: dict[str, Any]) -> Any:
         lo, hi = spec.get("minimum"), spec.get("maximum")
         if (lo is not None and value < lo) or (hi is not None and value > hi):
             raise ToolError(f"{name} must be between {lo} and {hi}, not {value}")
+        if not -(2**63) <= value < 2**63:  # what SQLite can hold; no id is that large
+            raise ToolError(f"{name} is too large: no {name} is that large; use list_tasks to see the ids")
     elif kind == "string":
         if not isinstance(value, str):
             raise ToolError(f"{name} must be a string, not {json.dumps(value, ensure_ascii=False)[:60]}")

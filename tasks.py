@@ -188,18 +188,21 @@ def brief(task: Task | None) -> dict[str, Any]:
 def clean_tags(value: Any) -> list[str]:
     """Tags from a list or a comma/space separated string: lower case, no '#' or '+', deduplicated."""
     if isinstance(value, str):
+        if len(value) > MAX_TAGS * 50:
+            raise ToolError(f"give at most {MAX_TAGS} tags")
         value = value.replace(",", " ").split()
     if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
         raise ToolError("tags must be a list of words")
-    tags = []
+    if len(value) > MAX_TAGS * 5:  # checked before any work: an import may carry 100,000 tags
+        raise ToolError(f"give at most {MAX_TAGS} tags, not {len(value)}")
+    tags: dict[str, None] = {}  # ordered and linear to dedupe
     for t in value:
         tag = "-".join(t.strip().lstrip("#+@").lower().split())
         if not tag:
             continue
         if len(tag) > 40:
             raise ToolError(f"the tag {tag[:40]!r}... is too long; keep tags to one or two words")
-        if tag not in tags:
-            tags.append(tag)
+        tags[tag] = None
     if len(tags) > MAX_TAGS:
         raise ToolError(f"give at most {MAX_TAGS} tags")
     return sorted(tags)

@@ -152,6 +152,8 @@ def add_task(
     if fields["recurrence"] and not fields.get("due_date"):
         # A repeat needs a first date: its first occurrence from today on.
         first = next_due(fields["recurrence"], ctx.today() - dt.timedelta(days=1))
+        if first is None:
+            raise ToolError(f"repeat: the rule {fields['recurrence']} has no date from today on")
         fields["due_date"] = first.isoformat()
     with ctx.store.write() as conn:
         task = insert(conn, ctx, fields, clean_tags(tags or []), "add_task")
@@ -220,10 +222,11 @@ def complete_task(ctx: ToolContext, id: int) -> dict[str, Any]:
         if not before.get("recurrence"):
             return {"completed": brief(task)}
         due = dt.date.fromisoformat(before["due_date"]) if before.get("due_date") else ctx.today()
+        following = next_due(before["recurrence"], due, ctx.today())
+        if following is None:  # the last occurrence of a finished series: the task is simply done
+            return {"completed": brief(task), "repeat": "that was the last date of its repeat rule"}
         keep = ("title", "due_time", "priority", "notes", "recurrence")
-        fields = {k: before[k] for k in keep} | {
-            "due_date": next_due(before["recurrence"], due, ctx.today()).isoformat()
-        }
+        fields = {k: before[k] for k in keep} | {"due_date": following.isoformat()}
         nxt = insert(conn, ctx, fields, before["tags"], "complete_task")
     return {"completed": brief(task), "next": brief(nxt)}
 

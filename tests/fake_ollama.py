@@ -11,6 +11,7 @@ encoding, or one JSON object), /api/embed, /api/tags, /api/show, /api/ps,
 A reply may instead be a fault: {"status": 500, "error": "..."}, {"cut": True}
 (the stream ends without done), {"drop": True} (the connection is closed
 mid-stream), {"garbage": True} (a line that is not JSON), {"stall": seconds},
+{"endless": True} (tokens until the client hangs up),
 {"stream_error": "..."} (an error object inside the stream).
 
 Embeddings are deterministic bags of hashed words, so texts that share words
@@ -325,6 +326,23 @@ class _Handler(BaseHTTPRequestHandler):
                     "message": {"role": "assistant", "content": "", "thinking": reply["thinking"]},
                 }
             )
+        if reply.get("endless"):  # a stream that never ends, until the client hangs up (at most 60 s)
+            end = time.monotonic() + 60
+            try:
+                while time.monotonic() < end:
+                    self._chunk(
+                        {
+                            "model": model,
+                            "created_at": now(),
+                            "done": False,
+                            "message": {"role": "assistant", "content": "la "},
+                        }
+                    )
+                    time.sleep(reply.get("slow", 0.001))
+            except OSError:
+                pass
+            self.close_connection = True
+            return
         pieces = [content[i : i + 8] for i in range(0, len(content), 8)]
         for i, piece in enumerate(pieces):
             self._chunk(
