@@ -116,8 +116,8 @@ def setup_logging(path: Path) -> None:
 
 
 def err(message: str) -> None:
-    """One line for the user on stderr."""
-    print(f"error: {message}", file=sys.stderr, flush=True)
+    """One line for the user on stderr, control characters made visible (Ollama's and SQLite's text too)."""
+    print(f"error: {safe(message)}", file=sys.stderr, flush=True)
 
 
 # ---------------------------------------------------------------- start-up checks
@@ -217,7 +217,7 @@ class Printer:
             self.out.flush()
             self.streamed = True
         elif kind == "warning":
-            print(f"\nwarning: {data['text']}", file=sys.stderr, flush=True)
+            print(f"\nwarning: {safe(data['text'])}", file=sys.stderr, flush=True)
 
     def finish(self, reply: str) -> None:
         """End a reply, printing it whole if it was not streamed."""
@@ -287,7 +287,7 @@ def run_once(agent: Agent, message: str, out: TextIO) -> int:
     if result.error:
         err(result.error)
         return 1
-    out.write(result.reply + "\n")
+    out.write(safe(result.reply) + "\n")
     return 0
 
 

@@ -97,14 +97,14 @@ class TurnView:
             ms = (time.perf_counter() - self.started.pop(key, time.perf_counter())) * 1000
             mark = "✓" if data["ok"] else "✗ " + str(data["result"].get("error", ""))[:80]
             self.lines.append(
-                Text(f"  ↳ {safe(_call_text(data['name'], data['arguments']))} {mark} {ms:.0f} ms", style="dim")
+                Text(safe(f"  ↳ {_call_text(data['name'], data['arguments'])} {mark} {ms:.0f} ms"), style="dim")
             )
         elif kind == "critic" and not data["done"] and not self.quiet:
             self.lines.append(Text(f"  ↳ critic: {safe(data['critique'])} — trying again", style="dim"))
         elif kind == "thinking":
             self.thinking += data["text"]
         elif kind == "warning":
-            self.lines.append(Text(f"  ! {data['text']}", style="yellow"))
+            self.lines.append(Text(f"  ! {safe(data['text'])}", style="yellow"))
         elif kind == "model" and self.verbose:
             self.lines.append(
                 Text(
@@ -170,12 +170,11 @@ class TerminalUI:
         ).fetchone()
         memories = conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
         c = self.agent.config
-        self.console.print(
-            f"[bold]Planner[/] · {c.model} (critic {c.critic_model}) · session {self.agent.history.session}"
-        )
-        self.console.print(
-            f"[dim]{db_path} · {open_} open tasks, {overdue or 0} overdue · {memories} memories · /help for commands[/]"
-        )
+        # Names and paths come from the user and the server: Text, never markup (a session "[/]x" is a name).
+        head = f" · {c.model} (critic {c.critic_model}) · session {self.agent.history.session}"
+        self.console.print(Text.assemble(("Planner", "bold"), safe(head)))
+        line = f"{db_path} · {open_} open tasks, {overdue or 0} overdue · {memories} memories · /help for commands"
+        self.console.print(Text(safe(line), style="dim"))
         if not conn.execute("SELECT 1 FROM messages LIMIT 1").fetchone():
             self.console.print("[dim]Try:[/]")
             for example in EXAMPLES:
@@ -216,7 +215,8 @@ class TerminalUI:
                     self.console.clear()
                     continue
                 if line.split()[0] == "/pull" and len(line.split()) == 2:
-                    self.console.print(pull_with_progress(self.agent.llm, line.split()[1], self.console))
+                    said = pull_with_progress(self.agent.llm, line.split()[1], self.console)
+                    self.console.print(safe(said), markup=False)
                     continue
                 for out in safe(run_command(self.agent, line, self.stats)).splitlines():
                     self.console.print(out, markup=False, style="bold red" if out.endswith("OVERDUE") else None)
@@ -241,7 +241,7 @@ class TerminalUI:
                 self.live = None
         if result.error:
             self.console.print(view.render(final=True))
-            self.console.print(f"[red]error:[/] {safe(result.error)}")
+            self.console.print(Text.assemble(("error: ", "red"), safe(result.error)))
         else:
             view.reply = result.reply  # ends with [interrupted] if the user stopped it
             self.console.print(view.render(final=True))

@@ -359,3 +359,51 @@ def test_22_export_writes_through_a_symlink_and_refuses_a_folder(tmp_path):
     p = subprocess.run([*agent, "-o", str(folder)], env=env, capture_output=True, text=True)
     assert p.returncode == 1 and "it is a folder" in p.stderr and "Traceback" not in p.stderr
     assert list(tmp_path.glob("*.part")) == [] and list(folder.iterdir()) == []
+
+
+# ---------------------------------------------------------------- 6, 14: what reaches the terminal
+
+ESC_TITLE = "\x1b]0;pwned\x07"
+ESC_CLEAR = "\x1b[2J"
+
+
+def test_6_escape_codes_from_sqlite_errors_never_reach_the_full_terminal(fake, pty_planner):
+    fake.script(
+        "main",
+        {"tool_calls": [call("query_planner", sql=f'SELECT * FROM "{ESC_TITLE}{ESC_CLEAR}"')]},
+        {"content": "That failed."},
+    )
+    child = pty_planner("--no-auto-memory", "--no-reflect", term="xterm", prompt="you>")
+    child.sendline("run my query")
+    child.expect("That failed")
+    child.expect("you>")
+    seen = child.before + child.after
+    child.sendline("exit")
+    child.expect(pexpect_eof())
+    seen += child.before or ""
+    assert "\x1b]0;pwned" not in seen and ESC_CLEAR not in seen  # shown escaped, never sent raw
+
+
+def pexpect_eof():
+    import pexpect
+
+    return pexpect.EOF
+
+
+def test_6_one_shot_replies_and_plain_errors_are_escaped(fake, tmp_path):
+    fake.script("main", {"content": f"hi{ESC_CLEAR}{ESC_TITLE}"})
+    p = run_agent(fake, tmp_path, [], "--no-reflect", "--no-auto-memory", "hello")
+    assert p.returncode == 0 and "\x1b" not in p.stdout and "\\x1b[2J" in p.stdout
+    fake.script("main", {"status": 500, "error": f"boom{ESC_CLEAR}"})
+    p = run_agent(fake, tmp_path, ["hello"], "--no-reflect", "--no-auto-memory")
+    assert "\x1b" not in p.stderr and "boom" in p.stderr
+
+
+def test_14_markup_looking_text_prints_as_text_in_the_full_terminal(fake, pty_planner):
+    fake.script("main", {"status": 500, "error": "bad [/] thing [bold]x"})
+    child = pty_planner("--no-auto-memory", "--no-reflect", "--session", "[/]x", term="xterm", prompt="you>")
+    assert "[/]x" in child.before  # the session name, as given
+    child.sendline("hello")
+    child.expect("bad \\[/\\] thing \\[bold\\]x")
+    child.expect("you>")
+    assert "Traceback" not in child.before and "MarkupError" not in child.before
