@@ -27,7 +27,7 @@ from typing import Any
 
 from background import MemoryKeeper
 from config import Config
-from db import Store
+from db import DatabaseError, Store
 from embeddings import Embedder
 from guards import Guards, pick_profile
 from llm import ChatResult, ModelError, Ollama, clean
@@ -158,7 +158,11 @@ class Agent:
         # what the user said before (without attached notes) and now, for the guards
         turn = Turn(text=text, recent=[m.split("\n\n" + MEMORY_NOTES)[0] for m in earlier], today=self.today())
         self.runner.start(turn)  # a new turn id: its task changes are one /undo
-        self.history.append([{"role": "user", "content": self._with_memories(text)}])
+        try:
+            self.history.append([{"role": "user", "content": self._with_memories(text)}])
+        except DatabaseError as e:  # busy, disk full, read-only: nothing was sent or stored
+            result.error, result.reply = str(e), f"(no reply: {e})"
+            return result
         self._turn_start = len(self.history.messages)
         self._scratch: list[tuple[int, Message]] = []  # (position in the turn, message) sent but not stored
         try:
@@ -183,7 +187,7 @@ class Agent:
                     (at, {"role": "user", "content": RETRY_PROMPT.format(critique=critique)}),
                 ]
             result.reply = reply
-        except ModelError as e:
+        except (ModelError, DatabaseError) as e:
             log.warning("turn failed: %s", e)
             result.error = str(e)
             result.reply = f"(no reply: {e})"
@@ -191,9 +195,14 @@ class Agent:
             result.interrupted = True
             result.reply = ("".join(partial).strip() + " " + INTERRUPTED).strip()
         result.tool_calls = [c.entry() for c in turn.calls]
-        self.history.append([{"role": "assistant", "content": result.reply}])
         self._scratch = []
-        trimmed = self.history.end_turn()
+        try:
+            self.history.append([{"role": "assistant", "content": result.reply}])
+            trimmed = self.history.end_turn()
+        except DatabaseError as e:  # the reply is shown but not stored; the history stays valid without it
+            log.warning("reply not stored: %s", e)
+            result.error = result.error or str(e)
+            return result
         if self.keeper:
             if not (result.error or result.interrupted):
                 self.keeper.after_turn(self.history.session, text, result.reply, self.today().isoformat())

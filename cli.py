@@ -14,6 +14,8 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
+import sqlite3
 import sys
 import threading
 import time
@@ -24,7 +26,7 @@ from typing import Any, TextIO
 from agent import INTERRUPTED, Agent, build_agent
 from commands import Stats, run_command, safe
 from config import GUARD_PROFILES, Config, ConfigError, parse_today
-from db import DatabaseError, Store
+from db import DatabaseError, Store, explain
 from llm import ModelError, Ollama
 from memory import ensure_session, latest_session, new_session_name
 
@@ -113,6 +115,8 @@ def setup_logging(path: Path) -> None:
     root.handlers[:] = [handler]
     root.setLevel(logging.INFO)
     root.propagate = False
+    # A log that cannot be written (disk full, a file size limit) must not print "--- Logging error ---".
+    logging.raiseExceptions = False
 
 
 def err(message: str) -> None:
@@ -356,12 +360,21 @@ def exchange_command(argv: list[str]) -> int:
     except OSError as e:
         err(f"cannot write {args.output}: {e.strerror}")
         return 1
+    except DatabaseError as e:  # busy, read-only, disk full, damaged
+        err(str(e))
+        return 1
+    except sqlite3.Error as e:  # a damaged page met while reading
+        err(str(explain(e) or f"the database could not be read ({e})"))
+        return 1
     finally:
         store.close()
 
 
 def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if hasattr(signal, "SIGXFSZ"):
+        # Past a file size limit, a write fails (SQLite says the disk is full) instead of killing us.
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     if hasattr(sys.stdin, "reconfigure"):
         # Piped bytes that are not UTF-8 become U+FFFD instead of ending the session.
         sys.stdin.reconfigure(errors="replace")

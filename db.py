@@ -27,6 +27,26 @@ class DatabaseError(RuntimeError):
     """The database cannot be used; the message is for the user."""
 
 
+BUSY = "the database is busy (another program is writing to it); nothing was saved, try again in a moment"
+FULL = "the disk is full, so nothing was saved; free some space and try again"
+READ_ONLY = "the database file is read-only, so nothing was saved; make it writable (chmod u+w) to change it"
+CORRUPT = "the database file is damaged; export what can be read (python agent.py export) and start a new file"
+
+
+def explain(e: sqlite3.Error) -> DatabaseError | None:
+    """A fault of the file or of other programs, as one line for the user; None for anything else."""
+    text = str(e).lower()
+    for words, message in (
+        (("locked", "busy"), BUSY),
+        (("disk is full", "disk i/o", "database or disk is full"), FULL),
+        (("readonly", "read-only"), READ_ONLY),
+        (("malformed", "not a database", "corrupt"), CORRUPT),
+    ):
+        if any(w in text for w in words):
+            return DatabaseError(message)
+    return None
+
+
 def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
     return {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
 
@@ -287,6 +307,17 @@ class Store:
             self._open_and_migrate()
         except sqlite3.DatabaseError as e:
             self.close()
+            known = explain(e)
+            if known and "busy" in str(known):
+                raise DatabaseError(
+                    f"{self.path} is busy: another program held its write lock for {BUSY_TIMEOUT_MS // 1000} s; "
+                    "close it and start again"
+                ) from None
+            if known and "read-only" in str(known):
+                raise DatabaseError(
+                    f"{self.path} is read-only and needs an upgrade or a first write; make it writable "
+                    "(chmod u+w), or read it with python agent.py export"
+                ) from None
             raise DatabaseError(
                 f"{self.path} is not a usable planner database ({e}); move it aside or pass --db to use another file"
             ) from None
@@ -326,13 +357,24 @@ class Store:
     def write(self) -> Iterator[sqlite3.Connection]:
         """A write transaction that commits on exit and rolls back on error."""
         conn = self.conn()
-        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as e:  # another program held the lock past the busy timeout, or worse
+            raise explain(e) or e from None
         try:
             yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
+        except BaseException as e:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            if isinstance(e, sqlite3.OperationalError) and explain(e):
+                raise explain(e) from None
             raise
-        conn.execute("COMMIT")
+        try:
+            conn.execute("COMMIT")
+        except sqlite3.OperationalError as e:  # disk full or I/O error at commit: nothing was saved
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            raise explain(e) or e from None
 
     def close(self) -> None:
         """Close every thread's connection."""

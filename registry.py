@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from db import Store
+from db import DatabaseError, Store
 
 if TYPE_CHECKING:
     from longterm import LongTermMemory
@@ -227,7 +227,7 @@ def dispatch(ctx: ToolContext, name: Any, args: Any) -> tuple[dict[str, Any], bo
             raise ToolError(f"there is no tool named {json.dumps(name, ensure_ascii=False)[:60]}.{use} Tools: {real}")
         result = t.fn(ctx, **validate(t, args))
         ok = True
-    except ToolError as e:
+    except (ToolError, DatabaseError) as e:  # DatabaseError: busy, disk full, read-only, said in words
         result, ok = {"error": str(e)}, False
     except Exception as e:  # a bug or a database fault: the model gets a line, the log the traceback
         log.exception("tool %s crashed", name)

@@ -407,3 +407,138 @@ def test_14_markup_looking_text_prints_as_text_in_the_full_terminal(fake, pty_pl
     child.expect("bad \\[/\\] thing \\[bold\\]x")
     child.expect("you>")
     assert "Traceback" not in child.before and "MarkupError" not in child.before
+
+
+# ---------------------------------------------------------------- 8, 15, 26: the file and its neighbours
+
+
+@pytest.fixture
+def short_busy_timeout(monkeypatch, store):
+    import db
+
+    monkeypatch.setattr(db, "BUSY_TIMEOUT_MS", 200)
+    store.close()  # reopened with the short timeout on next use
+
+
+def hold_write_lock(path):
+    import sqlite3
+
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")
+    return other
+
+
+def test_8_another_program_holding_the_write_lock_is_a_sentence_and_the_session_goes_on(
+    fake, make_agent, ctx, store, short_busy_timeout
+):
+    from db import BUSY
+
+    agent = make_agent(reflect=False)
+    other = hold_write_lock(store.path)
+    out, ok = dispatch(ctx, "add_task", {"title": "milk"})
+    assert not ok and out["error"] == BUSY
+    r = agent.run_turn("add milk")  # cannot even store the request
+    assert r.error == BUSY
+    other.execute("ROLLBACK")
+    other.close()
+    fake.script("main", {"tool_calls": [call("add_task", title="milk")]}, {"content": "Added."})
+    assert agent.run_turn("add milk").reply == "Added." and [t["title"] for t in tasks(store)] == ["milk"]
+
+
+def test_8_a_lock_taken_mid_turn_fails_the_write_and_keeps_the_history_valid(
+    fake, make_agent, store, short_busy_timeout
+):
+    from db import BUSY
+
+    holder = {}
+
+    def lock_then_add(body):
+        holder["c"] = hold_write_lock(store.path)
+        return {"tool_calls": [call("add_task", title="milk")]}
+
+    fake.respond_with("main", lock_then_add)
+    agent = make_agent(reflect=False)
+    r = agent.run_turn("add milk")
+    assert r.error == BUSY and tasks(store) == []
+    holder["c"].execute("ROLLBACK")
+    fake.responders.pop("main")
+    fake.script("main", {"content": "Hi."})
+    assert agent.run_turn("hello").reply == "Hi."
+    json.dumps(session_messages(store, "s1"))
+
+
+def test_15_a_damaged_file_is_one_line_at_start_up_and_in_import(tmp_path, fake, ctx, store):
+    for i in range(300):
+        dispatch(ctx, "add_task", {"title": f"task {i} " + "x" * 200})
+    store.close()
+    import sqlite3
+
+    conn = sqlite3.connect(store.path)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    data = bytearray(store.path.read_bytes())
+    data[4096 * 3 : 4096 * 4] = b"\xff" * 4096  # one page of the tasks table overwritten
+    store.path.write_bytes(bytes(data))
+    env = {"PLANNER_DB": str(store.path)}
+    p = run_agent(fake, tmp_path, ["/tasks", "hello"], "--no-reflect", env=env)
+    assert "Traceback" not in p.stderr and p.stderr.count("\n") <= 3, p.stderr
+    (tmp_path / "in.json").write_text(json.dumps([{"uid": "z", "title": "new"}]))
+    p = run_agent(None, tmp_path, [], "import", str(tmp_path / "in.json"), env=env)
+    assert "Traceback" not in p.stderr and p.stderr.count("\n") <= 3
+    p = run_agent(None, tmp_path, [], "export", env=env)
+    assert "Traceback" not in p.stderr and p.stderr.count("\n") <= 3
+
+
+def test_15_a_read_only_file_is_explained(tmp_path, monkeypatch):
+    import sqlite3
+
+    import db
+
+    path = tmp_path / "ro.db"
+    sqlite3.connect(path).close()  # an empty file that needs its schema: a write
+    real = db._open
+    monkeypatch.setattr(db, "_open", lambda p: real_ro(p, real))
+    with pytest.raises(db.DatabaseError, match="read-only"):
+        db.Store(path)
+
+
+def real_ro(path, real):
+    import sqlite3
+
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False)
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+def test_26_a_full_disk_is_one_line_and_the_session_goes_on(fake, tmp_path):
+    import resource
+    import subprocess
+    import sys
+
+    from conftest import ROOT, clean_env
+
+    fake.respond_with(
+        "main",
+        lambda body: (
+            {"content": "ok"}
+            if body["messages"][-1]["role"] == "tool"
+            else {"tool_calls": [call("add_task", title=body["messages"][-1]["content"].split("\n")[0][:400])]}
+        ),
+    )
+    env = clean_env(OLLAMA_HOST=fake.url, PLANNER_HOME=str(tmp_path), PLANNER_TODAY="2026-12-01")
+    args = [sys.executable, str(ROOT / "agent.py"), "--model", "main", "--embed-model", "embed"]
+    args += ["--no-reflect", "--no-auto-memory", "--session", "s"]
+    subprocess.run(args, input="first\n", capture_output=True, text=True, env=env, timeout=60)  # the schema
+    limit = (tmp_path / "planner.db").stat().st_size + 64 * 1024
+
+    def small_disk():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    lines = "".join(f"task {i} {'y' * 380}\n" for i in range(400))
+    p = subprocess.run(args, input=lines, capture_output=True, text=True, env=env, timeout=120, preexec_fn=small_disk)
+    assert p.returncode == 0, p.stderr[-500:]
+    assert "disk is full" in p.stderr and "Traceback" not in p.stderr and "Logging error" not in p.stderr
+    import sqlite3
+
+    conn = sqlite3.connect(tmp_path / "planner.db")
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
