@@ -15,6 +15,7 @@ from typing import Any
 from agent import Agent, TurnResult, history_budget
 from llm import ModelError
 from memory import History, new_session_name, session_messages
+from tasks import new_turn
 from tools import ToolError, dispatch
 
 
@@ -172,10 +173,10 @@ def _forget(agent: Agent, arg: str, stats: Stats) -> str:
     if not arg:
         return "usage: /forget ID or /forget WORDS"
     try:
-        gone = agent.tools.memory.forget(arg)["forgotten"]
+        gone = agent.tools.memory.forget(arg, turn=new_turn())["forgotten"]  # one /undo brings it back
     except ToolError as e:
         return f"error: {e}"
-    return f"forgot [{gone['id']}] {gone['text']}"
+    return f"forgot [{gone['id']}] {gone['text']} (/undo brings it back)"
 
 
 @command("/sessions          recent sessions")

@@ -247,12 +247,19 @@ def _m5_planner_fields(conn: sqlite3.Connection) -> None:
 
 
 # Ordered; index i upgrades user_version i to i + 1. Append only.
+def _m6_forget_undo(conn: sqlite3.Connection) -> None:
+    # A forgotten memory keeps its whole row and vector under the turn that forgot it, so /undo brings it back.
+    _add_columns(conn, "memory_history", {"turn": "TEXT", "row": "TEXT", "embedding": "BLOB", "undone_at": "TEXT"})
+    conn.execute("CREATE INDEX IF NOT EXISTS memory_history_pending ON memory_history (turn) WHERE undone_at IS NULL")
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m1_tutorial_tables,
     _m2_sessions_and_models,
     _m3_typed_memories,
     _m4_task_events,
     _m5_planner_fields,
+    _m6_forget_undo,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -74,6 +74,7 @@ _ACTION_WORDS = re.compile(
 )
 _REQUEST_START = re.compile(r"^\s*(how about|what about|what if|why not|why don'?t you|could|can|would|will)\b", re.I)
 _DELETE_WORDS = re.compile(r"\b(delete|remove|drop|erase|cancel|get rid|scrap|trash|clear out|discard)\b", re.I)
+_FORGET_WORDS = re.compile(r"\b(forget|forgot|unlearn|don'?t remember|no longer remember|stop remembering)\b", re.I)
 _NEGATION = re.compile(r"\b(not|don'?t|do not|never|no|without|nothing|stop|won'?t)\b", re.I)
 _YES = re.compile(r"^\s*(y|yes|yeah|yep|sure|ok|okay|please|please do|do it|go ahead|confirm\w*|correct)\b", re.I)
 _DATE_WORDS = re.compile(
@@ -255,6 +256,12 @@ class Guards:
             c.args, dropped = drop_unknown(name, c.args)
             if dropped:
                 c.notes.append(f"ignored arguments this tool does not take: {', '.join(dropped)}")
+        if name == "forget" and not (_FORGET_WORDS.search(turn.text) or deletion_asked(turn)):
+            c.refusal = (
+                "the user did not ask to forget anything in this request, so nothing was forgotten. "
+                "Only forget a memory when the user asks for it."
+            )
+            return
         if name == "delete_task" and not deletion_asked(turn):
             c.refusal = (
                 "the user did not ask to delete anything in this request, so nothing was deleted. "

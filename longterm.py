@@ -23,6 +23,7 @@ memory_history), and a cell that names a memory it replaces supersedes it.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import logging
 import math
 import re
@@ -200,8 +201,8 @@ class LongTermMemory:
         """The `remember` tool's path: an explicit fact, through the same dedup."""
         return self.store_cell(fact, salience=0.7, source="remember")
 
-    def forget(self, query_or_id: str) -> dict[str, Any]:
-        """Remove the memory with this id, or the one that best matches the words."""
+    def find(self, query_or_id: str) -> Any:
+        """The memory with this id, or the one that best matches the words; a ToolError if none."""
         text = query_or_id.strip()
         if re.fullmatch(r"#?\d+", text):
             row = self._get(int(text.lstrip("#")))
@@ -212,14 +213,46 @@ class LongTermMemory:
             if not hits:
                 raise ToolError(f"no memory matches {text[:60]!r}; call recall to see what is stored")
             row = self._get(hits[0]["id"])
+        return row
+
+    def forget(self, query_or_id: str, turn: str | None = None) -> dict[str, Any]:
+        """Remove the memory with this id, or the one that best matches the words; kept for /undo under `turn`."""
+        row = self.find(query_or_id)
         with self._lock, self.store.write() as conn:
+            full = conn.execute("SELECT * FROM memories WHERE id = ?", (row["id"],)).fetchone()
+            if full is None:
+                raise ToolError(f"no memory with id={row['id']}")
+            kept = {k: full[k] for k in full.keys() if k != "embedding"}
             conn.execute(
-                "INSERT INTO memory_history (memory_id, old_text, reason, changed_at) VALUES (?, ?, 'forget', ?)",
-                (row["id"], row["text"], _now()),
+                "INSERT INTO memory_history (memory_id, old_text, reason, changed_at, turn, row, embedding) "
+                "VALUES (?, ?, 'forget', ?, ?, ?, ?)",
+                (row["id"], row["text"], _now(), turn, json.dumps(kept), full["embedding"]),
             )
             conn.execute("DELETE FROM memories WHERE id = ?", (row["id"],))
             self.index.remove(row["id"])
         return {"forgotten": {"id": row["id"], "text": row["text"]}}
+
+    def unforget(self, turn: str) -> list[str]:
+        """Put back the memories `turn` forgot; one line per memory."""
+        lines = []
+        with self._lock, self.store.write() as conn:
+            rows = conn.execute(
+                "SELECT id, row, embedding FROM memory_history WHERE turn = ? AND reason = 'forget' "
+                "AND undone_at IS NULL AND row IS NOT NULL ORDER BY id",
+                (turn,),
+            ).fetchall()
+            for h in rows:
+                kept = json.loads(h["row"]) | {"embedding": h["embedding"]}
+                cols = list(kept)
+                conn.execute(
+                    f"INSERT OR REPLACE INTO memories ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})",
+                    [kept[c] for c in cols],
+                )
+                conn.execute("UPDATE memory_history SET undone_at = ? WHERE id = ?", (_now(), h["id"]))
+                if h["embedding"] is not None and self._loaded and kept.get("embed_model") == self.embedder.model:
+                    self.index.add(kept["id"], unpack_rows([h["embedding"]])[0])
+                lines.append(f'restored memory {kept["id"]} "{kept["text"]}" (it was forgotten)')
+        return lines
 
     # -- searching
 

@@ -39,6 +39,13 @@ MAX_TITLE = 500
 MAX_FACT = 2000
 MAX_NOTES = 4000
 ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+# A "fact" that gives the planner orders (an injected remember): refused, since memories reach later prompts.
+INSTRUCTION = re.compile(
+    r"\bignore\b.{0,30}\binstructions?\b|\b(you|assistant|planner|model)\s+(must|should|shall|have to|need to)\b"
+    r"|\b(whenever|every time|each time|always)\b.{0,60}\b(delete|remove|erase|forget|complete|mark|clear|wipe)\b"
+    r"|\b(delete|remove|erase|wipe|clear|complete)\b.{0,20}\b(every|all)\b.{0,20}\b(tasks?|memories|data)\b",
+    re.I,
+)
 
 # ---------------------------------------------------------------- checks
 
@@ -336,6 +343,12 @@ def remember(ctx: ToolContext, fact: str) -> dict[str, Any]:
     fact = fact.strip()
     if not fact:
         raise ToolError("fact must not be empty")
+    if INSTRUCTION.search(fact):
+        # Memories are attached to later requests: one that gives orders would act on every turn.
+        raise ToolError(
+            "a memory is a fact about the user, not an instruction to the planner; nothing was stored. "
+            "Tell the user you cannot store rules that act on their data."
+        )
     if len(fact) > MAX_FACT:
         raise ToolError(f"fact is {len(fact)} characters; keep it under {MAX_FACT}")
     return _memory(ctx).remember(fact)
@@ -363,12 +376,22 @@ def recall(ctx: ToolContext, query: str, k: int = 3) -> dict[str, Any]:
 @tool(
     {"query_or_id": {"type": "string", "description": "The memory's id, or words that describe it."}},
     required=("query_or_id",),
+    destructive=True,
 )
 def forget(ctx: ToolContext, query_or_id: str) -> dict[str, Any]:
     """Delete a saved fact about the user when they ask you to forget it."""
     if not query_or_id.strip():
         raise ToolError("query_or_id must not be empty")
-    return _memory(ctx).forget(query_or_id)
+    memory = _memory(ctx)
+    row = memory.find(query_or_id)
+    if ctx.confirm is None:
+        raise ToolError(
+            "forgetting needs the user's confirmation, and no one can confirm here. "
+            "Tell the user it was not forgotten; they can run the planner in a terminal or with --yes."
+        )
+    if not ctx.confirm(f'Forget memory {row["id"]} "{row["text"]}"?'):
+        raise ToolError(f"the user declined; memory {row['id']} was not forgotten")
+    return memory.forget(str(row["id"]), turn=ctx.turn)
 
 
 # ---------------------------------------------------------------- beyond the planner's own data
