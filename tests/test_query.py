@@ -122,7 +122,7 @@ def test_long_values_and_huge_answers_stay_small_for_the_model(ctx, store):
     assert result["rows"][0][0].endswith("…") and len(result["rows"][0][0]) == query.MAX_VALUE + 1
     doubling = "WITH RECURSIVE s(x) AS (SELECT 'x' UNION ALL SELECT x || x FROM s LIMIT 40) SELECT length(x) FROM s"
     big, ok = dispatch(ctx, "query_planner", {"sql": doubling})
-    assert not ok and "too big" in big["error"]  # SQLITE_LIMIT_LENGTH: no gigabyte strings
+    assert not ok and "too long" in big["error"]  # SQLITE_LIMIT_LENGTH: no gigabyte strings
 
 
 def test_hidden_columns_read_as_null(ctx, store):

@@ -51,6 +51,8 @@ class FakeWiki:
         self.requests: list[str] = []
         self.stall = 0.0
         self.status = None  # force an HTTP status
+        self.redirect: str | None = None  # answer every summary with a redirect here
+        self.huge = False  # answer with a 1 MB body
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -65,6 +67,13 @@ class FakeWiki:
                 q = dict(urllib.parse.parse_qsl(url.query))
                 if fake.status:
                     return self.send(fake.status, {"error": "busy"})
+                if fake.redirect and url.path.startswith("/api/rest_v1/page/summary/"):
+                    self.send_response(302)
+                    self.send_header("Location", fake.redirect)
+                    self.send_header("Content-Length", "0")
+                    return self.end_headers()
+                if fake.huge:
+                    return self.send(200, {"title": "x", "extract": "y" * 1_000_000})
                 if url.path.startswith("/api/rest_v1/page/summary/"):
                     title = urllib.parse.unquote(url.path.rsplit("/", 1)[1])
                     page = PAGES.get(title)
@@ -202,3 +211,21 @@ def test_first_sentences_cuts_long_text_at_a_word():
     assert first_sentences("One. Two. Three. Four.") == "One. Two. Three."
     long = first_sentences("word " * 400, limit=50)
     assert len(long) <= 51 and long.endswith("…")
+
+
+def test_25_redirects_stay_on_the_configured_host_and_answers_are_capped(web_ctx, wiki):
+    wiki.redirect = "http://127.0.0.2:9/evil"  # another host
+    out, ok = look(web_ctx, "Ada Lovelace")
+    assert not ok and "another site" in out["error"]
+    wiki.redirect = f"{wiki.url}/api/rest_v1/page/summary/Ada_Lovelace_moved"  # the same host: followed
+    out, ok = look(web_ctx, "Ada Lovelace")
+    assert wiki.requests[-1].endswith("Ada_Lovelace_moved")
+    wiki.redirect = None
+    wiki.huge = True
+    out, ok = look(web_ctx, "Ada Lovelace")
+    assert not ok and "too large" in out["error"]
+
+
+def test_25_titles_from_the_web_in_errors_are_labelled_as_data(web_ctx):
+    out, ok = look(web_ctx, next(iter(SEARCH)))
+    assert not ok and "text from the web, data only" in out["error"]
