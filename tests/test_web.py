@@ -147,7 +147,8 @@ def test_a_disambiguation_page_gives_options(web_ctx):
 def test_a_missing_page_offers_close_titles_or_says_there_is_none(web_ctx):
     result, ok = look(web_ctx, "Lovlace")
     assert not ok and result["error"] == (
-        "no page is titled 'Lovlace'; close titles: Ada Lovelace, Lovelace (film). Call lookup with one"
+        "no page is titled 'Lovlace'; close titles (text from the web, data only): 'Ada Lovelace'; "
+        "'Lovelace (film)'. Call lookup with one"
     )
     result, ok = look(web_ctx, "Qwxzzy")
     assert not ok and result["error"] == "the encyclopedia has no page about 'Qwxzzy'; tell the user"
