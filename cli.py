@@ -108,8 +108,12 @@ def load_config(argv: list[str] | None, env: dict[str, str] | None = None) -> Co
 
 
 def setup_logging(path: Path) -> None:
-    """Send the planner's log to agent.log and nowhere else."""
-    handler = logging.FileHandler(path, encoding="utf-8")
+    """Send the planner's log to agent.log and nowhere else (nowhere, with one line, if it cannot be written)."""
+    try:
+        handler: logging.Handler = logging.FileHandler(path, encoding="utf-8")
+    except OSError as e:
+        print(f"warning: no log this run: cannot write {path} ({e.strerror})", file=sys.stderr)
+        handler = logging.NullHandler()
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     root = logging.getLogger("planner")
     root.handlers[:] = [handler]
@@ -302,6 +306,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # Ctrl-C while starting or between turns: leave quietly
         print(file=sys.stderr)
         return 130
+    except DatabaseError as e:  # busy, read-only, full or damaged while starting: one line
+        err(str(e))
+        return 1
+    except sqlite3.Error as e:
+        err(str(explain(e) or f"the database could not be used ({e})"))
+        return 1
 
 
 def exchange_command(argv: list[str]) -> int:
@@ -401,7 +411,7 @@ def _main(argv: list[str] | None) -> int:
     log.info(
         "start model=%s critic=%s embed=%s db=%s", config.model, config.critic_model, config.embed_model, config.db_path
     )
-    llm = Ollama(config.host, timeout=config.timeout)
+    llm = Ollama(config.host, timeout=config.timeout, reply_seconds=config.reply_timeout)
     try:
         problem = ensure_models(llm, config, interactive)
     except EOFError:  # no answer to the pull question
@@ -445,9 +455,10 @@ def _main(argv: list[str] | None) -> int:
         print("Ask me to add, list, change or finish tasks. /help lists commands; exit quits.")
     try:
         return run_repl(agent, interactive, sys.stdout)
-    except Exception:  # a bug: the log gets the traceback, the user one line
+    except Exception as e:  # a bug: the log gets the traceback, the user one line
         log.exception("unexpected error")
-        err(f"something went wrong inside the planner; details are in {config.log_path}")
+        known = explain(e) if isinstance(e, sqlite3.Error) else None
+        err(str(known) if known else f"something went wrong inside the planner; details are in {config.log_path}")
         return 1
     finally:
         agent.close()

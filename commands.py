@@ -8,11 +8,13 @@ switches) but never print; cli.py prints what they return.
 from __future__ import annotations
 
 import datetime as dt
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from agent import Agent, TurnResult, history_budget
+from db import DatabaseError, explain
 from llm import ModelError
 from memory import History, new_session_name, session_messages
 from tasks import new_turn
@@ -77,7 +79,12 @@ def run_command(agent: Agent, line: str, stats: Stats) -> str:
     entry = COMMANDS.get(name.lower())
     if entry is None:
         return f"unknown command /{name}; type /help for the list"
-    return entry[1](agent, arg.strip(), stats)
+    try:
+        return entry[1](agent, arg.strip(), stats)
+    except DatabaseError as e:  # busy, read-only, full: said, and the session goes on
+        return f"error: {e}"
+    except sqlite3.Error as e:
+        return f"error: {explain(e) or f'the database could not be read ({e})'}"
 
 
 @command("/help              this list")

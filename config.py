@@ -58,6 +58,7 @@ class Config:
     critic_keep_alive: str = "10m"  # how long Ollama keeps the critic model loaded
     history_messages: int = 200  # most messages of history sent to the model
     timeout: float = 300.0  # seconds to wait for Ollama to start answering (a large model may be loading)
+    reply_timeout: float = 900.0  # seconds one model call may take from start to end (a stream that never ends)
     today: dt.date | None = None  # fixed "today" (PLANNER_TODAY), for reproducible runs
     message: str | None = None  # one request to run and exit (command line), '-' for stdin
     quiet: bool = False  # terminal: hide the trace of tool calls
@@ -97,13 +98,12 @@ class Config:
                     setattr(c, name, int(env[var]))
                 except ValueError:
                     raise ConfigError(f"{var} must be a whole number, not {env[var]!r}") from None
-        if env.get("PLANNER_TIMEOUT"):
-            try:
-                c.timeout = float(env["PLANNER_TIMEOUT"])
-            except ValueError:
-                raise ConfigError(
-                    f"PLANNER_TIMEOUT must be a number of seconds, not {env['PLANNER_TIMEOUT']!r}"
-                ) from None
+        for var, name in (("PLANNER_TIMEOUT", "timeout"), ("PLANNER_REPLY_TIMEOUT", "reply_timeout")):
+            if env.get(var):
+                try:
+                    setattr(c, name, float(env[var]))
+                except ValueError:
+                    raise ConfigError(f"{var} must be a number of seconds, not {env[var]!r}") from None
         if env.get("PLANNER_GUARDS"):
             value = env["PLANNER_GUARDS"].strip().lower()
             if value not in GUARD_PROFILES:

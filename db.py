@@ -366,19 +366,19 @@ class Store:
         conn = self.conn()
         try:
             conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as e:  # another program held the lock past the busy timeout, or worse
+        except sqlite3.DatabaseError as e:  # another program held the lock past the busy timeout, or worse
             raise explain(e) or e from None
         try:
             yield conn
         except BaseException as e:
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
-            if isinstance(e, sqlite3.OperationalError) and explain(e):
+            if isinstance(e, sqlite3.DatabaseError) and explain(e):
                 raise explain(e) from None
             raise
         try:
             conn.execute("COMMIT")
-        except sqlite3.OperationalError as e:  # disk full or I/O error at commit: nothing was saved
+        except sqlite3.DatabaseError as e:  # disk full or I/O error at commit: nothing was saved
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
             raise explain(e) or e from None

@@ -22,12 +22,13 @@ import inspect
 import json
 import logging
 import re
+import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from db import DatabaseError, Store
+from db import DatabaseError, Store, explain
 
 if TYPE_CHECKING:
     from longterm import LongTermMemory
@@ -231,7 +232,15 @@ def dispatch(ctx: ToolContext, name: Any, args: Any) -> tuple[dict[str, Any], bo
         result, ok = {"error": str(e)}, False
     except Exception as e:  # a bug or a database fault: the model gets a line, the log the traceback
         log.exception("tool %s crashed", name)
-        result, ok = {"error": f"{name} failed inside the planner ({type(e).__name__}); try again later"}, False
+        known = explain(e) if isinstance(e, sqlite3.Error) else None  # a damaged page met while reading
+        result, ok = (
+            {
+                "error": str(known)
+                if known
+                else f"{name} failed inside the planner ({type(e).__name__}); try again later"
+            },
+            False,
+        )
     ms = (time.perf_counter() - t0) * 1000
     log.info("tool %s args=%s %.1fms %s", name, _short(args), ms, "ok" if ok else f"error={result['error']}")
     return result, ok

@@ -43,7 +43,10 @@ def main(argv: list[str] | None = None) -> int:
         dates.table(dates.run())
     if args.what in ("all", "faults"):
         print()
-        if not faults.table(faults.run(args.quick)):
+        held = faults.table(faults.run(args.quick))
+        print()
+        held = faults.process_table(faults.process_faults(args.quick)) and held
+        if not held:
             return 1  # a fault scenario lost or broke something: unlike a slow run, never noise
     return 0
 

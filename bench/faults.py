@@ -7,6 +7,12 @@
   (undo would put back what was there), and that the session history loads.
 - writers: N agent processes add tasks to one file at once; every write must
   land, and no "locked" may reach the user.
+- the file and its neighbours (`process_faults`): another program holding the
+  write lock past the busy timeout, a damaged page, a model stream that never
+  ends, a full disk. (A read-only file cannot be made here: root writes through
+  chmod 444; tests/test_attacks.py opens one with mode=ro instead.) Each must end in one line for the user,
+  no traceback, the session going on (exit 0), and a file that passes
+  integrity_check.
 
 Each row of the table is one scenario; "ok" means every check held.
 """
@@ -146,6 +152,115 @@ def writers(processes: int, turns: int) -> dict[str, Any]:
         out["locked"] = sum("locked" in p.stdout + p.stderr for p in results.values())
         out["failed"] = sum(p.returncode != 0 for p in results.values())
         return out
+
+
+# ---------------------------------------------------------------- the file and its neighbours
+
+
+def _agent(home: Path, url: str, lines: str, *extra: str, timeout: float = 120, **popen: Any) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    p = subprocess.run(
+        [sys.executable, str(ROOT / "agent.py"), *ARGS, *extra],
+        input=lines, capture_output=True, text=True, env=_env(url, home) | popen.pop("env", {}), timeout=timeout,
+        **popen,
+    )  # fmt: skip
+    said = [line for line in p.stderr.splitlines() if line.startswith(("error:", "warning:"))]
+    return {"exit": p.returncode, "said": said[0] if said else "", "traceback": "Traceback" in p.stderr,
+            "junk": len([x for x in p.stderr.splitlines() if x.strip() and not x.startswith(("error:", "warning:"))]),
+            "seconds": time.perf_counter() - t0}  # fmt: skip
+
+
+def _integrity(path: Path) -> str:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("PRAGMA integrity_check").fetchone()[0]
+    except sqlite3.DatabaseError as e:
+        return f"damaged ({e})"
+    finally:
+        conn.close()
+
+
+def lock_held(fake: FakeOllama, home: Path, seconds: float) -> dict[str, Any]:
+    """Another program holds the write lock for `seconds` (past the 15 s busy timeout) while we add a task."""
+    _agent(home, fake.url, "first\n")
+    other = sqlite3.connect(home / "planner.db", isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")
+    threading.Timer(seconds, lambda: other.execute("ROLLBACK")).start()
+    out = _agent(home, fake.url, "during the lock\n")  # starting needs a write: one line, exit 1
+    time.sleep(max(0.0, seconds - out["seconds"]) + 0.2)
+    after = _agent(home, fake.url, "after the lock\n")
+    other.close()
+    out["data"] = _integrity(home / "planner.db") == "ok" and after["exit"] == 0 and not after["said"]
+    out["expect_exit"] = (1,)
+    return out
+
+
+def damaged_page(fake: FakeOllama, home: Path) -> dict[str, Any]:
+    """A page in the middle of the file overwritten, then a session that lists and adds."""
+    _agent(home, fake.url, "".join(f"task {i} {'x' * 300}\n" for i in range(60)))
+    path = home / "planner.db"
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    data = bytearray(path.read_bytes())
+    data[4096 * 4 : 4096 * 5] = b"\xff" * 4096
+    path.write_bytes(bytes(data))
+    out = _agent(home, fake.url, "/tasks\nanother task\n")
+    out["data"] = True  # damaged by design: the check is that it is said, not hidden
+    out["expect_exit"] = (0, 1)  # said at start-up (exit 1) or when a turn meets the page
+    return out
+
+
+def endless_stream(fake: FakeOllama, home: Path) -> dict[str, Any]:
+    """The model's stream never ends: the call is stopped at PLANNER_REPLY_TIMEOUT and the session goes on."""
+    fake.script("main", {"endless": True})
+    out = _agent(home, fake.url, "hello\nadd after the stream\n", env={"PLANNER_REPLY_TIMEOUT": "2"})
+    out["data"] = _integrity(home / "planner.db") == "ok"
+    return out
+
+
+def disk_full(fake: FakeOllama, home: Path) -> dict[str, Any]:
+    """A file size limit a little above the database: writes fail as on a full disk."""
+    import resource
+
+    _agent(home, fake.url, "first\n")
+    limit = (home / "planner.db").stat().st_size + 64 * 1024
+
+    def small_disk() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    out = _agent(home, fake.url, "".join(f"task {i} {'y' * 380}\n" for i in range(300)), preexec_fn=small_disk)
+    out["data"] = _integrity(home / "planner.db") == "ok"
+    return out
+
+
+def process_faults(quick: bool) -> list[dict[str, Any]]:
+    """Each neighbour fault in a fresh folder."""
+    rows = []
+    scenarios = [
+        (f"write lock held {17 if quick else 30} s", lambda f, h: lock_held(f, h, 17 if quick else 30)),
+        ("damaged page", damaged_page),
+        ("endless model stream", endless_stream),
+        ("disk full", disk_full),
+    ]
+    for what, fn in scenarios:
+        with FakeOllama() as fake, tempfile.TemporaryDirectory() as tmp:
+            fake.respond_with("main", _adder)  # scripted replies (the endless one) come first
+            rows.append({"what": what, **fn(fake, Path(tmp))})
+    return rows
+
+
+def process_table(rows: list[dict[str, Any]]) -> bool:
+    """Print the neighbour-fault table; whether every scenario held."""
+    print(f"{'neighbour fault':<28} {'exit':>4} {'trace':>6} {'data':>5} {'s':>6}  what the user saw")
+    good_all = True
+    for r in rows:
+        good = r["exit"] in r.get("expect_exit", (0,)) and not r["traceback"] and r["data"] and not r["junk"]
+        good = good and bool(r["said"])
+        print(f"{r['what']:<28} {r['exit']:>4} {'yes' if r['traceback'] else 'no':>6} {'ok' if r['data'] else 'BAD':>5} "
+              f"{r['seconds']:>6.1f}  {r['said'][:90]}{'' if good else '  FAILED'}")  # fmt: skip
+        good_all &= good
+    return good_all
 
 
 def run(quick: bool) -> list[dict[str, Any]]:
