@@ -106,6 +106,17 @@ def check_notes(value: str) -> str | None:
     return value.strip() or None
 
 
+def ask(ctx: ToolContext, question: str, doing: str, kept: str) -> None:
+    """The user's y/N before a destructive change; a ToolError when they decline or no one can answer."""
+    if ctx.confirm is None:
+        raise ToolError(
+            f"{doing} needs the user's confirmation, and no one can confirm here. "
+            f"Tell the user: {kept}; they can run the planner in a terminal or with --yes."
+        )
+    if not ctx.confirm(question):
+        raise ToolError(f"the user declined; {kept}")
+
+
 def _result(key: str, task: Task | None, notes: list[str], **extra: Any) -> dict[str, Any]:
     out: dict[str, Any] = {key: brief(task), **extra}
     if notes:
@@ -298,13 +309,7 @@ def update_task(
 def delete_task(ctx: ToolContext, id: int) -> dict[str, Any]:
     """Delete a task for good. Only when the user asked to delete or remove it; to finish a task use complete_task."""
     task = require(ctx.store.conn(), id)
-    if ctx.confirm is None:
-        raise ToolError(
-            "deleting needs the user's confirmation, and no one can confirm here. "
-            "Tell the user it was not deleted; they can run the planner in a terminal or with --yes."
-        )
-    if not ctx.confirm(f'Delete task {id} "{task["title"]}"?'):
-        raise ToolError(f"the user declined; task {id} was not deleted")
+    ask(ctx, f'Delete task {id} "{task["title"]}"?', "deleting", f"task {id} was not deleted")
     with ctx.store.write() as conn:
         before = require(conn, id)
         conn.execute("DELETE FROM tasks WHERE id = ?", (id,))
@@ -384,13 +389,7 @@ def forget(ctx: ToolContext, query_or_id: str) -> dict[str, Any]:
         raise ToolError("query_or_id must not be empty")
     memory = _memory(ctx)
     row = memory.find(query_or_id)
-    if ctx.confirm is None:
-        raise ToolError(
-            "forgetting needs the user's confirmation, and no one can confirm here. "
-            "Tell the user it was not forgotten; they can run the planner in a terminal or with --yes."
-        )
-    if not ctx.confirm(f'Forget memory {row["id"]} "{row["text"]}"?'):
-        raise ToolError(f"the user declined; memory {row['id']} was not forgotten")
+    ask(ctx, f'Forget memory {row["id"]} "{row["text"]}"?', "forgetting", f"memory {row['id']} was not forgotten")
     return memory.forget(str(row["id"]), turn=ctx.turn)
 
 

@@ -12,6 +12,7 @@ from conftest import TODAY, call, tasks
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_cli import run_agent
+from test_faults import adder
 
 from dates import DateError, next_due, parse_repeat, resolve
 from exchange import export, import_text
@@ -212,14 +213,7 @@ def test_23_ids_sqlite_cannot_hold_get_an_error_the_model_can_fix(ctx, value):
 
 
 def test_13_invalid_utf8_on_piped_stdin_is_replaced_and_the_session_goes_on(fake, tmp_path):
-    fake.respond_with(
-        "main",
-        lambda body: (
-            {"content": "ok"}
-            if body["messages"][-1]["role"] == "tool"
-            else {"tool_calls": [call("add_task", title=body["messages"][-1]["content"].split("\n")[0])]}
-        ),
-    )
+    fake.respond_with("main", adder)
     import subprocess
     import sys
 
@@ -517,14 +511,7 @@ def test_26_a_full_disk_is_one_line_and_the_session_goes_on(fake, tmp_path):
 
     from conftest import ROOT, clean_env
 
-    fake.respond_with(
-        "main",
-        lambda body: (
-            {"content": "ok"}
-            if body["messages"][-1]["role"] == "tool"
-            else {"tool_calls": [call("add_task", title=body["messages"][-1]["content"].split("\n")[0][:400])]}
-        ),
-    )
+    fake.respond_with("main", adder)
     env = clean_env(OLLAMA_HOST=fake.url, PLANNER_HOME=str(tmp_path), PLANNER_TODAY="2026-12-01")
     args = [sys.executable, str(ROOT / "agent.py"), "--model", "main", "--embed-model", "embed"]
     args += ["--no-reflect", "--no-auto-memory", "--session", "s"]
