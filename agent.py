@@ -244,14 +244,15 @@ class Agent:
         lines = []
         conn = self.tools.store.conn()
         task = conn.execute(
-            "SELECT turn, julianday(created_at) AS at FROM task_events WHERE undone_at IS NULL ORDER BY id DESC LIMIT 1"
+            "SELECT turn, id FROM task_events WHERE undone_at IS NULL ORDER BY id DESC LIMIT 1"
         ).fetchone()
         forgot = conn.execute(
-            "SELECT turn, julianday(changed_at, 'utc') AS at FROM memory_history "
+            "SELECT turn, after_event FROM memory_history "
             "WHERE reason = 'forget' AND turn IS NOT NULL AND undone_at IS NULL ORDER BY id DESC LIMIT 1"
         ).fetchone()
-        # The newest turn of either kind; a turn that did both is undone whole.
-        newest = max((r for r in (task, forgot) if r), key=lambda r: r["at"] or 0, default=None)
+        # The newest turn of either kind (a forget is newer than every task event up to its after_event);
+        # a turn that did both is undone whole.
+        newest = forgot if forgot and (task is None or forgot["after_event"] >= task["id"]) else task
         if task and newest and task["turn"] == newest["turn"]:
             lines += undo_last_turn(self.tools.store)
         if forgot and newest and forgot["turn"] == newest["turn"] and self.tools.memory:

@@ -249,7 +249,12 @@ def _m5_planner_fields(conn: sqlite3.Connection) -> None:
 # Ordered; index i upgrades user_version i to i + 1. Append only.
 def _m6_forget_undo(conn: sqlite3.Connection) -> None:
     # A forgotten memory keeps its whole row and vector under the turn that forgot it, so /undo brings it back.
-    _add_columns(conn, "memory_history", {"turn": "TEXT", "row": "TEXT", "embedding": "BLOB", "undone_at": "TEXT"})
+    # after_event: the newest task_events.id when it was forgotten, so /undo knows which came last.
+    _add_columns(
+        conn,
+        "memory_history",
+        {"turn": "TEXT", "row": "TEXT", "embedding": "BLOB", "undone_at": "TEXT", "after_event": "INTEGER"},
+    )
     conn.execute("CREATE INDEX IF NOT EXISTS memory_history_pending ON memory_history (turn) WHERE undone_at IS NULL")
 
 

@@ -224,8 +224,8 @@ class LongTermMemory:
                 raise ToolError(f"no memory with id={row['id']}")
             kept = {k: full[k] for k in full.keys() if k != "embedding"}
             conn.execute(
-                "INSERT INTO memory_history (memory_id, old_text, reason, changed_at, turn, row, embedding) "
-                "VALUES (?, ?, 'forget', ?, ?, ?, ?)",
+                "INSERT INTO memory_history (memory_id, old_text, reason, changed_at, turn, row, embedding, after_event)"
+                " VALUES (?, ?, 'forget', ?, ?, ?, ?, (SELECT COALESCE(MAX(id), 0) FROM task_events))",
                 (row["id"], row["text"], _now(), turn, json.dumps(kept), full["embedding"]),
             )
             conn.execute("DELETE FROM memories WHERE id = ?", (row["id"],))

@@ -145,10 +145,11 @@ def test_each_command_output_in_a_recorded_console(fake, make_agent, store, memo
     assert "main main · critic critic · embed embed" in text
     assert "plain cannot call tools" in text and "nope is not pulled; /pull nope first" in text
     assert "pulled newmodel" in text and "main model is now newmodel" in text and agent.config.model == "newmodel"
-    assert "forgot [1] The user's cat is named Pixel." in text
+    assert "forgot [1] The user's cat is named Pixel. (/undo brings it back)" in text
     assert "unknown command /bogus; type /help for the list" in text
     assert "overdue\n     1  file taxes  (was due 2026-11-20)" in text
-    assert 'undone:\n  removed task 1 "file taxes" (it was added)\nnothing to undo' in text
+    # the newest first: the forgotten memory, then the task added before it
+    assert 'restored memory 1 "The user\'s cat is named Pixel." (it was forgotten)\nundone:\n  removed task 1' in text
 
 
 def test_a_pasted_block_of_lines_is_one_turn(fake, spawn):
