@@ -152,7 +152,8 @@ class FakeOllama:
         Handler.fake = fake
         self.server = _QuietServer(("127.0.0.1", port), Handler)
         self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        # A short poll: shutdown() waits up to one poll interval, and every test stops a server.
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
         return self
 
     def stop(self) -> None:
