@@ -112,6 +112,7 @@ class Agent:
         self.tools = tools
         self.keeper = keeper  # background memory extraction and summaries; None to skip
         self._guards: Guards | None = None  # resolved at the first turn (see guards)
+        self._capabilities: list[str] = []  # the main model's, as Ollama reports them (with the guards)
         self._turn_start = 0  # len(history.messages) once this turn's request is stored
         self._scratch: list[tuple[int, Message]] = []
         self._last_request: list[Message] = []  # the previous request's messages, for prefix reuse
@@ -218,17 +219,24 @@ class Agent:
         again after set_model.
         """
         if self._guards is None:
-            size = None
-            if self.config.guards == "auto":
-                try:
-                    size = self.llm.parameter_size(self.config.model)
-                except ModelError as e:  # the turn itself will say what is wrong with the server
-                    log.info("guard profile: model size unknown (%s)", e)
+            size, self._capabilities = None, []
+            try:
+                size, self._capabilities = self.llm.facts(self.config.model)
+            except ModelError as e:  # the turn itself will say what is wrong with the server
+                log.info("model facts unknown (%s)", e)
             self._guards = Guards(pick_profile(self.config.guards, size))
             log.info(
                 "guard profile %s (setting %s, %s)", self._guards.profile, self.config.guards, size or "size unknown"
             )
         return self._guards
+
+    def _think(self) -> bool | None:
+        """`think` for the main model: True with --think; False to keep a thinking model from thinking;
+        left out (None) for a model that cannot think, since some Ollama versions reject it there."""
+        if self.config.think:
+            return True
+        self.guards  # noqa: B018  (reads the model's capabilities once)
+        return False if "thinking" in self._capabilities else None
 
     def set_model(self, name: str) -> None:
         """Use another main model from the next turn; the auto guard profile is picked again for it."""
@@ -334,7 +342,7 @@ class Agent:
             on_thinking=lambda text: emit("thinking", {"text": text}),  # shown, never stored
             tools=self.tool_specs,
             options=self.options,
-            think=self.config.think,
+            think=self._think(),
             keep_alive=self.config.keep_alive,
         )
         try:

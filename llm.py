@@ -257,14 +257,14 @@ class Ollama:
             raise self._translate(e, model) from None
         return list(getattr(r, "capabilities", None) or [])
 
-    def parameter_size(self, model: str) -> str | None:
-        """The model's size as `show()` reports it ('9.0B', '494.03M'); None if not said."""
+    def facts(self, model: str) -> tuple[str | None, list[str]]:
+        """What `show()` says of a model: its size ('9.0B', '494.03M'; None if not said) and capabilities."""
         try:
             r = self.client.show(model)
         except Exception as e:
             raise self._translate(e, model) from None
         details = getattr(r, "details", None)
-        return getattr(details, "parameter_size", None) or None
+        return getattr(details, "parameter_size", None) or None, list(getattr(r, "capabilities", None) or [])
 
     def loaded(self) -> set[str]:
         """Models resident in memory now (`ps()`), with and without ':latest'."""
