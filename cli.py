@@ -29,6 +29,7 @@ from config import GUARD_PROFILES, Config, ConfigError, parse_today
 from db import DatabaseError, Store, explain
 from llm import ModelError, Ollama
 from memory import ensure_session, latest_session, new_session_name
+from prompts import TOO_MANY_STEPS
 
 log = logging.getLogger("planner")
 
@@ -289,14 +290,33 @@ def rich_terminal(env: dict[str, str] | Any, out: TextIO) -> bool:
     return out.isatty() and not env.get("NO_COLOR") and env.get("TERM", "") != "dumb"
 
 
+# Exit statuses of a one-shot request (README, "One-shot requests"); 2 is a bad flag or setting.
+EXIT_OK, EXIT_ERROR, EXIT_GAVE_UP, EXIT_REFUSED = 0, 1, 3, 4
+REFUSALS = ("declined", "no one can confirm", "did not ask to", "already said no")
+
+
 def run_once(agent: Agent, message: str, out: TextIO) -> int:
-    """One request from the command line: print the reply; status 1 if the turn failed."""
+    """One request from the command line: print the reply; the exit status says how it went.
+
+    0 done; 1 the turn failed (Ollama, the database); 3 the model gave up at the step limit;
+    4 a change was refused or declined (a deletion without --yes, a "no"). A /command runs
+    locally, as in the REPL.
+    """
+    if message.startswith("/"):
+        said = run_command(agent, message, Stats())
+        out.write(safe(said) + "\n")
+        return EXIT_ERROR if said.startswith(("error:", "unknown command", "usage:")) else EXIT_OK
     result = agent.run_turn(message)
     if result.error:
         err(result.error)
-        return 1
+        return EXIT_ERROR
     out.write(safe(result.reply) + "\n")
-    return 0
+    if result.reply == TOO_MANY_STEPS.format(n=agent.config.max_turns):
+        return EXIT_GAVE_UP
+    refused = [
+        c for c in result.tool_calls if not c["ok"] and any(w in str(c["result"].get("error")) for w in REFUSALS)
+    ]
+    return EXIT_REFUSED if refused else EXIT_OK
 
 
 def main(argv: list[str] | None = None) -> int:

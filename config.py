@@ -115,12 +115,9 @@ class Config:
             c.db_path = Path(env["PLANNER_DB"]).expanduser()
         if env.get("PLANNER_TODAY"):
             c.today = parse_today(env["PLANNER_TODAY"], "PLANNER_TODAY")
-        if env.get("PLANNER_YES", "") in ("1", "true", "yes"):
-            c.yes = True
-        if env.get("PLANNER_WEB", "") in ("1", "true", "yes"):
-            c.web = True
-        if env.get("PLANNER_AUTO_MEMORY", "") in ("0", "false", "no"):
-            c.auto_memory = False
+        for var, name in (("PLANNER_YES", "yes"), ("PLANNER_WEB", "web"), ("PLANNER_AUTO_MEMORY", "auto_memory")):
+            if env.get(var):
+                setattr(c, name, parse_bool(env[var], var))
         return c
 
     def replace(self, **changes) -> Config:
@@ -130,6 +127,17 @@ class Config:
 
 class ConfigError(ValueError):
     """A setting the user gave cannot be used; the message says which and why."""
+
+
+TRUE, FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+def parse_bool(value: str, source: str) -> bool:
+    """A yes/no setting: 1/0, true/false, yes/no or on/off; anything else is a ConfigError."""
+    v = value.strip().lower()
+    if v in TRUE or v in FALSE:
+        return v in TRUE
+    raise ConfigError(f"{source} must be one of 1/0, true/false, yes/no, on/off, not {value!r}")
 
 
 def parse_today(value: str, source: str) -> dt.date:

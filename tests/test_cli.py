@@ -328,3 +328,32 @@ def test_slash_commands_for_tasks_sessions_history_switches_and_stats(fake, tmp_
     assert "session home\nsession " in out and "nothing said yet" in out
     assert "* " in out and " home " in out
     assert "session work (0 messages)\nsession work" in out
+
+
+def test_one_shot_commands_run_locally_and_exit_codes_say_how_it_went(fake, tmp_path):
+    fake.script("main", {"tool_calls": [call("add_task", title="x")]}, {"content": "Added x."})
+    assert run_agent(fake, tmp_path, [], "--no-reflect", "add x").returncode == 0
+    p = run_agent(fake, tmp_path, [], "/tasks")  # a command: no model call
+    assert p.returncode == 0 and "x" in p.stdout and len(fake.chats("main")) == 2
+    assert run_agent(fake, tmp_path, [], "/bogus").returncode == 1
+    fake.script("main", {"tool_calls": [call("delete_task", id=1)]}, {"content": "I could not delete it."})
+    p = run_agent(fake, tmp_path, [], "--no-reflect", "delete x")  # no terminal, no --yes: refused
+    assert p.returncode == 4 and p.stdout.strip() == "I could not delete it."
+    fake.respond_with("main", lambda body: {"tool_calls": [call("list_tasks", limit=len(body["messages"]))]})
+    p = run_agent(fake, tmp_path, [], "--no-reflect", "loop", env={"PLANNER_MAX_TURNS": "2"})
+    assert p.returncode == 3 and "stopped after 2 steps" in p.stdout
+    fake.responders.pop("main")
+    fake.script("main", {"status": 500, "error": "boom"})
+    assert run_agent(fake, tmp_path, [], "--no-reflect", "hi").returncode == 1
+
+
+def test_yes_no_settings_accept_on_off_and_refuse_anything_else(tmp_path):
+    from config import Config, ConfigError
+
+    assert Config.from_env({"PLANNER_YES": "on", "PLANNER_WEB": "Yes", "PLANNER_AUTO_MEMORY": "off"}).yes is True
+    assert Config.from_env({"PLANNER_AUTO_MEMORY": "off"}).auto_memory is False
+    assert Config.from_env({"PLANNER_WEB": "0"}).web is False
+    with pytest.raises(ConfigError, match="PLANNER_YES must be one of 1/0, true/false, yes/no, on/off"):
+        Config.from_env({"PLANNER_YES": "sure"})
+    p = run_agent(None, tmp_path, [], "hi", env={"PLANNER_WEB": "maybe"})
+    assert p.returncode == 2 and p.stderr.startswith("error: PLANNER_WEB must be one of")
