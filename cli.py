@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import logging.handlers
 import os
 import signal
 import sqlite3
@@ -108,10 +109,16 @@ def load_config(argv: list[str] | None, env: dict[str, str] | None = None) -> Co
     )
 
 
+LOG_BYTES, LOG_FILES = 1_000_000, 3  # agent.log rotates at 1 MB, keeping agent.log.1 to .3
+
+
 def setup_logging(path: Path) -> None:
     """Send the planner's log to agent.log and nowhere else (nowhere, with one line, if it cannot be written)."""
     try:
-        handler: logging.Handler = logging.FileHandler(path, encoding="utf-8")
+        # Size-capped: a planner used for years must not grow an unbounded log beside its data.
+        handler: logging.Handler = logging.handlers.RotatingFileHandler(
+            path, maxBytes=LOG_BYTES, backupCount=LOG_FILES, encoding="utf-8"
+        )
     except OSError as e:
         print(f"warning: no log this run: cannot write {path} ({e.strerror})", file=sys.stderr)
         handler = logging.NullHandler()
@@ -402,6 +409,9 @@ def exchange_command(argv: list[str]) -> int:
 
 def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    # Private by default: the data folder, the database, its WAL and SHM, the input history and the log are
+    # created readable by the user alone (0700 and 0600). Files that already exist keep their modes.
+    os.umask(0o077)
     if hasattr(signal, "SIGXFSZ"):
         # Past a file size limit, a write fails (SQLite says the disk is full) instead of killing us.
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)

@@ -357,3 +357,32 @@ def test_yes_no_settings_accept_on_off_and_refuse_anything_else(tmp_path):
         Config.from_env({"PLANNER_YES": "sure"})
     p = run_agent(None, tmp_path, [], "hi", env={"PLANNER_WEB": "maybe"})
     assert p.returncode == 2 and p.stderr.startswith("error: PLANNER_WEB must be one of")
+
+
+def test_the_data_folder_and_every_file_in_it_are_private(fake, tmp_path):
+    import stat
+
+    home = tmp_path / "fresh"
+    fake.script("main", {"tool_calls": [call("add_task", title="x")]}, {"content": "ok"})
+    assert run_agent(fake, home, ["add x"], "--no-reflect").returncode == 0
+    assert stat.S_IMODE(home.stat().st_mode) == 0o700
+    files = [p for p in home.iterdir() if p.is_file()]
+    assert {p.name for p in files} >= {"planner.db", "agent.log"}
+    assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in files), [(p.name, oct(p.stat().st_mode)) for p in files]
+
+
+def test_the_log_rotates_at_its_size_cap(tmp_path, monkeypatch):
+    import logging
+
+    import cli
+
+    monkeypatch.setattr(cli, "LOG_BYTES", 2000)
+    cli.setup_logging(tmp_path / "agent.log")
+    log = logging.getLogger("planner")
+    for i in range(200):
+        log.info("line %d %s", i, "x" * 50)
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["agent.log", "agent.log.1", "agent.log.2", "agent.log.3"]
+    assert all(p.stat().st_size <= 2100 for p in tmp_path.iterdir())
+    for h in log.handlers:
+        h.close()
