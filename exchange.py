@@ -80,7 +80,7 @@ def to_todotxt(tasks: list[dict[str, Any]]) -> str:
         if t["due_time"]:
             parts.append(f"time:{t['due_time']}")
         if t["repeat"]:
-            parts.append(f"rec:{t['repeat']}")
+            parts.append(f"rec:{to_rec(t['repeat'])}")
         if t["status"] == "done" and pri:
             parts.append(f"pri:{pri}")  # the spec drops (A) from done tasks; keep it as a key
         parts.append(f"uid:{t['uid']}")
@@ -91,6 +91,31 @@ def to_todotxt(tasks: list[dict[str, Any]]) -> str:
 TODO_KEYS = ("due", "time", "rec", "uid", "pri")
 _TODO_META = re.compile(rf"[+@]\S|(?:{'|'.join(TODO_KEYS)}):\S|\\")  # a title word todo.txt would misread
 _TODO_LEAD = re.compile(r"x|\([A-Z]\)|\d{4}-\d{2}-\d{2}")  # a first word read as done, priority or date
+
+
+_REC_UNITS = {"d": "DAILY", "w": "WEEKLY", "m": "MONTHLY", "y": "YEARLY"}
+
+
+def to_rec(rule: str) -> str:
+    """A repeat rule in todo.txt's common rec: form (1w, 2m, 1b) where it has one, else the RRULE itself."""
+    parts = dict(p.partition("=")[::2] for p in rule.split(";"))
+    n = parts.pop("INTERVAL", "1")
+    freq = parts.pop("FREQ", "")
+    if parts == {"BYDAY": "MO,TU,WE,TH,FR"} and freq == "WEEKLY" and n == "1":
+        return "1b"  # business days
+    unit = {v: k for k, v in _REC_UNITS.items()}.get(freq)
+    return f"{n}{unit}" if unit and not parts else rule
+
+
+def from_rec(value: str) -> str:
+    """todo.txt's rec: value (1w, +2m, 1b, or an RRULE) as an RRULE."""
+    m = re.fullmatch(r"\+?(\d{1,3})([dwmyb])", value.strip().lower())
+    if not m:
+        return value  # an RRULE, or something parse_repeat will explain
+    n, unit = int(m[1]), m[2]
+    if unit == "b":
+        return "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR" if n == 1 else f"FREQ=DAILY;INTERVAL={n}"
+    return f"FREQ={_REC_UNITS[unit]}" + (f";INTERVAL={n}" if n > 1 else "")
 
 
 def _todo_title(title: str) -> str:
@@ -173,7 +198,12 @@ def _clean(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         raise ToolError(f"status must be open or done, not {status!r}")
     fields["status"] = status
     if raw.get("due_date"):
-        fields["due_date"] = check_year(dt.date.fromisoformat(str(raw["due_date"]))).isoformat()
+        try:
+            fields["due_date"] = check_year(dt.date.fromisoformat(str(raw["due_date"]))).isoformat()
+        except DateError:
+            raise
+        except ValueError as e:
+            raise ToolError(f"due_date {str(raw['due_date'])[:40]!r} is not a date like 2026-12-04") from e
     if raw.get("due_time"):
         fields["due_time"] = check_time(str(raw["due_time"]))
     if raw.get("priority"):
@@ -186,13 +216,20 @@ def _clean(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         fields["recurrence"] = parse_repeat(str(raw["repeat"]))
     for key in ("created_at", "completed_at"):
         if raw.get(key):
-            when = dt.datetime.fromisoformat(str(raw[key]))
+            try:
+                when = dt.datetime.fromisoformat(str(raw[key]))
+            except ValueError:
+                raise ToolError(f"{key} {str(raw[key])[:40]!r} is not a date and time like 2026-12-01T09:30") from None
             if when.tzinfo is not None:  # stored as local time, like the planner's own
                 when = when.astimezone().replace(tzinfo=None)
             fields[key] = when.isoformat(timespec="seconds")
     uid = str(raw.get("uid") or "").strip()
+    if not uid:
+        # Written by another program: the same task gets the same uid, so it imports once.
+        key = json.dumps([fields["title"], fields.get("due_date"), fields.get("due_time")], ensure_ascii=False)
+        uid = "import-" + hashlib.sha256(key.encode()).hexdigest()[:20]
     if not re.fullmatch(r"[\w.@-]{1,100}", uid):
-        raise ToolError("uid is missing or not a plain word")
+        raise ToolError(f"uid {uid[:40]!r} is not a plain word (letters, digits, . @ - _)")
     fields["uid"] = uid
     return fields, clean_tags(raw.get("tags") or [])
 
@@ -229,6 +266,8 @@ def parse_todotxt_line(line: str) -> dict[str, Any]:
         elif sep and value and key in TODO_KEYS:
             name = {"due": "due_date", "time": "due_time", "rec": "repeat", "uid": "uid", "pri": "priority"}[key]
             row[name] = {"A": "high", "B": "medium"}.get(value, "low") if key == "pri" else value
+            if key == "rec":
+                row[name] = from_rec(value)
         else:
             title.append(w)
     row["title"] = " ".join(title)

@@ -294,7 +294,7 @@ def test_todotxt_from_another_program_imports_once_and_bad_lines_are_reported(st
     r = exchange.import_text(store, text, "todotxt")
     assert r["added"] == 2 and r["problems"] == [
         "line 3: title must not be empty",
-        "line 5: day is out of range for month",
+        "line 5: due_date '2026-02-31' is not a date like 2026-12-04",
     ]
     tasks = everything(store)
     assert (tasks[0]["title"], tasks[0]["priority"], tasks[0]["tags"], tasks[0]["due_date"]) == (
@@ -388,3 +388,17 @@ def test_a_database_from_before_these_fields_is_upgraded_in_place(tmp_path):
         assert all(uids) and len(set(uids)) == 2
     finally:
         store.close()
+
+
+def test_json_from_other_programs_imports_once_and_rec_uses_the_common_todotxt_form(store, tmp_path):
+    rows = [{"title": "water plants", "due_date": "2026-12-04"}, {"title": "bad", "due_date": "next tuesday"}]
+    r = exchange.import_text(store, json.dumps(rows), "json")
+    assert r["added"] == 1 and r["problems"] == ["task 2: due_date 'next tuesday' is not a date like 2026-12-04"]
+    assert exchange.import_text(store, json.dumps(rows[:1]), "json")["skipped"] == 1  # the same uid again
+    assert exchange.to_rec("FREQ=WEEKLY") == "1w" and exchange.to_rec("FREQ=MONTHLY;INTERVAL=2") == "2m"
+    assert exchange.to_rec("FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR") == "1b"
+    assert exchange.to_rec("FREQ=WEEKLY;BYDAY=MO,TH") == "FREQ=WEEKLY;BYDAY=MO,TH"  # no short form: the rule
+    for rec in ("1w", "+1w", "2m", "1b", "3d", "1y", "FREQ=WEEKLY;BYDAY=MO,TH"):
+        assert exchange.to_rec(exchange.from_rec(rec)) == rec.lstrip("+")
+    line = exchange.parse_todotxt_line("pay rent due:2027-01-01 rec:+1m")
+    assert line["repeat"] == "FREQ=MONTHLY" and line["title"] == "pay rent"
