@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from agent import INTERRUPTED, Agent, build_agent
-from commands import Stats, run_command, safe
+from commands import EXIT_WORDS, Stats, run_command, safe
 from config import GUARD_PROFILES, Config, ConfigError, parse_today
 from db import DatabaseError, Store, explain
 from llm import ModelError, Ollama
@@ -33,8 +33,6 @@ from memory import ensure_session, latest_session, new_session_name
 from prompts import TOO_MANY_STEPS
 
 log = logging.getLogger("planner")
-
-EXIT_WORDS = {"exit", "quit", "/exit", "/quit"}
 
 
 def build_parser(defaults: Config) -> argparse.ArgumentParser:

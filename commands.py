@@ -8,6 +8,7 @@ switches) but never print; cli.py prints what they return.
 from __future__ import annotations
 
 import datetime as dt
+import re
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -76,7 +77,7 @@ def command(usage: str) -> Callable[[Handler], Handler]:
 def run_command(agent: Agent, line: str, stats: Stats) -> str:
     """Run '/name args' and return what to show."""
     name, _, arg = line[1:].partition(" ")
-    entry = COMMANDS.get(name.lower())
+    entry = COMMANDS.get(ALIASES.get(name.lower(), name.lower()))
     if entry is None:
         return f"unknown command /{name}; type /help for the list"
     try:
@@ -87,9 +88,26 @@ def run_command(agent: Agent, line: str, stats: Stats) -> str:
         return f"error: {explain(e) or f'the database could not be read ({e})'}"
 
 
-@command("/help              this list")
+EXIT_WORDS = {"exit", "quit", "/exit", "/quit", "/bye"}  # /bye as `ollama run` users type it
+ALIASES = {"?": "help"}
+
+
+def help_text() -> str:
+    """Every command and what it does, aligned: /help, completion and the README all show this."""
+    rows = [re.split(r"\s{2,}", usage, maxsplit=1) for usage, _ in COMMANDS.values()]
+    rows.append(["exit", "leave (or Ctrl-D; also quit, /bye)"])
+    width = max(len(r[0]) for r in rows) + 2
+    return "\n".join(f"{r[0]:<{width}}{r[1] if len(r) > 1 else ''}".rstrip() for r in rows)
+
+
+@command("/help  this list (also /?)")
 def _help(agent: Agent, arg: str, stats: Stats) -> str:
-    return "\n".join(usage for usage, _ in COMMANDS.values()) + "\nexit               leave (or Ctrl-D)"
+    return help_text()
+
+
+@command("/clear  clear the screen")
+def _clear(agent: Agent, arg: str, stats: Stats) -> str:
+    return ""  # the full terminal clears itself before this; a pipe has no screen
 
 
 def _when(t: dict[str, Any]) -> str:
@@ -104,7 +122,7 @@ def _extras(t: dict[str, Any]) -> str:
     return " ".join(bits)
 
 
-@command("/tasks [open|done|all]  your tasks (open ones if not said)")
+@command("/tasks [open|done|all]  your tasks as a table: overdue marked, priority, tags and repeats shown")
 def _tasks(agent: Agent, arg: str, stats: Stats) -> str:
     result, ok = dispatch(agent.tools, "list_tasks", {"status": arg or "open", "limit": 100})
     if not ok:
@@ -151,13 +169,13 @@ def _agenda(agent: Agent, arg: str, stats: Stats) -> str:
     return "\n".join(out)
 
 
-@command("/undo              revert the task changes of the last request")
+@command("/undo  revert the changes of the last request (again: the one before)")
 def _undo(agent: Agent, arg: str, stats: Stats) -> str:
     lines = agent.undo_last_turn()
     return "undone:\n  " + "\n  ".join(lines) if lines else "nothing to undo"
 
 
-@command("/memories [WORDS]  what the planner remembers, or a search of it")
+@command("/memories [WORDS]  what the planner remembers, or a search of it (with scores)")
 def _memories(agent: Agent, arg: str, stats: Stats) -> str:
     memory = agent.tools.memory
     if memory is None:
@@ -250,7 +268,7 @@ def _think(agent: Agent, arg: str, stats: Stats) -> str:
     return _switch_flag(agent, arg, "think", "think")
 
 
-@command("/stats             model calls, tokens and tool calls so far")
+@command("/stats  model calls, tokens, tokens/s, time in model, loading and tools, prompt-cache reuse")
 def _stats(agent: Agent, arg: str, stats: Stats) -> str:
     def line(label: str, s: Any, tools: int, errors: int) -> str:
         rate = s.eval_tokens / (s.model_seconds - s.load_seconds) if s.model_seconds > s.load_seconds else 0
@@ -273,7 +291,7 @@ def _stats(agent: Agent, arg: str, stats: Stats) -> str:
     return "\n".join(lines)
 
 
-@command("/model [main|critic NAME]  the models, or switch one (it must be pulled)")
+@command("/model [main|critic NAME]  show the models, or switch one (it must be pulled)")
 def _model(agent: Agent, arg: str, stats: Stats) -> str:
     c = agent.config
     if not arg:
@@ -297,7 +315,7 @@ def _model(agent: Agent, arg: str, stats: Stats) -> str:
     return f"main model is now {name} (guards: {agent.guards.profile})"
 
 
-@command("/pull NAME         download a model through Ollama")
+@command("/pull NAME  download a model, with a progress bar in a terminal")
 def _pull(agent: Agent, arg: str, stats: Stats) -> str:
     if not arg:
         return "usage: /pull NAME"

@@ -29,10 +29,9 @@ from rich.spinner import Spinner
 from rich.text import Text
 
 from agent import Agent, TurnResult
-from commands import COMMANDS, Stats, run_command, safe
+from commands import COMMANDS, EXIT_WORDS, Stats, run_command, safe
 from llm import ModelError
 
-EXIT_WORDS = {"exit", "quit", "/exit", "/quit"}
 ARGUMENTS = {"tasks": ["open", "done", "all"], "reflect": ["on", "off"], "think": ["on", "off"]}
 EXAMPLES = [
     "add buy milk for tomorrow and call the dentist on friday",

@@ -386,3 +386,23 @@ def test_the_log_rotates_at_its_size_cap(tmp_path, monkeypatch):
     assert all(p.stat().st_size <= 2100 for p in tmp_path.iterdir())
     for h in log.handlers:
         h.close()
+
+
+def test_help_lists_every_command_aligned_and_the_readme_shows_the_same(fake, make_agent):
+    from commands import COMMANDS, Stats, help_text, run_command
+
+    agent = make_agent()
+    text = run_command(agent, "/help", Stats())
+    assert text == run_command(agent, "/?", Stats()) == help_text()
+    assert all(f"/{name}" in text for name in COMMANDS) and "/clear" in text and "/bye" in text
+    starts = {len(line) - len(line.split("  ", 1)[1].lstrip()) for line in text.splitlines() if "  " in line}
+    assert len(starts) == 1  # one column for the descriptions
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("Commands typed after `/` are answered locally")[1].split("```text\n", 1)[1].split("```")[0]
+    assert block.strip() == text
+
+
+def test_bye_leaves_like_exit(fake, tmp_path):
+    fake.script("main", {"content": "Hi."})
+    p = run_agent(fake, tmp_path, ["hello", "/bye", "never sent"], "--no-reflect")
+    assert p.returncode == 0 and len(fake.chats("main")) == 1
