@@ -137,6 +137,19 @@ def err(message: str) -> None:
 # ---------------------------------------------------------------- start-up checks
 
 
+def missing_models(names: list[str], config: Config) -> str:
+    """One message for every missing model: the pull line for each, and the flag that runs without it."""
+    roles = {config.model: "main", config.critic_model: "critic", config.embed_model: "embedding"}
+    without = []
+    if config.critic_model in names and config.critic_model != config.model:
+        without.append("--no-reflect --no-auto-memory run without the critic")
+    if config.embed_model in names:
+        without.append("the embedding model is needed for long-term memory")
+    lines = [f"{len(names)} model{'s are' if len(names) > 1 else ' is'} not pulled:"]
+    lines += [f"  ollama pull {n}    # {roles.get(n, 'model')}" for n in names]
+    return "\n".join(lines + [f"  ({w})" for w in without])
+
+
 def ensure_models(llm: Ollama, config: Config, interactive: bool) -> str | None:
     """Check the server and models; offer pulls. Returns an error line or None."""
     try:
@@ -147,14 +160,13 @@ def ensure_models(llm: Ollama, config: Config, interactive: bool) -> str | None:
     wanted = [config.model, config.embed_model] + (
         [config.critic_model] if config.reflect or config.auto_memory else []
     )
-    for name in dict.fromkeys(wanted):
-        if name in have or f"{name}:latest" in have:
-            continue
-        if not interactive:
-            return f"model {name!r} is not pulled. Run: ollama pull {name}"
+    missing = [n for n in dict.fromkeys(wanted) if n not in have and f"{n}:latest" not in have]
+    if missing and not interactive:
+        return missing_models(missing, config)
+    for name in missing:
         answer = input(f"Model {name!r} is not pulled. Pull it now? [Y/n] ").strip().lower()
         if answer not in ("", "y", "yes"):
-            return f"model {name!r} is needed. Run: ollama pull {name}"
+            return missing_models([name], config)
         try:
             show_pull(llm, name)
         except ModelError as e:

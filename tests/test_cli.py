@@ -59,7 +59,7 @@ def test_ollama_down_prints_one_clear_line_and_exits_1(tmp_path):
 def test_a_model_not_pulled_prints_the_pull_command(fake, tmp_path):
     p = run_agent(fake, tmp_path, ["hi"], "--model", "qwen3.5:9b")
     assert p.returncode == 1
-    assert "ollama pull qwen3.5:9b" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+    assert p.stderr == "error: 1 model is not pulled:\n  ollama pull qwen3.5:9b    # main\n"
 
 
 def test_a_model_without_tools_is_refused(fake, tmp_path):
@@ -406,3 +406,13 @@ def test_bye_leaves_like_exit(fake, tmp_path):
     fake.script("main", {"content": "Hi."})
     p = run_agent(fake, tmp_path, ["hello", "/bye", "never sent"], "--no-reflect")
     assert p.returncode == 0 and len(fake.chats("main")) == 1
+
+
+def test_every_missing_model_is_reported_at_once_with_its_pull_line(fake, tmp_path):
+    p = run_agent(fake, tmp_path, ["hi"], env={"PLANNER_CRITIC_MODEL": "small-critic", "PLANNER_EMBED_MODEL": "vec"})
+    assert p.returncode == 1
+    assert "2 models are not pulled:" in p.stderr
+    assert "ollama pull small-critic    # critic" in p.stderr and "ollama pull vec    # embedding" in p.stderr
+    assert "--no-reflect --no-auto-memory run without the critic" in p.stderr
+    p = run_agent(fake, tmp_path, ["hi"], "--no-reflect", "--no-auto-memory", env={"PLANNER_CRITIC_MODEL": "x"})
+    assert p.returncode == 0  # the critic is not needed then
