@@ -24,9 +24,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
+import offline
 from agent import INTERRUPTED, Agent, build_agent
 from commands import EXIT_WORDS, Stats, run_command, safe
-from config import GUARD_PROFILES, Config, ConfigError, parse_today
+from config import GUARD_PROFILES, VERSION, Config, ConfigError, parse_today
 from db import DatabaseError, Store, explain
 from llm import ModelError, Ollama
 from memory import ensure_session, latest_session, new_session_name
@@ -35,9 +36,36 @@ from prompts import TOO_MANY_STEPS
 log = logging.getLogger("planner")
 
 
+EPILOG = """\
+subcommands (no model needed; --db and --today may stand before or after them):
+  export [--format json|todotxt|ics] [--memories] [-o FILE]   your tasks (and memories) as a file
+  import FILE [--format json|todotxt]                         add the tasks of a file, once
+  backup FILE                                                 a consistent copy of the database
+  tasks [open|done|all]                                       the task table, as /tasks
+  agenda [DAYS]                                               the agenda, as /agenda
+
+environment: PLANNER_MODEL, PLANNER_CRITIC_MODEL, PLANNER_EMBED_MODEL, PLANNER_HOME, PLANNER_DB,
+  PLANNER_GUARDS, PLANNER_YES, PLANNER_WEB, PLANNER_WEB_URL, PLANNER_AUTO_MEMORY, PLANNER_TODAY,
+  PLANNER_NUM_CTX, PLANNER_NUM_PREDICT, PLANNER_CRITIC_NUM_CTX, PLANNER_MAX_TURNS, PLANNER_TIMEOUT,
+  PLANNER_REPLY_TIMEOUT, PLANNER_KEEP_ALIVE, PLANNER_CRITIC_KEEP_ALIVE, OLLAMA_HOST
+
+data: {home}/planner.db, with agent.log and input_history beside it
+
+examples:
+  python agent.py                              talk to it in the terminal
+  python agent.py add milk tomorrow            one request, then exit
+  python agent.py backup ~/planner-backup.db   a copy, safe while the planner runs
+"""
+
+
 def build_parser(defaults: Config) -> argparse.ArgumentParser:
     """The command-line flags; defaults come from the environment."""
-    p = argparse.ArgumentParser(prog="agent.py", description="A private personal planner on a local Ollama server.")
+    p = argparse.ArgumentParser(
+        prog="agent.py",
+        description="A private personal planner on a local Ollama server.",
+        epilog=EPILOG.format(home=defaults.db_path.parent),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--model", default=defaults.model, help=f"main model (default {defaults.model})")
     p.add_argument(
         "--critic-model", default=defaults.critic_model, help=f"critic model (default {defaults.critic_model})"
@@ -78,7 +106,10 @@ def build_parser(defaults: Config) -> argparse.ArgumentParser:
     p.add_argument("--today", default=None, help="pretend today is this date (YYYY-MM-DD)")
     p.add_argument("-q", "--quiet", action="store_true", help="hide the trace of tool calls")
     p.add_argument("-v", "--verbose", action="store_true", help="show token counts and timings of each model call")
-    p.add_argument("message", nargs="?", help="run this one request and exit ('-' reads it from stdin)")
+    p.add_argument("--version", action="version", version=f"planner {VERSION}")
+    p.add_argument(
+        "message", nargs="*", help="run this one request and exit (the words need no quotes; '-' reads stdin)"
+    )
     return p
 
 
@@ -101,7 +132,7 @@ def load_config(argv: list[str] | None, env: dict[str, str] | None = None) -> Co
         auto_memory=args.auto_memory,
         num_ctx=args.num_ctx,
         today=parse_today(args.today, "--today") if args.today else base.today,
-        message=args.message,
+        message=" ".join(args.message) or None,
         quiet=args.quiet,
         verbose=args.verbose,
     )
@@ -351,72 +382,6 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
-def exchange_command(argv: list[str]) -> int:
-    """`export` and `import`: tasks to and from json, todo.txt and ics files, without Ollama."""
-    from exchange import FORMATS, export, guess_format, import_text
-
-    try:
-        base = Config.from_env()
-    except ConfigError as e:
-        err(str(e))
-        return 2
-    what = argv[0]
-    p = argparse.ArgumentParser(prog=f"agent.py {what}", description=f"{what} tasks")
-    p.add_argument("--db", type=Path, default=base.db_path, help=f"database file (default {base.db_path})")
-    if what == "export":
-        p.add_argument("--format", choices=FORMATS, default="json", help="json (everything), todotxt or ics")
-        p.add_argument("-o", "--output", type=Path, help="write to this file (default: standard output)")
-    else:
-        p.add_argument("file", type=Path, help="a json export or a todo.txt file")
-        p.add_argument("--format", choices=["json", "todotxt"], help="default: from the file name or content")
-    args = p.parse_args(argv[1:])
-    try:
-        store = Store(args.db.expanduser())
-    except DatabaseError as e:
-        err(str(e))
-        return 1
-    try:
-        if what == "export":
-            text = export(store, args.format)
-            if args.output is None:
-                sys.stdout.write(text)
-            else:
-                # Through a symlink to its target; a folder is refused before anything is written.
-                target = Path(os.path.realpath(args.output.expanduser()))
-                if target.is_dir():
-                    err(f"cannot write {args.output}: it is a folder; give a file name")
-                    return 1
-                tmp = target.with_name(target.name + ".part")  # no half-written file on a fault
-                try:
-                    tmp.write_text(text, encoding="utf-8", newline="")
-                    tmp.replace(target)
-                finally:
-                    tmp.unlink(missing_ok=True)
-                print(f"exported to {args.output}", file=sys.stderr)
-            return 0
-        try:
-            text = args.file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            err(f"cannot read {args.file}: {getattr(e, 'strerror', None) or e}")
-            return 1
-        result = import_text(store, text, args.format or guess_format(args.file.name, text))
-        print(f"imported {result['added']} tasks, skipped {result['skipped']} already there", file=sys.stderr)
-        for problem in result["problems"]:
-            print(f"  not imported: {problem}", file=sys.stderr)
-        return 1 if result["problems"] else 0
-    except OSError as e:
-        err(f"cannot write {args.output}: {e.strerror}")
-        return 1
-    except DatabaseError as e:  # busy, read-only, disk full, damaged
-        err(str(e))
-        return 1
-    except sqlite3.Error as e:  # a damaged page met while reading
-        err(str(explain(e) or f"the database could not be read ({e})"))
-        return 1
-    finally:
-        store.close()
-
-
 def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     # Private by default: the data folder, the database, its WAL and SHM, the input history and the log are
@@ -428,8 +393,9 @@ def _main(argv: list[str] | None) -> int:
     if hasattr(sys.stdin, "reconfigure"):
         # Piped bytes that are not UTF-8 become U+FFFD instead of ending the session.
         sys.stdin.reconfigure(errors="replace")
-    if argv and argv[0] in ("export", "import"):
-        return exchange_command(argv)
+    what, rest = offline.split(argv)
+    if what:
+        return offline.run(what, rest)
     try:
         config = load_config(argv)
     except ConfigError as e:

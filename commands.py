@@ -19,7 +19,7 @@ from db import DatabaseError, explain
 from llm import ModelError
 from memory import History, new_session_name, session_messages
 from tasks import new_turn
-from tools import ToolError, dispatch
+from tools import ToolContext, ToolError, dispatch
 
 
 @dataclass
@@ -124,12 +124,17 @@ def _extras(t: dict[str, Any]) -> str:
 
 @command("/tasks [open|done|all]  your tasks as a table: overdue marked, priority, tags and repeats shown")
 def _tasks(agent: Agent, arg: str, stats: Stats) -> str:
-    result, ok = dispatch(agent.tools, "list_tasks", {"status": arg or "open", "limit": 100})
+    return tasks_table(agent.tools, arg)
+
+
+def tasks_table(ctx: ToolContext, arg: str) -> str:
+    """The task table of /tasks (and `python agent.py tasks`, which needs no model)."""
+    result, ok = dispatch(ctx, "list_tasks", {"status": arg or "open", "limit": 100})
     if not ok:
         return f"error: {result['error']}"
     if not result["tasks"]:
         return f"no {'' if arg == 'all' else (arg or 'open') + ' '}tasks"
-    today = agent.today().isoformat()
+    today = ctx.today().isoformat()
     width = max(len(t["title"]) for t in result["tasks"])
     lines = [f"{'id':>4}  {'title':<{width}}  {'due':<16}  {'status':<7}  more"]
     for t in result["tasks"]:
@@ -143,9 +148,14 @@ def _tasks(agent: Agent, arg: str, stats: Stats) -> str:
 
 @command("/agenda [DAYS]     overdue, today and the next days (7)")
 def _agenda(agent: Agent, arg: str, stats: Stats) -> str:
+    return agenda_text(agent.tools, arg)
+
+
+def agenda_text(ctx: ToolContext, arg: str) -> str:
+    """The agenda of /agenda (and `python agent.py agenda`, which needs no model)."""
     if arg and not arg.isdigit():
         return "usage: /agenda [DAYS]"
-    result, ok = dispatch(agent.tools, "agenda", {"days": int(arg)} if arg else {})
+    result, ok = dispatch(ctx, "agenda", {"days": int(arg)} if arg else {})
     if not ok:
         return f"error: {result['error']}"
 

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+VERSION = "0.10.0"
 DEFAULT_HOST = "http://127.0.0.1:11434"
 GUARD_PROFILES = ("auto", "small", "standard", "off")  # guards.py says what each does
 

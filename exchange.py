@@ -54,10 +54,19 @@ def all_tasks(store: Store) -> list[dict[str, Any]]:
 # ---------------------------------------------------------------- export
 
 
-def to_json(tasks: list[dict[str, Any]]) -> str:
-    """All fields of every task."""
-    doc = {"format": "planner-tasks", "version": 1, "tasks": tasks}
+def to_json(tasks: list[dict[str, Any]], memories: list[dict[str, Any]] | None = None) -> str:
+    """All fields of every task (and, when given, the memories); "contains" says which."""
+    doc: dict[str, Any] = {"format": "planner-tasks", "version": 1, "contains": ["tasks"], "tasks": tasks}
+    if memories is not None:
+        doc["contains"].append("memories")
+        doc["memories"] = memories
     return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+
+
+def export_memories(store: Store) -> str:
+    """The json export with the long-term memories added: their text, kind, topic and dates (no vectors)."""
+    rows = store.conn().execute("SELECT id, text, kind, topic, created_at, updated_at FROM memories ORDER BY id")
+    return to_json(all_tasks(store), [dict(r) for r in rows])
 
 
 def to_todotxt(tasks: list[dict[str, Any]]) -> str:

@@ -1,6 +1,7 @@
 """`python agent.py` driven as a user or a script would: a subprocess fed
 lines on stdin, talking to the fake Ollama server."""
 
+import json
 import os
 import sqlite3
 import subprocess
@@ -416,3 +417,33 @@ def test_every_missing_model_is_reported_at_once_with_its_pull_line(fake, tmp_pa
     assert "--no-reflect --no-auto-memory run without the critic" in p.stderr
     p = run_agent(fake, tmp_path, ["hi"], "--no-reflect", "--no-auto-memory", env={"PLANNER_CRITIC_MODEL": "x"})
     assert p.returncode == 0  # the critic is not needed then
+
+
+def test_subcommands_work_without_ollama_and_take_global_options_on_either_side(fake, tmp_path):
+    fake.script("main", {"tool_calls": [call("add_task", title="milk", due_date="2026-12-02")]}, {"content": "ok"})
+    run_agent(fake, tmp_path, ["add milk"], "--no-reflect")
+    db = str(tmp_path / "planner.db")
+    for args in (["--db", db, "tasks"], ["tasks", "--db", db], ["--today", "2026-12-01", "agenda", "--db", db]):
+        p = run_agent(None, tmp_path, [], *args)  # Ollama unreachable: not needed
+        assert p.returncode == 0 and "milk" in p.stdout, (args, p.stderr)
+    backup = tmp_path / "copy.db"
+    p = run_agent(None, tmp_path, [], "backup", str(backup))
+    assert p.returncode == 0 and p.stderr == f"backed up 1 tasks and 0 memories to {backup}\n"
+    import sqlite3
+
+    assert sqlite3.connect(backup).execute("SELECT title FROM tasks").fetchall() == [("milk",)]
+    p = run_agent(None, tmp_path, [], "export", "--memories")
+    doc = json.loads(p.stdout)
+    assert doc["contains"] == ["tasks", "memories"] and doc["memories"] == []
+    assert json.loads(run_agent(None, tmp_path, [], "export").stdout)["contains"] == ["tasks"]
+
+
+def test_words_without_quotes_are_one_request_and_help_says_what_there_is(fake, tmp_path):
+    fake.script("main", {"content": "Added."})
+    p = run_agent(fake, tmp_path, [], "--no-reflect", "add", "milk", "tomorrow")
+    assert p.returncode == 0 and fake.chats("main")[0]["messages"][-1]["content"].startswith("add milk tomorrow")
+    p = run_agent(None, tmp_path, [], "--help")
+    for word in ("backup FILE", "export", "import FILE", "PLANNER_GUARDS", "planner.db", "examples:"):
+        assert word in p.stdout
+    p = run_agent(None, tmp_path, [], "--version")
+    assert p.returncode == 0 and p.stdout.startswith("planner ")

@@ -350,7 +350,9 @@ def test_export_and_import_from_the_command_line(planner, store, tmp_path):
     p = subprocess.run(
         [sys.executable, str(ROOT / "agent.py"), "export", "-o", str(out)], env=env, capture_output=True, text=True
     )
-    assert p.returncode == 0 and p.stderr == f"exported to {out}\n" and json.loads(out.read_text())["version"] == 1
+    assert (
+        p.returncode == 0 and p.stderr == f"exported tasks to {out}\n" and json.loads(out.read_text())["version"] == 1
+    )
     p = subprocess.run(
         [sys.executable, str(ROOT / "agent.py"), "export", "--format", "ics"], env=env, capture_output=True, text=True
     )

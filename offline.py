@@ -1,0 +1,194 @@
+"""Subcommands that need no model, so they work while Ollama is down:
+
+    python agent.py export [--format json|todotxt|ics] [--memories] [-o FILE]
+    python agent.py import FILE [--format json|todotxt]
+    python agent.py backup FILE        a consistent copy of the whole database, safe while the planner runs
+    python agent.py tasks [open|done|all]
+    python agent.py agenda [DAYS]
+
+Global options (--db, --today) may stand before or after the subcommand. Every
+fault is one line on stderr and exit status 1; 2 is a bad option.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import sqlite3
+import sys
+from pathlib import Path
+
+from config import Config, ConfigError, parse_today
+from db import DatabaseError, Store, explain
+
+SUBCOMMANDS = ("export", "import", "backup", "tasks", "agenda")
+# Options of the main command that take a value, so their values are never taken for a subcommand.
+VALUE_OPTIONS = {"--model", "--critic-model", "--embed-model", "--db", "--session", "--num-ctx", "--today", "--guards"}
+
+
+def split(argv: list[str]) -> tuple[str | None, list[str]]:
+    """(subcommand, the other arguments) when the first plain word is a subcommand, else (None, argv)."""
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word in VALUE_OPTIONS:
+            i += 2
+        elif word.startswith("-") and word != "-":
+            i += 1
+        else:
+            return (word, argv[:i] + argv[i + 1 :]) if word in SUBCOMMANDS else (None, argv)
+    return None, argv
+
+
+def err(message: str) -> None:
+    """One line for the user on stderr."""
+    from commands import safe
+
+    print(f"error: {safe(message)}", file=sys.stderr, flush=True)
+
+
+def parser(what: str, base: Config) -> argparse.ArgumentParser:
+    """The options of one subcommand (and the global ones it uses)."""
+    p = argparse.ArgumentParser(prog=f"agent.py {what}", description=(__doc__ or "").splitlines()[0])
+    p.add_argument("--db", type=Path, default=base.db_path, help=f"database file (default {base.db_path})")
+    p.add_argument("--today", default=None, help="pretend today is this date (YYYY-MM-DD)")
+    if what == "export":
+        from exchange import FORMATS
+
+        p.add_argument("--format", choices=FORMATS, default="json", help="json (everything), todotxt or ics")
+        p.add_argument("--memories", action="store_true", help="json only: add the long-term memories (text only)")
+        p.add_argument("-o", "--output", type=Path, help="write to this file (default: standard output)")
+    elif what == "import":
+        p.add_argument("file", type=Path, help="a json export or a todo.txt file")
+        p.add_argument("--format", choices=["json", "todotxt"], help="default: from the file name or content")
+    elif what == "backup":
+        p.add_argument("file", type=Path, help="where to write the copy (a new .db file)")
+    elif what == "tasks":
+        p.add_argument("status", nargs="?", choices=["open", "done", "all"], default="open")
+    else:
+        p.add_argument("days", nargs="?", type=int, default=7, help="how many days ahead (7)")
+    return p
+
+
+def run(what: str, argv: list[str]) -> int:
+    """Run one subcommand; returns the exit status."""
+    try:
+        base = Config.from_env()
+    except ConfigError as e:
+        err(str(e))
+        return 2
+    args = parser(what, base).parse_args(argv)
+    try:
+        today = parse_today(args.today, "--today") if args.today else base.today
+    except ConfigError as e:
+        err(str(e))
+        return 2
+    try:
+        store = Store(args.db.expanduser())
+    except DatabaseError as e:
+        err(str(e))
+        return 1
+    try:
+        return {"export": export, "import": import_, "backup": backup, "tasks": show, "agenda": show}[what](
+            store, args, today or dt.date.today(), what
+        )
+    except OSError as e:
+        err(f"cannot write {getattr(args, 'output', None) or getattr(args, 'file', '')}: {e.strerror}")
+        return 1
+    except DatabaseError as e:  # busy, read-only, disk full, damaged
+        err(str(e))
+        return 1
+    except sqlite3.Error as e:  # a damaged page met while reading
+        err(str(explain(e) or f"the database could not be read ({e})"))
+        return 1
+    finally:
+        store.close()
+
+
+def write_file(path: Path, text: str) -> None:
+    """Write through a symlink to its target, via a temporary file (no half-written file on a fault)."""
+    target = Path(os.path.realpath(path.expanduser()))
+    if target.is_dir():
+        raise IsADirectoryError(21, "it is a folder; give a file name")
+    tmp = target.with_name(target.name + ".part")
+    try:
+        tmp.write_text(text, encoding="utf-8", newline="")
+        tmp.replace(target)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def export(store: Store, args: argparse.Namespace, today: dt.date, what: str) -> int:
+    """export: every task (and with --memories, the memories) to stdout or a file."""
+    from exchange import export as export_text
+    from exchange import export_memories
+
+    if args.memories and args.format != "json":
+        err("--memories needs --format json")
+        return 2
+    text = export_memories(store) if args.memories else export_text(store, args.format)
+    if args.output is None:
+        sys.stdout.write(text)
+        return 0
+    write_file(args.output, text)
+    what = "tasks and memories" if args.memories else "tasks"
+    print(f"exported {what} to {args.output}", file=sys.stderr)
+    return 0
+
+
+def import_(store: Store, args: argparse.Namespace, today: dt.date, what: str) -> int:
+    """import: the tasks of a json or todo.txt file that are not there yet."""
+    from exchange import guess_format, import_text
+
+    try:
+        text = args.file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        err(f"cannot read {args.file}: {getattr(e, 'strerror', None) or e}")
+        return 1
+    result = import_text(store, text, args.format or guess_format(args.file.name, text))
+    print(f"imported {result['added']} tasks, skipped {result['skipped']} already there", file=sys.stderr)
+    for problem in result["problems"]:
+        print(f"  not imported: {problem}", file=sys.stderr)
+    return 1 if result["problems"] else 0
+
+
+def backup(store: Store, args: argparse.Namespace, today: dt.date, what: str) -> int:
+    """backup: SQLite's online backup into a new file, consistent even while another planner writes.
+
+    Copying planner.db alone can miss the newest changes, which may still sit in planner.db-wal.
+    """
+    target = Path(os.path.realpath(args.file.expanduser()))
+    if target.is_dir():
+        err(f"cannot write {args.file}: it is a folder; give a file name")
+        return 1
+    tmp = target.with_name(target.name + ".part")
+    tmp.unlink(missing_ok=True)
+    try:
+        out = sqlite3.connect(tmp)
+        try:
+            store.conn().backup(out)
+        finally:
+            out.close()
+        tmp.replace(target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    check = sqlite3.connect(target)
+    try:
+        tasks = check.execute("SELECT COUNT(*) FROM tasks").fetchone()[0]
+        memories = check.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
+    finally:
+        check.close()
+    print(f"backed up {tasks} tasks and {memories} memories to {args.file}", file=sys.stderr)
+    return 0
+
+
+def show(store: Store, args: argparse.Namespace, today: dt.date, what: str) -> int:
+    """tasks / agenda: the same tables as /tasks and /agenda, without a model."""
+    from commands import agenda_text, safe, tasks_table
+    from tools import ToolContext
+
+    ctx = ToolContext(store=store, today=lambda: today)
+    text = tasks_table(ctx, args.status) if what == "tasks" else agenda_text(ctx, str(args.days))
+    print(safe(text))
+    return 1 if text.startswith(("error:", "usage:")) else 0
