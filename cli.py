@@ -30,7 +30,7 @@ from commands import EXIT_WORDS, Stats, run_command, safe
 from config import GUARD_PROFILES, VERSION, Config, ConfigError, parse_today
 from db import DatabaseError, Store, explain
 from llm import ModelError, Ollama
-from memory import ensure_session, latest_session, new_session_name
+from memory import latest_session, new_session_name
 from prompts import TOO_MANY_STEPS
 
 log = logging.getLogger("planner")
@@ -338,6 +338,7 @@ def rich_terminal(env: dict[str, str] | Any, out: TextIO) -> bool:
     return out.isatty() and not env.get("NO_COLOR") and env.get("TERM", "") != "dumb"
 
 
+ONE_SHOT_SESSION = "oneshot"  # where requests given on the command line go, unless --session says otherwise
 # Exit statuses of a one-shot request (README, "One-shot requests"); 2 is a bad flag or setting.
 EXIT_OK, EXIT_ERROR, EXIT_GAVE_UP, EXIT_REFUSED = 0, 1, 3, 4
 REFUSALS = ("declined", "no one can confirm", "did not ask to", "already said no")
@@ -426,8 +427,9 @@ def _main(argv: list[str] | None) -> int:
         err(problem)
         return 1
 
-    session = config.session or (latest_session(store) if config.resume_last else None) or new_session_name()
-    ensure_session(store, session)
+    # One-shot requests share one session, so /sessions and -c stay about conversations.
+    fresh = ONE_SHOT_SESSION if one_shot else new_session_name()
+    session = config.session or (latest_session(store) if config.resume_last else None) or fresh
 
     def progress(done: int, total: int) -> None:
         print(f"\rre-embedding memories with {config.embed_model}: {done}/{total}", end="", file=sys.stderr, flush=True)

@@ -224,7 +224,9 @@ def _sessions(agent: Agent, arg: str, stats: Stats) -> str:
     lines = [
         f"{'*' if r['name'] == current else ' '} {r['name']:<28} {r['n']:>5} messages  {r['last'] or ''}" for r in rows
     ]
-    return "\n".join(lines) or "no sessions yet"
+    if not any(line.startswith("*") for line in lines):  # stored with its first message
+        lines.insert(0, f"* {current:<28} {0:>5} messages  (nothing said yet)")
+    return "\n".join(lines)
 
 
 def _switch(agent: Agent, name: str) -> str:

@@ -129,9 +129,10 @@ class History:
         self.store = store
         self.session = session
         self.budget = budget
-        ensure_session(store, session)
+        # The session row is made with its first message: a run in which nothing was said leaves none.
         conn = store.conn()
-        start = conn.execute("SELECT window_start FROM sessions WHERE name = ?", (session,)).fetchone()[0]
+        row = conn.execute("SELECT window_start FROM sessions WHERE name = ?", (session,)).fetchone()
+        start = row[0] if row else 0
         rows = conn.execute(
             "SELECT id, role, content, tool_calls, tool_name FROM messages WHERE session = ? AND id >= ? ORDER BY id",
             (session, start),
@@ -168,6 +169,7 @@ class History:
         now = dt.datetime.now().isoformat(timespec="seconds")
         ids = []
         with self.store.write() as conn:
+            conn.execute("INSERT OR IGNORE INTO sessions (name) VALUES (?)", (self.session,))
             for m in messages:
                 cur = conn.execute(
                     "INSERT INTO messages (session, role, content, tool_calls, tool_name, created_at) "

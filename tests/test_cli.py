@@ -447,3 +447,16 @@ def test_words_without_quotes_are_one_request_and_help_says_what_there_is(fake, 
         assert word in p.stdout
     p = run_agent(None, tmp_path, [], "--version")
     assert p.returncode == 0 and p.stdout.startswith("planner ")
+
+
+def test_a_run_that_said_nothing_leaves_no_session_and_one_shots_share_one(fake, tmp_path):
+    import sqlite3
+
+    run_agent(fake, tmp_path, ["/tasks", "exit"])
+    conn = sqlite3.connect(tmp_path / "planner.db")
+    assert conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] == 0
+    fake.script("main", {"content": "One."}, {"content": "Two."})
+    run_agent(fake, tmp_path, [], "--no-reflect", "first")
+    run_agent(fake, tmp_path, [], "--no-reflect", "second")
+    assert conn.execute("SELECT name FROM sessions").fetchall() == [("oneshot",)]
+    assert [m["content"] for m in fake.chats("main")[1]["messages"] if m["role"] == "user"] == ["first", "second"]
