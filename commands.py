@@ -17,6 +17,7 @@ from typing import Any
 from agent import Agent, TurnResult, history_budget
 from db import DatabaseError, explain
 from llm import ModelError
+from longterm import AUTO_RECALL_COSINE
 from memory import History, new_session_name, session_messages
 from tasks import new_turn
 from tools import ToolContext, ToolError, dispatch
@@ -195,6 +196,8 @@ def _memories(agent: Agent, arg: str, stats: Stats) -> str:
             hits = memory.search(arg, 10)
         except ToolError as e:
             return f"error: {e}"
+        # The same floor as automatic recall: a keyword hit, or close enough in meaning; not "the best 10".
+        hits = [h for h in hits if h["keyword"] or h["cosine"] >= AUTO_RECALL_COSINE]
         return "\n".join(f"[{h['id']}] {h['text']}  ({h['kind']}, {h['score']:.2f})" for h in hits) or "nothing matches"
     rows = agent.tools.store.conn().execute("SELECT id, text, kind, topic FROM memories ORDER BY id")
     lines = [f"[{r['id']}] {r['text']}  ({r['kind']}{', ' + r['topic'] if r['topic'] else ''})" for r in rows]

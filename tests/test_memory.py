@@ -296,3 +296,14 @@ def test_opening_waits_out_a_lock_sqlite_reports_at_once(tmp_path, monkeypatch):
     monkeypatch.setattr(db, "migrate", lambda conn: (_ for _ in ()).throw(sqlite3.OperationalError("no such table: x")))
     with pytest.raises(DatabaseError, match="no such table"):  # other faults are not retried
         Store(tmp_path / "q.db")
+
+
+def test_memories_search_says_nothing_matches_below_the_relevance_floor(fake, make_agent, memory):
+    from commands import Stats, run_command
+
+    memory.store_cell("The user's cat is named Pixel.")
+    memory.store_cell("The user likes jazz.")
+    agent = make_agent()
+    assert run_command(agent, "/memories volcanoes", Stats()) == "nothing matches"
+    assert run_command(agent, "/memories cat", Stats()).startswith("[1] The user's cat is named Pixel.")
+    assert "jazz" not in run_command(agent, "/memories cat", Stats())
