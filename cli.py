@@ -43,6 +43,7 @@ subcommands (no model needed; --db and --today may stand before or after them):
   backup FILE                                                 a consistent copy of the database
   tasks [open|done|all]                                       the task table, as /tasks
   agenda [DAYS]                                               the agenda, as /agenda
+  doctor                                                      can the planner run here? (asks Ollama)
 
 environment: PLANNER_MODEL, PLANNER_CRITIC_MODEL, PLANNER_EMBED_MODEL, PLANNER_HOME, PLANNER_DB,
   PLANNER_GUARDS, PLANNER_YES, PLANNER_WEB, PLANNER_WEB_URL, PLANNER_AUTO_MEMORY, PLANNER_TODAY,
@@ -395,6 +396,14 @@ def _main(argv: list[str] | None) -> int:
         # Piped bytes that are not UTF-8 become U+FFFD instead of ending the session.
         sys.stdin.reconfigure(errors="replace")
     what, rest = offline.split(argv)
+    if what == "doctor":
+        import doctor
+
+        try:
+            return doctor.run(load_config(rest))
+        except ConfigError as e:
+            err(str(e))
+            return 2
     if what:
         return offline.run(what, rest)
     try:

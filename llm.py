@@ -235,6 +235,15 @@ class Ollama:
             raise ModelError(UNREADABLE, "unreadable")
         return vectors
 
+    def version(self) -> str:
+        """The Ollama server's version ('0.12.3')."""
+        try:
+            r = self.client._client.get("/api/version")  # the client has no wrapper for it
+            r.raise_for_status()
+            return str(r.json().get("version") or "unknown")
+        except Exception as e:
+            raise self._translate(e) from None
+
     def models(self) -> set[str]:
         """Names of the models the server has (both `name` and `name:latest`)."""
         try:

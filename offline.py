@@ -22,7 +22,7 @@ from pathlib import Path
 from config import Config, ConfigError, parse_today
 from db import DatabaseError, Store, explain
 
-SUBCOMMANDS = ("export", "import", "backup", "tasks", "agenda")
+SUBCOMMANDS = ("export", "import", "backup", "tasks", "agenda", "doctor")  # doctor asks Ollama; it takes every flag
 # Options of the main command that take a value, so their values are never taken for a subcommand.
 VALUE_OPTIONS = {"--model", "--critic-model", "--embed-model", "--db", "--session", "--num-ctx", "--today", "--guards"}
 

@@ -1,0 +1,88 @@
+"""`python agent.py doctor`: one screen that says whether the planner can run here, and what to fix.
+
+    Ollama       reachable at OLLAMA_HOST? its version
+    models       each one pulled? its capabilities (tools, thinking, embedding) and size
+    guards       the profile `auto` picks for the main model
+    data         the folder, the database, the log: where, and readable by whom
+    database     schema version, tasks, memories, sessions
+
+Exit status 0 only when everything the planner needs is there (a missing critic
+counts only while reflection or background memory is on).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import stat
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from config import Config
+from db import SCHEMA_VERSION, explain
+from guards import pick_profile
+from llm import ModelError, Ollama
+
+
+def _mode(path: Path) -> str:
+    if not path.exists():
+        return "not there yet"
+    mode = stat.S_IMODE(path.stat().st_mode)
+    private = not mode & 0o077
+    return f"{oct(mode)[2:]}{'' if private else '  (others can read it: chmod go-rwx)'}"
+
+
+def run(config: Config, out: TextIO = sys.stdout) -> int:
+    """Print the checks; 0 when the planner has all it needs."""
+    ok = True
+
+    def line(mark: str, what: str, detail: str) -> None:
+        out.write(f"{mark} {what:<10} {detail}\n")
+
+    llm = Ollama(config.host, timeout=10)
+    try:
+        line("ok", "ollama", f"{config.host}, version {llm.version()}")
+        have = llm.models()
+    except ModelError as e:
+        line("!!", "ollama", str(e))
+        have, ok = None, False
+    roles = [("main", config.model, "tools"), ("embedding", config.embed_model, "embedding")]
+    if config.reflect or config.auto_memory:
+        roles.insert(1, ("critic", config.critic_model, None))
+    for role, name, needs in roles if have is not None else []:
+        if name not in have and f"{name}:latest" not in have:
+            line("!!", role, f"{name} is not pulled: ollama pull {name}")
+            ok = False
+            continue
+        size, caps = llm.facts(name)
+        lacking = needs and caps and needs not in caps
+        line(
+            "!!" if lacking else "ok",
+            role,
+            f"{name} ({size or 'size unknown'}; {', '.join(caps) or 'no capabilities said'})",
+        )
+        ok = ok and not lacking
+        if role == "main":
+            line("ok", "guards", f"{config.guards} -> {pick_profile(config.guards, size)}")
+    folder = config.db_path.parent
+    line("ok", "data", f"{folder} {_mode(folder)}")
+    for path in (config.db_path, config.log_path, folder / "input_history"):
+        line("ok", "", f"{path.name} {_mode(path)}")
+    if config.db_path.exists():
+        conn = sqlite3.connect(f"{config.db_path.resolve().as_uri()}?mode=ro", uri=True)  # looks, never migrates
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            counts = [
+                conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("tasks", "memories", "sessions")
+            ]
+            line("ok" if version <= SCHEMA_VERSION else "!!", "database",
+                 f"schema {version} (this planner: {SCHEMA_VERSION}); {counts[0]} tasks, {counts[1]} memories, "
+                 f"{counts[2]} sessions")  # fmt: skip
+            ok = ok and version <= SCHEMA_VERSION
+        except sqlite3.Error as e:
+            line("!!", "database", str(explain(e) or e))
+            ok = False
+        finally:
+            conn.close()
+    out.write("everything the planner needs is here\n" if ok else "fix the lines marked !! and run doctor again\n")
+    return 0 if ok else 1
