@@ -105,6 +105,7 @@ def build_parser(defaults: Config) -> argparse.ArgumentParser:
         "--num-ctx", type=int, default=defaults.num_ctx, help=f"main model context (default {defaults.num_ctx})"
     )
     p.add_argument("--today", default=None, help="pretend today is this date (YYYY-MM-DD)")
+    p.add_argument("--plain", action="store_true", help="plain lines, one per turn, even in a terminal")
     p.add_argument("-q", "--quiet", action="store_true", help="hide the trace of tool calls")
     p.add_argument("-v", "--verbose", action="store_true", help="show token counts and timings of each model call")
     p.add_argument("--version", action="version", version=f"planner {VERSION}")
@@ -135,6 +136,7 @@ def load_config(argv: list[str] | None, env: dict[str, str] | None = None) -> Co
         today=parse_today(args.today, "--today") if args.today else base.today,
         message=" ".join(args.message) or None,
         quiet=args.quiet,
+        plain=args.plain,
         verbose=args.verbose,
     )
 
@@ -336,7 +338,8 @@ def run_repl(agent: Agent, interactive: bool, out: TextIO) -> int:
 
 def rich_terminal(env: dict[str, str] | Any, out: TextIO) -> bool:
     """Whether to use the full terminal interface: a real terminal that wants colour."""
-    return out.isatty() and not env.get("NO_COLOR") and env.get("TERM", "") != "dumb"
+    # NO_COLOR turns colour off and nothing else (no-color.org): rich reads it itself. --plain is the line mode.
+    return out.isatty() and env.get("TERM", "") != "dumb"
 
 
 ONE_SHOT_SESSION = "oneshot"  # where requests given on the command line go, unless --session says otherwise
@@ -455,7 +458,7 @@ def _main(argv: list[str] | None) -> int:
         finally:
             agent.close()
             store.close()
-    if interactive and rich_terminal(os.environ, sys.stdout):
+    if interactive and not config.plain and rich_terminal(os.environ, sys.stdout):
         from tui import TerminalUI  # rich and prompt_toolkit load only for a real terminal
 
         ui = TerminalUI(agent, config.db_path.parent / "input_history", quiet=config.quiet, verbose=config.verbose)

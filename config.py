@@ -62,6 +62,7 @@ class Config:
     reply_timeout: float = 900.0  # seconds one model call may take from start to end (a stream that never ends)
     today: dt.date | None = None  # fixed "today" (PLANNER_TODAY), for reproducible runs
     message: str | None = None  # one request to run and exit (command line), '-' for stdin
+    plain: bool = False  # terminal: plain lines, one per turn, instead of the full interface
     quiet: bool = False  # terminal: hide the trace of tool calls
     verbose: bool = False  # terminal: show tokens and timings of each model call
 

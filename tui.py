@@ -1,7 +1,7 @@
 """The interactive terminal: prompt_toolkit for input, rich for output.
 
-Used when stdin and stdout are terminals (and neither NO_COLOR nor TERM=dumb
-is set); otherwise cli.py keeps its plain line-per-turn mode, which scripts
+Used when stdin and stdout are terminals (unless TERM=dumb or --plain; NO_COLOR
+only turns colour off); otherwise cli.py keeps its plain line-per-turn mode, which scripts
 depend on. Like cli.py, this layer only renders what the agent reports
 through its events and never decides anything itself.
 

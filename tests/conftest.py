@@ -117,13 +117,14 @@ def pty_planner(fake, tmp_path):
 
     children = []
 
-    def start(*args: str, term: str = "dumb", prompt: str = "you> ") -> pexpect.spawn:
+    def start(*args: str, term: str = "dumb", prompt: str = "you> ", **extra: str) -> pexpect.spawn:
         env = clean_env(
             OLLAMA_HOST=fake.url,
             PLANNER_HOME=str(tmp_path),
             PLANNER_TODAY="2026-12-01",
             TERM=term,
             PROMPT_TOOLKIT_NO_CPR="1",
+            **extra,
         )
         models = ["--model", "main", "--critic-model", "critic", "--embed-model", "embed"]
         child = pexpect.spawn(

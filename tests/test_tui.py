@@ -159,3 +159,19 @@ def test_a_pasted_block_of_lines_is_one_turn(fake, spawn):
     child.send("\r")
     child.expect("got the list")
     assert fake.chats("main")[-1]["messages"][-1]["content"] == "buy milk\nbuy eggs\nbuy bread"
+
+
+def test_no_color_keeps_the_full_interface_without_colour_and_plain_is_the_line_mode(fake, pty_planner):
+    import re
+
+    fake.script("main", {"content": "Hello **there**."}, {"content": "Plain hello."})
+    child = pty_planner("--no-auto-memory", "--no-reflect", term="xterm", prompt="you>", NO_COLOR="1")
+    assert "Try:" in child.before  # the full interface's banner
+    child.sendline("hi")
+    child.expect("Hello")
+    child.expect("you>")
+    colours = re.findall(r"\x1b\[[0-9;]*3[0-7]m|\x1b\[[0-9;]*38;", child.before)
+    assert colours == []  # no foreground colours at all
+    child = pty_planner("--no-auto-memory", "--no-reflect", "--plain", term="xterm", prompt="you> ")
+    child.sendline("hi")
+    child.expect("bot> Plain hello.")
