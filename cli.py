@@ -259,16 +259,22 @@ def make_confirm(config: Config, interactive: bool, lock: threading.Lock) -> Cal
 
 
 class Printer:
-    """Renders agent events: streamed tokens on a terminal, the reply otherwise."""
+    """Renders agent events: streamed tokens on a terminal, the reply otherwise.
+
+    Each model call's text starts its own `bot> ` line, so a first attempt and the retry after a
+    critique never run together; a final reply that differs from what was streamed (the step
+    limit, a reply built from the results) is printed whole.
+    """
 
     def __init__(self, out: TextIO, stream: bool):
         self.out = out
         self.stream = stream
-        self.streamed = False
+        self.streamed = False  # this model call has printed text
+        self.shown = ""  # the text of the latest streamed line
 
     def start(self) -> None:
         """Begin a reply; `bot> ` waits for its first token, so a confirmation asked before it reads cleanly."""
-        self.streamed = False
+        self.streamed, self.shown = False, ""
 
     def event(self, kind: str, data: dict[str, Any]) -> None:
         """Handle one agent event."""
@@ -276,12 +282,19 @@ class Printer:
             self.out.write(safe(data["text"]) if self.streamed else "bot> " + safe(data["text"]))
             self.out.flush()
             self.streamed = True
+            self.shown += data["text"]
+        elif kind == "status" and self.streamed:  # a new model call: what was shown stays, on its own line
+            self.out.write("\n")
+            self.streamed, self.shown = False, ""
         elif kind == "warning":
             print(f"\nwarning: {safe(data['text'])}", file=sys.stderr, flush=True)
 
     def finish(self, reply: str) -> None:
-        """End a reply, printing it whole if it was not streamed."""
-        self.out.write("\n" if self.streamed else f"bot> {safe(reply)}\n")
+        """End a reply, printing it whole unless it is exactly what was streamed."""
+        if self.streamed:
+            self.out.write("\n")
+        if not (self.streamed and self.shown.strip() == reply.strip()):
+            self.out.write(f"bot> {safe(reply)}\n")
         self.out.flush()
 
 
@@ -332,6 +345,7 @@ def run_repl(agent: Agent, interactive: bool, out: TextIO) -> int:
             continue
         if result.interrupted and printer.streamed:
             out.write(f" {INTERRUPTED}")
+            printer.shown += f" {INTERRUPTED}"
         printer.finish(result.reply)
     return 0
 

@@ -96,3 +96,22 @@ def test_a_large_change_shows_the_list_and_asks_then_undo_reverts_it(fake, spawn
     child.expect("you> ")
     assert {t["status"] for t in tasks(store)} == {"open"}
     store.close()
+
+
+def test_plain_mode_keeps_each_attempt_on_its_own_line_and_always_shows_the_final_reply(fake, spawn):
+    fake.script(
+        "main",
+        {"tool_calls": [call("add_task", title="x")]},
+        {"content": "Added **x**."},
+        {"content": "Hello! I can also add y."},
+    )
+    fake.script("critic", {"content": '{"done": false, "critique": "y was not added"}'})
+    child = spawn()
+    child.sendline("add x and y")
+    child.expect("you> ")
+    lines = [line.strip() for line in child.before.splitlines() if line.strip()]
+    assert "bot> Added **x**." in lines and "bot> Hello! I can also add y." in lines
+    fake.respond_with("main", lambda body: {"tool_calls": [call("list_tasks", limit=len(body["messages"]))]})
+    child.sendline("loop for ever")
+    child.expect("bot> I stopped after 8 steps")  # never streamed: printed whole
+    child.expect("you> ")
