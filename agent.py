@@ -388,11 +388,24 @@ class Agent:
     def _run_tools(self, turn: Turn, calls: list[ToolCall], result: TurnResult, emit: Event) -> None:
         """Run calls (toolrun.py) and store them with their results in call order, straight away,
         so a crash or Ctrl-C keeps what ran."""
-        t0 = time.perf_counter()
+        t0, waited = time.perf_counter(), 0.0
+        confirm = self.tools.confirm
+        if confirm is not None:
+
+            def timed(question: str) -> bool:  # time spent waiting for the user's y/N is not tool time
+                nonlocal waited
+                t = time.perf_counter()
+                try:
+                    return confirm(question)
+                finally:
+                    waited += time.perf_counter() - t
+
+            self.tools.confirm = timed
         try:
             self.runner.run(turn, calls, emit)
         finally:
-            result.tool_seconds += time.perf_counter() - t0
+            self.tools.confirm = confirm
+            result.tool_seconds += time.perf_counter() - t0 - waited
             msgs: list[Message] = [{"role": "assistant", "content": "", "tool_calls": [c.message for c in calls]}]
             msgs += [{"role": "tool", "content": to_json(c.result or {}), "tool_name": str(c.name)} for c in calls]
             self.history.append(msgs)

@@ -75,7 +75,8 @@ class TurnView:
         self.lines: list[Text] = []
         self.reply = ""
         self.status = "thinking…"
-        self.started: dict[Any, float] = {}
+        self.started: dict[Any, tuple[float, float]] = {}  # call -> (when it started, self.waited then)
+        self.waited = 0.0  # seconds spent waiting for the user's y/N, left out of tool times
         self.thinking = ""
         self.show_thinking = True
 
@@ -88,12 +89,12 @@ class TurnView:
             self.reply = ""  # a new model call: anything streamed before was not the answer
             self.thinking = ""
         elif kind == "tool_start":
-            self.started[(data["name"], json.dumps(data["arguments"], sort_keys=True, default=str))] = (
-                time.perf_counter()
-            )
+            key = (data["name"], json.dumps(data["arguments"], sort_keys=True, default=str))
+            self.started[key] = (time.perf_counter(), self.waited)
         elif kind == "tool_end" and not self.quiet:
             key = (data["name"], json.dumps(data["arguments"], sort_keys=True, default=str))
-            ms = (time.perf_counter() - self.started.pop(key, time.perf_counter())) * 1000
+            t0, waited = self.started.pop(key, (time.perf_counter(), self.waited))
+            ms = (time.perf_counter() - t0 - (self.waited - waited)) * 1000
             mark = "✓" if data["ok"] else "✗ " + str(data["result"].get("error", ""))[:80]
             self.lines.append(
                 Text(safe(f"  ↳ {_call_text(data['name'], data['arguments'])} {mark} {ms:.0f} ms"), style="dim")
@@ -146,6 +147,7 @@ class TerminalUI:
         self.verbose = verbose
         self.stats = Stats()
         self.live: Live | None = None
+        self.view: TurnView | None = None  # the turn being shown, for confirm()
         bindings = KeyBindings()
 
         @bindings.add("escape", "enter")  # Esc-Enter or Alt-Enter: a new line instead of sending
@@ -180,16 +182,29 @@ class TerminalUI:
                 self.console.print(f"[dim]  {example}[/]")
 
     def confirm(self, question: str) -> bool:
-        """y/N for a destructive tool, pausing the live view while asking."""
+        """y/N for a destructive tool. The trace so far and the question stay on the screen: the live
+        view is stopped (its region erased), the trace printed for good, and a fresh live view started
+        below the answer, so nothing above it is drawn over."""
+        view, t0 = self.view, time.perf_counter()
         if self.live:
             self.live.stop()
+        for line in view.lines if view else []:
+            self.console.print(line)
+        if view:
+            view.lines.clear()
+        answer = ""
         try:
-            return self.console.input(f"[bold]{escape(safe(question))}[/] \\[y/N] ").strip().lower() in ("y", "yes")
+            answer = self.console.input(f"[bold]{escape(safe(question))}[/] \\[y/N] ")
         except (EOFError, KeyboardInterrupt):
-            return False
+            self.console.print()  # the prompt line ends here; the next line starts below it
         finally:
+            if view:
+                view.waited += time.perf_counter() - t0
             if self.live:
+                self.live = Live(view.render() if view else "", console=self.console, refresh_per_second=12,
+                                 transient=True)  # fmt: skip
                 self.live.start()
+        return answer.strip().lower() in ("y", "yes")
 
     def run(self) -> int:
         """Read and answer until Ctrl-D, exit, or two Ctrl-C in a row; returns the exit status."""
@@ -227,17 +242,21 @@ class TerminalUI:
         view = TurnView(self.quiet, self.verbose)
         if self.agent.config.model not in self._loaded():
             view.status = f"loading {self.agent.config.model}…"
-        with Live(view.render(), console=self.console, refresh_per_second=12, transient=True) as live:
-            self.live = live
+        self.view = view
+        self.live = Live(view.render(), console=self.console, refresh_per_second=12, transient=True)
+        self.live.start()  # confirm() may replace it with a fresh one below its question
 
-            def on_event(kind: str, data: dict[str, Any]) -> None:
-                view.event(kind, data)
-                live.update(view.render())
+        def on_event(kind: str, data: dict[str, Any]) -> None:
+            view.event(kind, data)
+            if self.live:
+                self.live.update(view.render())
 
-            try:
-                result = self.agent.run_turn(line, on_event)
-            finally:
-                self.live = None
+        try:
+            result = self.agent.run_turn(line, on_event)
+        finally:
+            if self.live:
+                self.live.stop()
+            self.live, self.view = None, None
         if result.error:
             self.console.print(view.render(final=True))
             self.console.print(Text.assemble(("error: ", "red"), safe(result.error)))

@@ -227,3 +227,15 @@ def test_control_characters_in_titles_never_reach_the_plain_terminal(fake, tmp_p
     conn = sqlite3.connect(tmp_path / "planner.db")
     assert conn.execute("SELECT title FROM tasks").fetchone()[0] == evil  # stored as given
     conn.close()
+
+
+def test_time_waiting_for_the_user_is_not_tool_time(fake, make_agent, ctx, store):
+    import time
+
+    from tools import dispatch
+
+    dispatch(ctx, "add_task", {"title": "gym"})
+    ctx.confirm = lambda q: time.sleep(0.5) or True  # the user takes half a second
+    fake.script("main", {"tool_calls": [call("delete_task", id=1)]}, {"content": "Deleted."})
+    r = make_agent(reflect=False).run_turn("delete the gym task")
+    assert r.tool_calls[0]["ok"] and r.tool_seconds < 0.25

@@ -175,3 +175,46 @@ def test_no_color_keeps_the_full_interface_without_colour_and_plain_is_the_line_
     child = pty_planner("--no-auto-memory", "--no-reflect", "--plain", term="xterm", prompt="you> ")
     child.sendline("hi")
     child.expect("bot> Plain hello.")
+
+
+def screen_of(child, rows=40, cols=120):
+    """What a VT100 terminal shows after everything the child wrote so far."""
+    import pyte
+
+    screen = pyte.Screen(cols, rows)
+    stream = pyte.Stream(screen)
+    stream.feed(child.seen)
+    return [line.rstrip() for line in screen.display]
+
+
+def test_the_trace_and_the_y_n_question_stay_on_screen_and_waiting_is_not_tool_time(fake, pty_planner, ctx):
+    import time
+
+    from tools import dispatch
+
+    dispatch(ctx, "add_task", {"title": "dentist"})
+    fake.script(
+        "main",
+        {"tool_calls": [call("list_tasks")]},
+        {"tool_calls": [call("delete_task", id=1)]},
+        {"content": "Kept it."},
+        {"tool_calls": [call("list_tasks")]},
+        {"tool_calls": [call("delete_task", id=1)]},
+        {"content": "Deleted the dentist."},
+    )
+    child = pty_planner("--no-auto-memory", "--no-reflect", term="xterm", prompt="you>")
+    child.seen = child.before + child.after
+    for answer, request in (("\x03", "remove the dentist now"), ("y", "delete the dentist")):
+        child.sendline(request)
+        child.expect(r"\[y/N\]")
+        child.seen += child.before + child.after
+        time.sleep(1.0)  # the user thinks
+        child.send(answer if answer == "\x03" else answer + "\r")
+        child.expect("you>")
+        child.seen += child.before + child.after
+    shown = "\n".join(screen_of(child))
+    assert shown.count("↳ list_tasks() ✓") == 2  # the trace before each question stays
+    assert 'Delete task 1 "dentist"? [y/N] y' in shown  # the question and the answer stay
+    assert "you> remove the dentist now" in shown  # Ctrl-C at the question erased nothing above it
+    ms = [int(line.split("✓")[1].split("ms")[0]) for line in shown.splitlines() if "delete_task(id=1) ✓" in line]
+    assert ms and ms[0] < 500  # the second it waited for the user is not tool time
