@@ -76,16 +76,21 @@ class TurnView:
         self.reply = ""
         self.status = "thinking…"
         self.started: dict[Any, tuple[float, float]] = {}  # call -> (when it started, self.waited then)
+        self.loading = False  # the main model was not in memory when the turn began
         self.waited = 0.0  # seconds spent waiting for the user's y/N, left out of tool times
         self.thinking = ""
         self.show_thinking = True
 
     def event(self, kind: str, data: dict[str, Any]) -> None:
         """Take one agent event."""
+        if kind in ("token", "model", "thinking"):
+            self.loading = False  # the model answers: it is loaded
         if kind == "token":
             self.reply += data["text"]
         elif kind == "status":
-            self.status = data["text"]
+            # While Ollama loads the model, "loading" is the truth; "thinking" only once it answers.
+            if not (self.loading and data["text"] == "thinking…"):
+                self.status = data["text"]
             self.reply = ""  # a new model call: anything streamed before was not the answer
             self.thinking = ""
         elif kind == "tool_start":
@@ -241,7 +246,7 @@ class TerminalUI:
         """Run one turn with a live view of its progress."""
         view = TurnView(self.quiet, self.verbose)
         if self.agent.config.model not in self._loaded():
-            view.status = f"loading {self.agent.config.model}…"
+            view.status, view.loading = f"loading {self.agent.config.model}…", True
         self.view = view
         self.live = Live(view.render(), console=self.console, refresh_per_second=12, transient=True)
         self.live.start()  # confirm() may replace it with a fresh one below its question

@@ -218,3 +218,16 @@ def test_the_trace_and_the_y_n_question_stay_on_screen_and_waiting_is_not_tool_t
     assert "you> remove the dentist now" in shown  # Ctrl-C at the question erased nothing above it
     ms = [int(line.split("✓")[1].split("ms")[0]) for line in shown.splitlines() if "delete_task(id=1) ✓" in line]
     assert ms and ms[0] < 500  # the second it waited for the user is not tool time
+
+
+def test_loading_shows_until_the_model_answers_then_thinking(fake, pty_planner):
+    fake.script("main", {"content": "Ready.", "stall": 1.5}, {"content": "Again.", "stall": 1.0})
+    child = pty_planner("--no-auto-memory", "--no-reflect", term="xterm", prompt="you>")
+    child.sendline("hello")
+    child.expect("loading main…")  # not in memory yet: Ollama is loading it
+    child.expect("Ready.")
+    child.expect("you>")
+    child.sendline("hello again")
+    child.expect("thinking…")  # loaded now
+    child.expect("Again.")
+    assert "loading" not in child.before
