@@ -238,7 +238,7 @@ def process_faults(quick: bool) -> list[dict[str, Any]]:
     """Each neighbour fault in a fresh folder."""
     rows = []
     scenarios = [
-        (f"write lock held {17 if quick else 30} s", lambda f, h: lock_held(f, h, 17 if quick else 30)),
+        (f"write lock held {25 if quick else 30} s", lambda f, h: lock_held(f, h, 25 if quick else 30)),
         ("damaged page", damaged_page),
         ("endless model stream", endless_stream),
         ("disk full", disk_full),
