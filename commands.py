@@ -61,6 +61,11 @@ def safe(text: str) -> str:
     return "".join(ch if ch.isprintable() or ch in "\n\t" else f"\\x{ord(ch):02x}" for ch in text)
 
 
+def inline(text: str) -> str:
+    """safe() for one table cell: line breaks shown as \\n too, so a title never breaks its row."""
+    return safe(text.replace("\r", "\\r").replace("\n", "\\n").replace("\t", " "))
+
+
 Handler = Callable[[Agent, str, Stats], str]
 COMMANDS: dict[str, tuple[str, Handler]] = {}
 
@@ -136,12 +141,12 @@ def tasks_table(ctx: ToolContext, arg: str) -> str:
     if not result["tasks"]:
         return f"no {'' if arg == 'all' else (arg or 'open') + ' '}tasks"
     today = ctx.today().isoformat()
-    width = max(len(t["title"]) for t in result["tasks"])
+    width = max(len(inline(t["title"])) for t in result["tasks"])
     lines = [f"{'id':>4}  {'title':<{width}}  {'due':<16}  {'status':<7}  more"]
     for t in result["tasks"]:
         late = t["status"] == "open" and t["due_date"] and t["due_date"] < today
         status = "OVERDUE" if late else t["status"]
-        lines.append(f"{t['id']:>4}  {t['title']:<{width}}  {_when(t):<16}  {status:<7}  {_extras(t)}".rstrip())
+        lines.append(f"{t['id']:>4}  {inline(t['title']):<{width}}  {_when(t):<16}  {status:<7}  {_extras(t)}".rstrip())
     if result.get("more"):
         lines.append(f"… {result['more']}")
     return "\n".join(lines)
@@ -162,7 +167,7 @@ def agenda_text(ctx: ToolContext, arg: str) -> str:
 
     def line(t: dict[str, Any]) -> str:
         at = f"{t['due_time']} " if t.get("due_time") else ""
-        return f"  {t['id']:>4}  {at}{t['title']}  {_extras(t)}".rstrip()
+        return f"  {t['id']:>4}  {at}{inline(t['title'])}  {_extras(t)}".rstrip()
 
     out = [f"agenda from {result['today']}"]
     if result["overdue"]:

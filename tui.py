@@ -101,6 +101,8 @@ class TurnView:
             t0, waited = self.started.pop(key, (time.perf_counter(), self.waited))
             ms = (time.perf_counter() - t0 - (self.waited - waited)) * 1000
             mark = "✓" if data["ok"] else "✗ " + str(data["result"].get("error", ""))[:80]
+            if data["ok"] and data["result"].get("date_read_as"):  # the words, and the date they became
+                mark += f" ({data['result']['date_read_as']})"
             self.lines.append(
                 Text(safe(f"  ↳ {_call_text(data['name'], data['arguments'])} {mark} {ms:.0f} ms"), style="dim")
             )
@@ -233,6 +235,9 @@ class TerminalUI:
                 if line.split()[0] == "/clear":
                     self.console.clear()
                     continue
+                if line.split()[0] == "/tasks":
+                    self.console.print(task_table(self.agent.tools, line.partition(" ")[2].strip()))
+                    continue
                 if line.split()[0] == "/pull" and len(line.split()) == 2:
                     said = pull_with_progress(self.agent.llm, line.split()[1], self.console)
                     self.console.print(safe(said), markup=False)
@@ -276,6 +281,41 @@ class TerminalUI:
             return self.agent.llm.loaded()
         except ModelError:
             return set()
+
+
+def task_table(ctx: Any, status: str) -> Any:
+    """/tasks as a rich table: it fits the terminal (40 columns too) by wrapping titles, never breaking rows."""
+    from rich.table import Table
+
+    from commands import _extras, _when, inline
+    from tools import dispatch
+
+    if status not in ("", "open", "done", "all"):
+        return Text("usage: /tasks [open|done|all]")
+    result, ok = dispatch(ctx, "list_tasks", {"status": status or "open", "limit": 100})
+    if not ok:
+        return Text(f"error: {safe(result['error'])}")
+    if not result["tasks"]:
+        return Text(f"no {'' if status == 'all' else (status or 'open') + ' '}tasks")
+    today = ctx.today().isoformat()
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+    table.add_column("id", justify="right", no_wrap=True)
+    table.add_column("title", ratio=3, overflow="fold")
+    table.add_column("due", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    table.add_column("more", ratio=1, overflow="fold")
+    for t in result["tasks"]:
+        late = t["status"] == "open" and t["due_date"] and t["due_date"] < today
+        table.add_row(
+            str(t["id"]),
+            Text(inline(t["title"])),
+            _when(t),
+            Text("OVERDUE", style="bold red") if late else t["status"],
+            Text(inline(_extras(t))),
+        )
+    if result.get("more"):
+        table.caption = f"… {result['more']}"
+    return table
 
 
 def pull_with_progress(llm: Any, name: str, console: Console) -> str:

@@ -117,7 +117,7 @@ def pty_planner(fake, tmp_path):
 
     children = []
 
-    def start(*args: str, term: str = "dumb", prompt: str = "you> ", **extra: str) -> pexpect.spawn:
+    def start(*args: str, term: str = "dumb", prompt: str = "you> ", cols: int = 120, **extra: str) -> pexpect.spawn:
         env = clean_env(
             OLLAMA_HOST=fake.url,
             PLANNER_HOME=str(tmp_path),
@@ -133,7 +133,7 @@ def pty_planner(fake, tmp_path):
             env=env,
             encoding="utf-8",
             timeout=20,
-            dimensions=(40, 120),
+            dimensions=(40, cols),
         )
         children.append(child)
         child.expect(prompt)

@@ -40,7 +40,7 @@ def test_tasks_table_and_tab_completion(fake, spawn, tmp_path):
     child.send("/tas\t")
     child.expect("/tasks")
     child.send("\r")
-    child.expect("file taxes +2026-11-20 +OVERDUE")
+    child.expect("file taxes.*2026-11-20.*OVERDUE")
     child.expect("you>")
 
 
@@ -231,3 +231,31 @@ def test_loading_shows_until_the_model_answers_then_thinking(fake, pty_planner):
     child.expect("thinking…")  # loaded now
     child.expect("Again.")
     assert "loading" not in child.before
+
+
+def test_tasks_fit_forty_columns_and_a_newline_in_a_title_never_breaks_a_row(fake, pty_planner, ctx):
+    from tools import dispatch
+
+    dispatch(
+        ctx, "add_task", {"title": "renew the passport before the trip to Lisbon in spring", "due_date": "2026-11-20"}
+    )
+    dispatch(ctx, "add_task", {"title": "line one\nline two", "tags": ["home"]})
+    fake.script("main", {"tool_calls": [call("add_task", title="dentist", due_date="friday")]}, {"content": "Added."})
+    child = pty_planner("--no-auto-memory", "--no-reflect", term="xterm", prompt="you>", cols=40)
+    child.seen = child.before + child.after
+    child.sendline("/tasks")
+    child.expect("OVERDUE")
+    child.seen += child.before + child.after
+    child.expect("you>")
+    child.seen += child.before + child.after
+    child.sendline("add dentist friday")
+    child.expect("Added.")
+    child.seen += child.before + child.after
+    child.expect("you>")
+    child.seen += child.before + child.after
+    shown = screen_of(child, cols=40, rows=80)
+    assert all(len(line) <= 40 for line in shown)
+    assert "\\n" in "".join(shown)  # the line break is shown escaped...
+    assert not any(line.startswith("line two") for line in shown)  # ...and never starts a line of its own
+    assert any("OVERDUE" in line for line in shown)
+    assert "'friday' -> Friday 2026-12-04" in " ".join(" ".join(shown).split())  # what the words became
