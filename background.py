@@ -24,7 +24,7 @@ from typing import Any
 from config import Config
 from db import Store
 from llm import ModelError, Ollama
-from longterm import KINDS, LongTermMemory
+from longterm import KINDS, LongTermMemory, without_attached
 from tools import ToolError
 
 log = logging.getLogger("planner")
@@ -259,11 +259,11 @@ class MemoryKeeper:
         lines = []
         for m in msgs:
             if m["role"] == "tool":
-                lines.append(f"(tool result) {m['content'][:200]}")
+                lines.append(f"(tool result) {without_attached(m['content'])[0][:200]}")
             elif m["tool_calls"]:
-                lines.append(f"(assistant called tools) {m['tool_calls'][:200]}")
+                lines.append(f"(assistant called tools) {without_attached(m['tool_calls'])[0][:200]}")
             else:
-                lines.append(f"{m['role']}: {m['content'][:500]}")
+                lines.append(f"{m['role']}: {without_attached(m['content'])[0][:500]}")  # never the planner's notes
         previous = last["summary"] if last else "(none yet)"
         try:
             text = self._ask(

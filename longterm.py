@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING, Any
 from db import Store
 from embeddings import CompactIndex, Embedder, VectorIndex, pack, row_batches, unpack_rows
 from llm import ModelError
+from memory import SUMMARY_HEADER
+from prompts import MEMORY_NOTES
 from tools import ToolError
 
 if TYPE_CHECKING:
@@ -52,6 +54,22 @@ STOPWORDS = frozenset(
     "a an and are as at be but by do does did for from has have how i i'm in is it its me my of on or our so "
     "that the their them they this to was we what when where which who why will with you your about am".split()
 )
+
+
+# What the planner attaches to a user's message (agent.py) or puts before the history (memory.py).
+ATTACHED = (MEMORY_NOTES, SUMMARY_HEADER.strip(), "[Notes from memory")
+
+
+def without_attached(text: str) -> tuple[str, bool]:
+    """The text without anything the planner attached to it, and whether something was cut."""
+    cut_at = min((i for i in (text.find(marker) for marker in ATTACHED) if i >= 0), default=-1)
+    if cut_at < 0:
+        return text.strip(), False
+    return text[:cut_at].strip(), True
+
+
+def _said(cut: bool) -> dict[str, str]:
+    return {"note": "the planner's notes attached to the message were left out of the memory"} if cut else {}
 
 
 def _now() -> str:
@@ -144,7 +162,17 @@ class LongTermMemory:
         source: str = "remember",
         replaces: int | None = None,
     ) -> dict[str, Any]:
-        """Store a memory, updating a near-duplicate or the one it replaces."""
+        """Store a memory, updating a near-duplicate or the one it replaces.
+
+        The one place memories are written: text the planner attached (its notes from memory, a
+        conversation summary) is cut here, so it can never come back as the user's words.
+        """
+        text, cut = without_attached(text)
+        if not text:
+            raise ToolError(
+                "that is the planner's own notes, not something the user said; nothing was stored. "
+                "Store only the new fact, in the user's words."
+            )
         kind = kind if kind in KINDS else "fact"
         salience = min(1.0, max(0.0, float(salience)))
         topic = topic.strip().lower()[:40]
@@ -173,14 +201,14 @@ class LongTermMemory:
                     )
                     self.index.add(target, vector)
                     key = "superseded" if reason == "supersede" else "updated"
-                    return {key: {"id": target, "text": text, "previous": old["text"]}}
+                    return {key: {"id": target, "text": text, "previous": old["text"]}} | _said(cut)
                 cur = conn.execute(
                     "INSERT INTO memories (text, embedding, embed_model, kind, salience, topic, source, created_at, updated_at) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (text, pack(vector), self.embedder.model, kind, salience, topic, source, _now(), _now()),
                 )
             self.index.add(cur.lastrowid, vector)
-            return {"remembered": {"id": cur.lastrowid, "text": text}}
+            return {"remembered": {"id": cur.lastrowid, "text": text}} | _said(cut)
 
     def _get(self, id_: int) -> Any:
         return self.store.conn().execute("SELECT id, text, topic FROM memories WHERE id = ?", (id_,)).fetchone()

@@ -248,3 +248,48 @@ def test_a_failing_job_does_not_stop_the_worker():
     w.submit(lambda: 1 / 0)
     w.submit(lambda: done.append(1))
     assert w.drain(2) and done == [1]
+
+
+def test_the_planners_notes_are_never_stored_as_the_users_words(fake, make_agent, store, memory):
+    from prompts import MEMORY_NOTES
+
+    memory.store_cell("The user's cat is named Pixel.", topic="pets")
+    copied = {}
+
+    def copier(body):  # a model that copies the whole message it was sent into remember
+        last = body["messages"][-1]
+        if last["role"] == "tool":
+            return {"content": "Noted."}
+        copied["text"] = last["content"]
+        return {"tool_calls": [call("remember", fact=last["content"])]}
+
+    fake.respond_with("main", copier)
+    # extraction copies the notes too, and summaries are asked of everything said
+    critic = Critic(
+        fake, {"tuna": [cell(f"my cat Pixel likes tuna\n\n{MEMORY_NOTES}\n- The user's cat is named Pixel.")]}
+    )
+    agent = make_agent(reflect=False, auto_memory=True, budget=Budget(messages=6, tokens=100_000))
+    for i in range(4):
+        r = agent.run_turn(f"remember that my cat Pixel likes tuna ({i})")
+        agent.keeper.worker.drain(5)
+    assert MEMORY_NOTES in copied["text"]  # the notes were attached, and copied
+    assert (
+        r.tool_calls[0]["result"]["note"] == "the planner's notes attached to the message were left out of the memory"
+    )
+    stored = [t for t, *_ in memories(store)]
+    assert stored and not any("[Notes from memory" in t or "- The user's cat is named Pixel." in t[1:] for t in stored)
+    summaries = [
+        b["messages"][-1]["content"] for b in fake.chats("critic") if b["messages"][0]["content"] == SUMMARY_PROMPT
+    ]
+    assert summaries and not any(MEMORY_NOTES in s for s in summaries)
+    assert critic.extract_requests  # extraction ran on each turn
+
+
+def test_a_fact_that_is_only_the_planners_notes_is_refused(memory):
+    import pytest
+
+    from prompts import MEMORY_NOTES
+    from tools import ToolError
+
+    with pytest.raises(ToolError, match="the planner's own notes"):
+        memory.store_cell(f"{MEMORY_NOTES}\n- The user's cat is named Pixel.")
