@@ -155,6 +155,8 @@ class Agent:
             text = text[:MAX_INPUT]
         text = clean(text)  # undecodable input read with errors="surrogateescape" cannot be stored
         self.history.refresh_summary()
+        if self.tools.memory is not None:
+            self.tools.memory.begin_turn()
         earlier = [m["content"] for m in self.history.messages if m["role"] == "user"][-2:]
         # what the user said before (without attached notes) and now, for the guards
         turn = Turn(text=text, recent=[m.split("\n\n" + MEMORY_NOTES)[0] for m in earlier], today=self.today())

@@ -48,6 +48,7 @@ DUPLICATE_COSINE = 0.95  # any topic: this close is the same fact
 TOPIC_DUPLICATE_COSINE = 0.88  # same topic: this close is a newer version
 AUTO_RECALL_COSINE = 0.55  # automatic recall: keyword hit, or at least this similar
 RRF_K = 60
+SHARED_K = 20  # hits kept per shared search (the recall tool asks for at most 20)
 CANDIDATES = 50
 COMPACT_ABOVE = 250_000  # more memories than this: sign bits + int8 instead of float32 (embeddings.py)
 STOPWORDS = frozenset(
@@ -92,6 +93,8 @@ class LongTermMemory:
         self.index: VectorIndex | CompactIndex = VectorIndex()
         self._loaded = False
         self._lock = threading.Lock()  # loading, and read-modify-write of cells
+        self._version = 0  # bumped on every write, so a shared search is never stale
+        self._searches: dict[tuple[str, int], list[dict[str, Any]]] = {}  # this turn's searches
 
     def count(self) -> int:
         """How many memories are stored."""
@@ -148,6 +151,7 @@ class LongTermMemory:
                     )
             for r, v in zip(rows, vectors, strict=True):
                 self.index.add(r["id"], v)
+                self._version += 1
             if self.on_progress:
                 self.on_progress(min(i + batch, len(ids)), len(ids))
 
@@ -200,6 +204,7 @@ class LongTermMemory:
                         (text, pack(vector), self.embedder.model, kind, salience, topic, topic, _now(), target),
                     )
                     self.index.add(target, vector)
+                    self._version += 1
                     key = "superseded" if reason == "supersede" else "updated"
                     return {key: {"id": target, "text": text, "previous": old["text"]}} | _said(cut)
                 cur = conn.execute(
@@ -208,6 +213,7 @@ class LongTermMemory:
                     (text, pack(vector), self.embedder.model, kind, salience, topic, source, _now(), _now()),
                 )
             self.index.add(cur.lastrowid, vector)
+            self._version += 1
             return {"remembered": {"id": cur.lastrowid, "text": text}} | _said(cut)
 
     def _get(self, id_: int) -> Any:
@@ -258,6 +264,7 @@ class LongTermMemory:
             )
             conn.execute("DELETE FROM memories WHERE id = ?", (row["id"],))
             self.index.remove(row["id"])
+            self._version += 1
         return {"forgotten": {"id": row["id"], "text": row["text"]}}
 
     def unforget(self, turn: str) -> list[str]:
@@ -279,6 +286,7 @@ class LongTermMemory:
                 conn.execute("UPDATE memory_history SET undone_at = ? WHERE id = ?", (_now(), h["id"]))
                 if h["embedding"] is not None and self._loaded and kept.get("embed_model") == self.embedder.model:
                     self.index.add(kept["id"], unpack_rows([h["embedding"]])[0])
+                    self._version += 1
                 lines.append(f'restored memory {kept["id"]} "{kept["text"]}" (it was forgotten)')
         return lines
 
@@ -314,8 +322,24 @@ class LongTermMemory:
         )
         return [r[0] for r in rows]
 
+    def begin_turn(self) -> None:
+        """Forget the searches of the last turn (their scores age, and the user may have changed things)."""
+        self._searches.clear()
+
     def search(self, query: str, k: int = 3) -> list[dict[str, Any]]:
-        """The k best memories by fused vector and keyword rank, weighted by salience and recency."""
+        """The k best memories by fused vector and keyword rank, weighted by salience and recency.
+
+        One embedding and one index search per distinct query per turn: automatic recall and the
+        `recall` tool asking the same thing share it, until a memory is written.
+        """
+        key = (query, self._version)
+        if key not in self._searches:
+            if len(self._searches) >= 8:
+                self._searches.clear()
+            self._searches[key] = self._search(query, max(k, SHARED_K))
+        return [dict(h) for h in self._searches[key][:k]]
+
+    def _search(self, query: str, k: int) -> list[dict[str, Any]]:
         qv = self._query(query)
         vec = self.vector_search(query, vector=qv) if qv is not None else []
         kw = self.keyword_search(query)

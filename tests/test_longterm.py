@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import call
 
 from longterm import fts_query
 from tools import dispatch
@@ -162,3 +163,17 @@ def test_compact_index_agrees_with_exact_search_on_clustered_vectors():
         assert abs(b[0][1] - exact.similarity([b[0][0]], q)[b[0][0]]) < 0.02  # int8 cosines are close
     assert np.mean(agree) >= 0.9
     assert compact.nbytes() < exact.nbytes() / 3
+
+
+def test_automatic_recall_and_the_recall_tool_share_one_embedding_and_search_per_turn(fake, make_agent, memory):
+    memory.store_cell("The user's cat is named Pixel.")
+    question = "what is my cat called"
+    fake.script("main", {"tool_calls": [call("recall", query=question)]}, {"content": "Pixel."})
+    fake.script("main", {"tool_calls": [call("recall", query=question)]}, {"content": "Still Pixel."})
+    agent = make_agent(reflect=False)
+    before = len(fake.embed_inputs)
+    agent.run_turn(question)
+    assert sum(question in t for t in fake.embed_inputs[before:]) == 1  # attached notes and the tool: one query
+    memory.store_cell("The user's cat is eleven.")  # a write: the next search is fresh
+    agent.run_turn(question)
+    assert sum(question in t for t in fake.embed_inputs[before:]) == 2
