@@ -39,6 +39,7 @@ from agent import build_agent  # noqa: E402
 from bench.recall import populate  # noqa: E402
 from config import Config  # noqa: E402
 from db import Store  # noqa: E402
+from llm import Ollama  # noqa: E402
 
 
 def _serve(conn, responder, embed_dim: int) -> None:
