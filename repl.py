@@ -1,0 +1,149 @@
+"""The plain line-per-turn REPL and one-shot requests (the full terminal is tui.py).
+
+Used when stdin or stdout is not a terminal, with TERM=dumb or --plain, and for
+`python agent.py "a request"`. Like tui.py it only renders the agent's events
+and prints; it decides nothing.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any, TextIO
+
+from agent import INTERRUPTED, Agent
+from commands import EXIT_WORDS, Stats, run_command, safe
+from prompts import TOO_MANY_STEPS
+
+
+def err(message: str) -> None:
+    """One line for the user on stderr, control characters made visible (Ollama's and SQLite's text too)."""
+    print(f"error: {safe(message)}", file=sys.stderr, flush=True)
+
+
+class Printer:
+    """Renders agent events: streamed tokens on a terminal, the reply otherwise.
+
+    Each model call's text starts its own `bot> ` line, so a first attempt and the retry after a
+    critique never run together; a final reply that differs from what was streamed (the step
+    limit, a reply built from the results) is printed whole.
+    """
+
+    def __init__(self, out: TextIO, stream: bool):
+        self.out = out
+        self.stream = stream
+        self.streamed = False  # this model call has printed text
+        self.shown = ""  # the text of the latest streamed line
+
+    def start(self) -> None:
+        """Begin a reply; `bot> ` waits for its first token, so a confirmation asked before it reads cleanly."""
+        self.streamed, self.shown = False, ""
+
+    def event(self, kind: str, data: dict[str, Any]) -> None:
+        """Handle one agent event."""
+        if kind == "token" and self.stream:
+            self.out.write(safe(data["text"]) if self.streamed else "bot> " + safe(data["text"]))
+            self.out.flush()
+            self.streamed = True
+            self.shown += data["text"]
+        elif kind == "status" and self.streamed:  # a new model call: what was shown stays, on its own line
+            self.out.write("\n")
+            self.streamed, self.shown = False, ""
+        elif kind == "warning":
+            print(f"\nwarning: {safe(data['text'])}", file=sys.stderr, flush=True)
+
+    def finish(self, reply: str) -> None:
+        """End a reply, printing it whole unless it is exactly what was streamed."""
+        if self.streamed:
+            self.out.write("\n")
+        if not (self.streamed and self.shown.strip() == reply.strip()):
+            self.out.write(f"bot> {safe(reply)}\n")
+        self.out.flush()
+
+
+def read_lines(interactive: bool) -> Any:
+    """User lines: prompted in a terminal, one per line otherwise."""
+    last_interrupt = 0.0
+    while True:
+        try:
+            line = input("you> ") if interactive else sys.stdin.readline()
+        except EOFError:
+            return
+        except KeyboardInterrupt:
+            if time.monotonic() - last_interrupt < 2:
+                print()
+                return
+            last_interrupt = time.monotonic()
+            print("\n(Ctrl-C again or type exit to quit)")
+            continue
+        if not interactive and line == "":
+            return
+        yield line.strip()
+
+
+def run_repl(agent: Agent, interactive: bool, out: TextIO) -> int:
+    """Talk until end of input or exit; returns the exit status."""
+    printer = Printer(out, stream=out.isatty())
+    stats = Stats()
+    for line in read_lines(interactive):
+        if not line:
+            continue
+        if line.lower() in EXIT_WORDS:
+            break
+        if line.startswith("/"):
+            out.write(safe(run_command(agent, line, stats)) + "\n")
+            out.flush()
+            continue
+        printer.start()
+        try:
+            result = agent.run_turn(line, printer.event)
+        except KeyboardInterrupt:  # between tool completion and the next model call
+            print(f"\n{INTERRUPTED}", file=out)
+            continue
+        stats.add(result)
+        if result.error:
+            if printer.stream:
+                out.write("\n")
+            err(result.error)
+            continue
+        if result.interrupted and printer.streamed:
+            out.write(f" {INTERRUPTED}")
+            printer.shown += f" {INTERRUPTED}"
+        printer.finish(result.reply)
+    return 0
+
+
+def rich_terminal(env: dict[str, str] | Any, out: TextIO) -> bool:
+    """Whether to use the full terminal interface: a real terminal that wants colour."""
+    # NO_COLOR turns colour off and nothing else (no-color.org): rich reads it itself. --plain is the line mode.
+    return out.isatty() and env.get("TERM", "") != "dumb"
+
+
+ONE_SHOT_SESSION = "oneshot"  # where requests given on the command line go, unless --session says otherwise
+# Exit statuses of a one-shot request (README, "One-shot requests"); 2 is a bad flag or setting.
+EXIT_OK, EXIT_ERROR, EXIT_GAVE_UP, EXIT_REFUSED = 0, 1, 3, 4
+REFUSALS = ("declined", "no one can confirm", "did not ask to", "already said no")
+
+
+def run_once(agent: Agent, message: str, out: TextIO) -> int:
+    """One request from the command line: print the reply; the exit status says how it went.
+
+    0 done; 1 the turn failed (Ollama, the database); 3 the model gave up at the step limit;
+    4 a change was refused or declined (a deletion without --yes, a "no"). A /command runs
+    locally, as in the REPL.
+    """
+    if message.startswith("/"):
+        said = run_command(agent, message, Stats())
+        out.write(safe(said) + "\n")
+        return EXIT_ERROR if said.startswith(("error:", "unknown command", "usage:")) else EXIT_OK
+    result = agent.run_turn(message)
+    if result.error:
+        err(result.error)
+        return EXIT_ERROR
+    out.write(safe(result.reply) + "\n")
+    if result.reply == TOO_MANY_STEPS.format(n=agent.config.max_turns):
+        return EXIT_GAVE_UP
+    refused = [
+        c for c in result.tool_calls if not c["ok"] and any(w in str(c["result"].get("error")) for w in REFUSALS)
+    ]
+    return EXIT_REFUSED if refused else EXIT_OK
