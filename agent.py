@@ -44,7 +44,7 @@ from prompts import (
     system_prompt,
 )
 from recovery import looks_like_call
-from tasks import undo_last_turn
+from tasks import newest_turn, undo_last_turn
 from toolrun import ToolRunner
 from tools import ToolContext, ToolError, to_json, tool_specs
 from turn import ToolCall, Turn
@@ -252,21 +252,11 @@ class Agent:
         does not go on believing the reverted changes happened.
         """
         lines = []
-        conn = self.tools.store.conn()
-        task = conn.execute(
-            "SELECT turn, id FROM task_events WHERE undone_at IS NULL ORDER BY id DESC LIMIT 1"
-        ).fetchone()
-        forgot = conn.execute(
-            "SELECT turn, after_event FROM memory_history "
-            "WHERE reason = 'forget' AND turn IS NOT NULL AND undone_at IS NULL ORDER BY id DESC LIMIT 1"
-        ).fetchone()
-        # The newest turn of either kind (a forget is newer than every task event up to its after_event);
-        # a turn that did both is undone whole.
-        newest = forgot if forgot and (task is None or forgot["after_event"] >= task["id"]) else task
-        if task and newest and task["turn"] == newest["turn"]:
+        turn, tasks_changed, forgot = newest_turn(self.tools.store)
+        if tasks_changed:
             lines += undo_last_turn(self.tools.store)
-        if forgot and newest and forgot["turn"] == newest["turn"] and self.tools.memory:
-            lines += self.tools.memory.unforget(forgot["turn"])
+        if forgot and turn and self.tools.memory:
+            lines += self.tools.memory.unforget(turn)
         if lines:
             self.history.append(
                 [

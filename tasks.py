@@ -99,6 +99,25 @@ def _restore(conn: sqlite3.Connection, task_id: int, task: Task | None) -> None:
     set_tags(conn, task_id, task.get("tags") or [])
 
 
+def newest_turn(store: Store) -> tuple[str | None, bool, bool]:
+    """The newest turn with something to undo: (its id, it changed tasks, it forgot memories).
+
+    A forget is newer than every task change up to the change-log id it recorded (after_event);
+    a turn that did both is undone whole.
+    """
+    conn = store.conn()
+    task = conn.execute("SELECT turn, id FROM task_events WHERE undone_at IS NULL ORDER BY id DESC LIMIT 1").fetchone()
+    forgot = conn.execute(
+        "SELECT turn, after_event FROM memory_history "
+        "WHERE reason = 'forget' AND turn IS NOT NULL AND undone_at IS NULL ORDER BY id DESC LIMIT 1"
+    ).fetchone()
+    newest = forgot if forgot and (task is None or forgot["after_event"] >= task["id"]) else task
+    if newest is None:
+        return None, False, False
+    turn = newest["turn"]
+    return turn, bool(task and task["turn"] == turn), bool(forgot and forgot["turn"] == turn)
+
+
 def undo_last_turn(store: Store) -> list[str]:
     """Revert the newest turn that changed tasks; returns one line per task put back (empty: nothing to undo)."""
     lines: list[str] = []
