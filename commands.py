@@ -116,11 +116,13 @@ def _clear(agent: Agent, arg: str, stats: Stats) -> str:
     return ""  # the full terminal clears itself before this; a pipe has no screen
 
 
-def _when(t: dict[str, Any]) -> str:
+def when(t: dict[str, Any]) -> str:
+    """A task's due date and time, as one cell."""
     return " ".join(x for x in (t.get("due_date"), t.get("due_time")) if x)
 
 
-def _extras(t: dict[str, Any]) -> str:
+def extras(t: dict[str, Any]) -> str:
+    """A task's priority, tags and repeat rule, as one cell."""
     bits = [f"!{t['priority']}"] if t.get("priority") else []
     bits += [f"+{tag}" for tag in t.get("tags") or []]
     if t.get("repeat"):
@@ -146,7 +148,7 @@ def tasks_table(ctx: ToolContext, arg: str) -> str:
     for t in result["tasks"]:
         late = t["status"] == "open" and t["due_date"] and t["due_date"] < today
         status = "OVERDUE" if late else t["status"]
-        lines.append(f"{t['id']:>4}  {inline(t['title']):<{width}}  {_when(t):<16}  {status:<7}  {_extras(t)}".rstrip())
+        lines.append(f"{t['id']:>4}  {inline(t['title']):<{width}}  {when(t):<16}  {status:<7}  {extras(t)}".rstrip())
     if result.get("more"):
         lines.append(f"… {result['more']}")
     return "\n".join(lines)
@@ -157,32 +159,44 @@ def _agenda(agent: Agent, arg: str, stats: Stats) -> str:
     return agenda_text(agent.tools, arg)
 
 
-def agenda_text(ctx: ToolContext, arg: str) -> str:
-    """The agenda of /agenda (and `python agent.py agenda`, which needs no model)."""
+Section = tuple[str, list[dict[str, Any]]]  # a heading ("today 2026-12-01") and its tasks
+
+
+def agenda_sections(ctx: ToolContext, arg: str) -> tuple[str, list[Section], list[str]] | str:
+    """/agenda as a title, sections and footer lines, shared by the text and the table; or an error line."""
     if arg and not arg.isdigit():
         return "usage: /agenda [DAYS]"
     result, ok = dispatch(ctx, "agenda", {"days": int(arg)} if arg else {})
     if not ok:
         return f"error: {result['error']}"
+    sections: list[Section] = []
+    if result["overdue"]:
+        sections.append(("overdue", [{**t, "note": f"(was due {t['due_date']})"} for t in result["overdue"]]))
+    sections += [(f"{day['label']} {day['date']}", day["tasks"]) for day in result["days"]]
+    footer = [] if sections else ["  nothing due"]
+    if result["without_date"]:
+        footer.append(f"and {result['without_date']} open tasks without a date (/tasks)")
+    if result.get("more"):
+        footer.append(f"… {result['more']} more")
+    return f"agenda from {result['today']}", sections, footer
+
+
+def agenda_text(ctx: ToolContext, arg: str) -> str:
+    """The agenda of /agenda (and `python agent.py agenda`, which needs no model)."""
+    agenda = agenda_sections(ctx, arg)
+    if isinstance(agenda, str):
+        return agenda
+    title, sections, footer = agenda
 
     def line(t: dict[str, Any]) -> str:
         at = f"{t['due_time']} " if t.get("due_time") else ""
-        return f"  {t['id']:>4}  {at}{inline(t['title'])}  {_extras(t)}".rstrip()
+        rest = [x for x in (extras(t), t.get("note")) if x]
+        return "  ".join([f"  {t['id']:>4}", at + inline(t["title"]), *rest])
 
-    out = [f"agenda from {result['today']}"]
-    if result["overdue"]:
-        out.append("overdue")
-        out += [line(t) + f"  (was due {t['due_date']})" for t in result["overdue"]]
-    for day in result["days"]:
-        out.append(f"{day['label']} {day['date']}")
-        out += [line(t) for t in day["tasks"]]
-    if len(out) == 1:
-        out.append("  nothing due")
-    if result["without_date"]:
-        out.append(f"and {result['without_date']} open tasks without a date (/tasks)")
-    if result.get("more"):
-        out.append(f"… {result['more']} more")
-    return "\n".join(out)
+    out = [title]
+    for heading, tasks in sections:
+        out += [heading, *(line(t) for t in tasks)]
+    return "\n".join(out + footer)
 
 
 @command("/undo  revert the changes of the last request (again: the one before)")
@@ -288,27 +302,58 @@ def _think(agent: Agent, arg: str, stats: Stats) -> str:
     return _switch_flag(agent, arg, "think", "think")
 
 
-@command("/stats  model calls, tokens, tokens/s, time in model, loading and tools, prompt-cache reuse")
-def _stats(agent: Agent, arg: str, stats: Stats) -> str:
-    def line(label: str, s: Any, tools: int, errors: int) -> str:
-        rate = s.eval_tokens / (s.model_seconds - s.load_seconds) if s.model_seconds > s.load_seconds else 0
-        reuse = sum(s.prefix_reuse) / len(s.prefix_reuse) if s.prefix_reuse else 0
-        return (
-            f"{label}: {s.model_calls} model calls, {s.prompt_tokens:,} prompt + {s.eval_tokens:,} eval tokens "
-            f"({rate:.1f} tokens/s), {s.model_seconds:.1f} s in the model (of which {s.load_seconds:.1f} s loading), "
-            f"{s.tool_seconds * 1000:.0f} ms in {tools} tool calls ({errors} failed), "
-            f"{reuse:.0%} of each request repeated the last (prompt-cache reuse)"
-        )
-
-    lines = []
+def stats_rows(stats: Stats) -> tuple[list[str], list[tuple[str, ...]]]:
+    """/stats as a header and rows (figure, last turn, this run), shared by the text and the table."""
+    runs: list[tuple[Any, int, int]] = []
     if stats.last:
         last = stats.last
-        lines.append(line("last turn", last, len(last.tool_calls), sum(not c["ok"] for c in last.tool_calls)))
-    lines.append(line(f"this run ({stats.turns} turns)", stats, stats.tool_calls, stats.tool_errors))
-    lines.append(f"critic: {stats.critiques} retries asked")
-    lines.append(f"models: {agent.config.model} (critic {agent.config.critic_model}, embed {agent.config.embed_model})")
-    lines.append(f"today: {agent.today():%A} {agent.today().isoformat()} · {dt.datetime.now():%H:%M}")
-    return "\n".join(lines)
+        runs.append((last, len(last.tool_calls), sum(not c["ok"] for c in last.tool_calls)))
+    runs.append((stats, stats.tool_calls, stats.tool_errors))
+
+    def figures(s: Any, tools: int, errors: int) -> list[str]:
+        rate = s.eval_tokens / (s.model_seconds - s.load_seconds) if s.model_seconds > s.load_seconds else 0
+        reuse = sum(s.prefix_reuse) / len(s.prefix_reuse) if s.prefix_reuse else 0
+        return [
+            f"{s.model_calls}",
+            f"{s.prompt_tokens:,}",
+            f"{s.eval_tokens:,}",
+            f"{rate:.1f}",
+            f"{s.model_seconds:.1f} s",
+            f"{s.load_seconds:.1f} s",
+            f"{tools}",
+            f"{errors}",
+            f"{s.tool_seconds * 1000:.0f} ms",
+            f"{reuse:.0%}",
+            f"{len(s.critiques) if isinstance(s, TurnResult) else s.critiques}",
+        ]
+
+    labels = [
+        "model calls", "prompt tokens", "eval tokens", "tokens/s", "time in the model", "  of which loading",
+        "tool calls", "tool calls failed", "time in tools", "prompt-cache reuse", "critic retries",
+    ]  # fmt: skip
+    columns = [figures(*run) for run in runs]
+    header = ["", *(["last turn"] if stats.last else []), "this run"]
+    return header, [(label, *(c[i] for c in columns)) for i, label in enumerate(labels)]
+
+
+def stats_footer(agent: Agent, stats: Stats) -> list[str]:
+    """The lines under the /stats figures: the models and today."""
+    c = agent.config
+    return [
+        f"this run: {stats.turns} requests",
+        f"models: {c.model} (critic {c.critic_model}, embed {c.embed_model})",
+        f"today: {agent.today():%A} {agent.today().isoformat()} · {dt.datetime.now():%H:%M}",
+        "prompt-cache reuse: how much of each request repeated the last, which Ollama need not read again",
+    ]
+
+
+@command("/stats  model calls, tokens, tokens/s, time in model, loading and tools, prompt-cache reuse")
+def _stats(agent: Agent, arg: str, stats: Stats) -> str:
+    header, rows = stats_rows(stats)
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    lines = ["  ".join(f"{cell:<{widths[0]}}" if i == 0 else f"{cell:>{widths[i]}}" for i, cell in enumerate(r))
+             for r in [header, *rows]]  # fmt: skip
+    return "\n".join([*(line.rstrip() for line in lines), *stats_footer(agent, stats)])
 
 
 @command("/model [main|critic NAME]  show the models, or switch one (it must be pulled)")

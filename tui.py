@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ from rich.text import Text
 from agent import Agent, TurnResult
 from commands import COMMANDS, EXIT_WORDS, Stats, run_command, safe
 from llm import ModelError
+from tables import agenda_table, stats_table, task_table
 
 ARGUMENTS = {"tasks": ["open", "done", "all"], "reflect": ["on", "off"], "think": ["on", "off"]}
 EXAMPLES = [
@@ -155,6 +157,11 @@ class TerminalUI:
         self.stats = Stats()
         self.live: Live | None = None
         self.view: TurnView | None = None  # the turn being shown, for confirm()
+        self.tables: dict[str, Callable[[str], Any]] = {
+            "/tasks": lambda arg: task_table(agent.tools, arg),
+            "/agenda": lambda arg: agenda_table(agent.tools, arg),
+            "/stats": lambda arg: stats_table(agent, self.stats),
+        }
         bindings = KeyBindings()
 
         @bindings.add("escape", "enter")  # Esc-Enter or Alt-Enter: a new line instead of sending
@@ -235,8 +242,9 @@ class TerminalUI:
                 if line.split()[0] == "/clear":
                     self.console.clear()
                     continue
-                if line.split()[0] == "/tasks":
-                    self.console.print(task_table(self.agent.tools, line.partition(" ")[2].strip()))
+                name, _, arg = line.partition(" ")
+                if name in self.tables:  # the same rows as the text, as tables that fit the terminal
+                    self.console.print(self.tables[name](arg.strip()))
                     continue
                 if line.split()[0] == "/pull" and len(line.split()) == 2:
                     said = pull_with_progress(self.agent.llm, line.split()[1], self.console)
@@ -281,41 +289,6 @@ class TerminalUI:
             return self.agent.llm.loaded()
         except ModelError:
             return set()
-
-
-def task_table(ctx: Any, status: str) -> Any:
-    """/tasks as a rich table: it fits the terminal (40 columns too) by wrapping titles, never breaking rows."""
-    from rich.table import Table
-
-    from commands import _extras, _when, inline
-    from tools import dispatch
-
-    if status not in ("", "open", "done", "all"):
-        return Text("usage: /tasks [open|done|all]")
-    result, ok = dispatch(ctx, "list_tasks", {"status": status or "open", "limit": 100})
-    if not ok:
-        return Text(f"error: {safe(result['error'])}")
-    if not result["tasks"]:
-        return Text(f"no {'' if status == 'all' else (status or 'open') + ' '}tasks")
-    today = ctx.today().isoformat()
-    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-    table.add_column("id", justify="right", no_wrap=True)
-    table.add_column("title", ratio=3, overflow="fold")
-    table.add_column("due", no_wrap=True)
-    table.add_column("status", no_wrap=True)
-    table.add_column("more", ratio=1, overflow="fold")
-    for t in result["tasks"]:
-        late = t["status"] == "open" and t["due_date"] and t["due_date"] < today
-        table.add_row(
-            str(t["id"]),
-            Text(inline(t["title"])),
-            _when(t),
-            Text("OVERDUE", style="bold red") if late else t["status"],
-            Text(inline(_extras(t))),
-        )
-    if result.get("more"):
-        table.caption = f"… {result['more']}"
-    return table
 
 
 def pull_with_progress(llm: Any, name: str, console: Console) -> str:

@@ -325,7 +325,11 @@ def test_slash_commands_for_tasks_sessions_history_switches_and_stats(fake, tmp_
     assert "error: status must be one of" in out
     assert "you> add late thing and soon\nbot> Added both." in out
     assert "reflect is off\nreflect is off\nusage: /reflect on|off" in out
-    assert "this run (1 turns): 3 model calls" in out and "in 2 tool calls (0 failed)" in out  # two main, one critic
+    stats = out[out.index("                    last turn") :].splitlines()
+    assert stats[0].split() == ["last", "turn", "this", "run"]
+    assert stats[1].split() == ["model", "calls", "3", "3"]  # two main, one critic
+    assert stats[7].split() == ["tool", "calls", "2", "2"] and stats[8].split() == ["tool", "calls", "failed", "0", "0"]
+    assert "this run: 1 requests" in out
     assert "session home\nsession " in out and "nothing said yet" in out
     assert "* " in out and " home " in out
     assert "session work (0 messages)\nsession work" in out

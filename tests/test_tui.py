@@ -253,9 +253,24 @@ def test_tasks_fit_forty_columns_and_a_newline_in_a_title_never_breaks_a_row(fak
     child.seen += child.before + child.after
     child.expect("you>")
     child.seen += child.before + child.after
-    shown = screen_of(child, cols=40, rows=80)
+    for command, last in (("/agenda", "without a date"), ("/stats", "today:")):
+        child.sendline(command)
+        child.expect(last)
+        child.seen += child.before + child.after
+        child.expect("you>")
+        child.seen += child.before + child.after
+    shown = screen_of(child, cols=40, rows=200)
     assert all(len(line) <= 40 for line in shown)
     assert "\\n" in "".join(shown)  # the line break is shown escaped...
     assert not any(line.startswith("line two") for line in shown)  # ...and never starts a line of its own
     assert any("OVERDUE" in line for line in shown)
+    agenda = shown[[i for i, line in enumerate(shown) if line.startswith("you> /agenda")][-1] :]
+    assert agenda[1] == "agenda from Tuesday 2026-12-01" and agenda[2] == "overdue"
+    assert agenda[3].split()[:3] == ["1", "renew", "the"] and "(was due" in "".join(agenda[3:6])
+    assert any(line.split() == ["3", "dentist"] for line in agenda)  # friday's, under its own heading
+    assert any(line.startswith("Friday 2026-12-04") for line in agenda)
+    stats = shown[[i for i, line in enumerate(shown) if line.startswith("you> /stats")][-1] :]
+    assert stats[1].split() == ["last", "turn", "this", "run"]
+    assert stats[2].split() == ["model", "calls", "2", "2"] and stats[3].split() == ["prompt", "tokens", "20", "20"]
+    assert stats[9].split() == ["tool", "calls", "failed", "0", "0"] and "this run: 1 requests" in stats
     assert "'friday' -> Friday 2026-12-04" in " ".join(" ".join(shown).split())  # what the words became

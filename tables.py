@@ -1,0 +1,89 @@
+"""/tasks, /agenda and /stats as rich tables for the full terminal (tui.py).
+
+The plain modes print the text of commands.py; both are built from the same
+rows (`dispatch`, `agenda_sections`, `stats_rows`), so they cannot disagree.
+Titles fold inside their column rather than widen the table, so every table
+fits a 40-column terminal; a line break in a title is shown as \\n and never
+starts a row of its own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from agent import Agent
+from commands import Stats, agenda_sections, extras, inline, safe, stats_footer, stats_rows, when
+from tools import ToolContext, dispatch
+
+
+def _table(*columns: tuple[str, dict[str, Any]]) -> Table:
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+    for name, options in columns:
+        table.add_column(name, **options)
+    return table
+
+
+def task_table(ctx: ToolContext, status: str) -> Any:
+    """/tasks: id, title, due, status (OVERDUE in red), priority/tags/repeat."""
+    if status not in ("", "open", "done", "all"):
+        return Text("usage: /tasks [open|done|all]")
+    result, ok = dispatch(ctx, "list_tasks", {"status": status or "open", "limit": 100})
+    if not ok:
+        return Text(f"error: {safe(result['error'])}")
+    if not result["tasks"]:
+        return Text(f"no {'' if status == 'all' else (status or 'open') + ' '}tasks")
+    today = ctx.today().isoformat()
+    table = _table(
+        ("id", {"justify": "right", "no_wrap": True}),
+        ("title", {"ratio": 3, "overflow": "fold"}),
+        ("due", {"no_wrap": True}),
+        ("status", {"no_wrap": True}),
+        ("more", {"ratio": 1, "overflow": "fold"}),
+    )
+    for t in result["tasks"]:
+        late = t["status"] == "open" and t["due_date"] and t["due_date"] < today
+        status_cell = Text("OVERDUE", style="bold red") if late else t["status"]
+        table.add_row(str(t["id"]), Text(inline(t["title"])), when(t), status_cell, Text(inline(extras(t))))
+    if result.get("more"):
+        table.caption = f"… {result['more']}"
+    return table
+
+
+def agenda_table(ctx: ToolContext, arg: str) -> Any:
+    """/agenda: a heading per day (overdue first, in red) and a table of its tasks."""
+    agenda = agenda_sections(ctx, arg)
+    if isinstance(agenda, str):
+        return Text(safe(agenda))
+    title, sections, footer = agenda
+    parts: list[Any] = [Text(title, style="bold")]
+    for heading, tasks in sections:
+        parts.append(Text(heading, style="bold red" if heading == "overdue" else "bold"))
+        table = _table(
+            ("id", {"justify": "right", "no_wrap": True, "min_width": 4}),
+            ("time", {"no_wrap": True, "min_width": 5}),
+            ("title", {"ratio": 3, "overflow": "fold"}),
+            ("more", {"ratio": 1, "overflow": "fold"}),
+        )
+        table.show_header = False
+        for t in tasks:
+            more = "  ".join(x for x in (extras(t), t.get("note")) if x)
+            table.add_row(str(t["id"]), t.get("due_time") or "", Text(inline(t["title"])), Text(inline(more)))
+        parts.append(table)
+    parts += [Text(line, style="dim") for line in footer]
+    return Group(*parts)
+
+
+def stats_table(agent: Agent, stats: Stats) -> Any:
+    """/stats: one row per figure, a column for the last turn and one for this run."""
+    header, rows = stats_rows(stats)
+    table = _table(
+        (header[0], {"no_wrap": True}),  # 18 + 9 + 9 characters and the gaps: 40 columns
+        *((name, {"justify": "right", "no_wrap": True}) for name in header[1:]),
+    )
+    for row in rows:
+        table.add_row(*row)
+    return Group(table, *(Text(safe(line), style="dim") for line in stats_footer(agent, stats)))
