@@ -418,6 +418,7 @@ class Agent:
                 schema=CRITIC_SCHEMA,
                 options=self.critic_options,
                 keep_alive=self.config.critic_keep_alive,
+                purpose="critic",
             )
             result.model_calls += 1
             verdict = json.loads(r.content)

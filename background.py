@@ -149,13 +149,14 @@ class MemoryKeeper:
         self.worker = worker or Worker()
         self.options = {"num_ctx": config.critic_num_ctx, "num_predict": 512}
 
-    def _ask(self, system: str, user: str, schema: dict[str, Any]) -> Any:
+    def _ask(self, system: str, user: str, schema: dict[str, Any], purpose: str) -> Any:
         r = self.llm.chat_json(
             self.config.critic_model,
             [{"role": "system", "content": system}, {"role": "user", "content": user}],
             schema=schema,
             options=self.options,
             keep_alive=self.config.critic_keep_alive,
+            purpose=purpose,
         )
         return json.loads(r.content)
 
@@ -195,7 +196,7 @@ class MemoryKeeper:
         shown = "\n".join(f"[{h['id']}] {h['text']} (topic: {h['topic'] or 'none'})" for h in existing) or "(none)"
         user = f"Today is {today}.\nExisting memories:\n{shown}\n\nUser: {user_text}\nAssistant: {reply}"
         try:
-            raw = self._ask(EXTRACT_PROMPT, user, EXTRACT_SCHEMA)
+            raw = self._ask(EXTRACT_PROMPT, user, EXTRACT_SCHEMA, "memory extraction")
         except ValueError:  # not JSON: nothing usable this time
             log.warning("memory extraction returned no JSON")
             return []
@@ -218,7 +219,10 @@ class MemoryKeeper:
                 continue
             try:
                 summary = self._ask(
-                    TOPIC_PROMPT, f"Topic: {topic}\nMemories:\n" + "\n".join(f"- {t}" for t in texts), TEXT_SCHEMA
+                    TOPIC_PROMPT,
+                    f"Topic: {topic}\nMemories:\n" + "\n".join(f"- {t}" for t in texts),
+                    TEXT_SCHEMA,
+                    "topic summary",
                 )["text"]
             except (ModelError, ValueError, KeyError, TypeError) as e:
                 log.warning("topic summary for %s failed: %s", topic, e)
@@ -267,7 +271,10 @@ class MemoryKeeper:
         previous = last["summary"] if last else "(none yet)"
         try:
             text = self._ask(
-                SUMMARY_PROMPT, f"Previous summary: {previous}\n\nNew messages:\n" + "\n".join(lines), TEXT_SCHEMA
+                SUMMARY_PROMPT,
+                f"Previous summary: {previous}\n\nNew messages:\n" + "\n".join(lines),
+                TEXT_SCHEMA,
+                "conversation summary",
             )["text"]
         except (ModelError, ValueError, KeyError, TypeError) as e:
             log.warning("conversation summary postponed: %s", e)

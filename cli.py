@@ -31,6 +31,7 @@ from db import DatabaseError, Store, explain
 from llm import ModelError, Ollama
 from memory import latest_session, new_session_name
 from repl import ONE_SHOT_SESSION, err, rich_terminal, run_once, run_repl
+from traceview import SideCalls, Trace
 
 log = logging.getLogger("planner")
 
@@ -105,8 +106,13 @@ def build_parser(defaults: Config) -> argparse.ArgumentParser:
     )
     p.add_argument("--today", default=None, help="pretend today is this date (YYYY-MM-DD)")
     p.add_argument("--plain", action="store_true", help="plain lines, one per turn, even in a terminal")
-    p.add_argument("-q", "--quiet", action="store_true", help="hide the trace of tool calls")
-    p.add_argument("-v", "--verbose", action="store_true", help="show token counts and timings of each model call")
+    p.add_argument("-q", "--quiet", action="store_true", help="hide the trace of tool calls (every mode)")
+    p.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="show tokens and timings of every model call: replies, critic, memory, embeddings",
+    )
     p.add_argument("--version", action="version", version=f"planner {VERSION}")
     p.add_argument(
         "message", nargs="*", help="run this one request and exit (the words need no quotes; '-' reads stdin)"
@@ -325,20 +331,29 @@ def _main(argv: list[str] | None) -> int:
         if done == total:
             print(file=sys.stderr)
 
+    side = SideCalls()  # the critic's, memory's and embedding calls, for --verbose
+    if config.verbose:
+        llm.observer = side.add
+    # The plain modes print the trace on stderr where someone watches it (or when asked with -v).
+    trace = Trace(config.quiet or not (sys.stderr.isatty() or config.verbose), config.verbose, side)
     confirm = make_confirm(config, interactive, threading.Lock())
     agent = build_agent(config, store, llm, session, confirm, on_progress=progress)
     if agent.keeper:
         agent.keeper.resume(session)  # extraction or a summary left undone last time
     if one_shot:
         try:
-            return run_once(agent, one_shot, sys.stdout)
+            return run_once(agent, one_shot, sys.stdout, trace)
         finally:
-            agent.close()
+            agent.close()  # waits for the background memory work, whose calls -v shows last
+            for line in trace.rest():
+                print(line, file=sys.stderr)
             store.close()
     if interactive and not config.plain and rich_terminal(os.environ, sys.stdout):
         from tui import TerminalUI  # rich and prompt_toolkit load only for a real terminal
 
-        ui = TerminalUI(agent, config.db_path.parent / "input_history", quiet=config.quiet, verbose=config.verbose)
+        ui = TerminalUI(
+            agent, config.db_path.parent / "input_history", quiet=config.quiet, verbose=config.verbose, side=side
+        )
         if not config.yes:
             agent.tools.confirm = ui.confirm
         ui.banner(config.db_path)
@@ -351,7 +366,7 @@ def _main(argv: list[str] | None) -> int:
         print(f"Planner · {config.model} · session {session} · {config.db_path}")
         print("Ask me to add, list, change or finish tasks. /help lists commands; exit quits.")
     try:
-        return run_repl(agent, interactive, sys.stdout)
+        return run_repl(agent, interactive, sys.stdout, trace)
     except Exception as e:  # a bug: the log gets the traceback, the user one line
         log.exception("unexpected error")
         known = explain(e) if isinstance(e, sqlite3.Error) else None

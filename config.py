@@ -63,8 +63,8 @@ class Config:
     today: dt.date | None = None  # fixed "today" (PLANNER_TODAY), for reproducible runs
     message: str | None = None  # one request to run and exit (command line), '-' for stdin
     plain: bool = False  # terminal: plain lines, one per turn, instead of the full interface
-    quiet: bool = False  # terminal: hide the trace of tool calls
-    verbose: bool = False  # terminal: show tokens and timings of each model call
+    quiet: bool = False  # hide the trace of tool calls (stderr in the plain modes)
+    verbose: bool = False  # show tokens and timings of every model call, the critic's and background's too
 
     @property
     def log_path(self) -> Path:

@@ -13,7 +13,7 @@ import logging
 import math
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -101,6 +101,13 @@ class Ollama:
         # Plain http needs no certificates; loading them costs ~30 ms at start-up.
         tls = {} if host.lower().startswith("https") else {"verify": False}
         self.client = ollama.Client(host=host, timeout=httpx.Timeout(timeout, connect=5.0), **tls)
+        # Called after each successful call, from the thread that made it (the UI's --verbose):
+        # {"model", "purpose", "seconds", and "prompt_tokens" + "eval_tokens", or "texts" for embeddings}
+        self.observer: Callable[[dict[str, Any]], None] | None = None
+
+    def _report(self, model: str, purpose: str, seconds: float, **figures: int) -> None:
+        if self.observer:
+            self.observer({"model": model, "purpose": purpose, "seconds": seconds, **figures})
 
     def _translate(self, e: BaseException, model: str = "") -> ModelError:
         if isinstance(e, ModelError):
@@ -191,6 +198,9 @@ class Ollama:
         result.thinking = clean("".join(thinking))
         result.tool_calls = [clean(c) for c in result.tool_calls]
         result.seconds = time.perf_counter() - t0
+        self._report(
+            model, "reply", result.seconds, prompt_tokens=result.prompt_eval_count, eval_tokens=result.eval_count
+        )
         return result
 
     def chat_json(
@@ -201,8 +211,9 @@ class Ollama:
         schema: dict[str, Any],
         options: dict[str, Any] | None = None,
         keep_alive: str | None = None,
+        purpose: str = "json",
     ) -> ChatResult:
-        """One non-streamed call constrained to a JSON schema, thinking off."""
+        """One non-streamed call constrained to a JSON schema, thinking off; `purpose` names it for the observer."""
         t0 = time.perf_counter()
         try:
             r = self.client.chat(
@@ -216,16 +227,21 @@ class Ollama:
             )
         except Exception as e:
             raise self._translate(e, model) from None
-        return ChatResult(
+        result = ChatResult(
             content=r.message.content or "",
             done_reason=r.done_reason,
             prompt_eval_count=r.prompt_eval_count or 0,
             eval_count=r.eval_count or 0,
             seconds=time.perf_counter() - t0,
         )
+        self._report(
+            model, purpose, result.seconds, prompt_tokens=result.prompt_eval_count, eval_tokens=result.eval_count
+        )
+        return result
 
     def embed(self, model: str, texts: list[str]) -> list[list[float]]:
         """Embed a batch of texts in one request."""
+        t0 = time.perf_counter()
         try:
             r = self.client.embed(model=model, input=texts)
         except Exception as e:
@@ -233,6 +249,7 @@ class Ollama:
         vectors = [list(v) for v in r.embeddings]
         if len(vectors) != len(texts):
             raise ModelError(UNREADABLE, "unreadable")
+        self._report(model, "embedding", time.perf_counter() - t0, texts=len(texts))
         return vectors
 
     def version(self) -> str:

@@ -14,6 +14,7 @@ from typing import Any, TextIO
 from agent import INTERRUPTED, Agent
 from commands import EXIT_WORDS, Stats, run_command, safe
 from prompts import TOO_MANY_STEPS
+from traceview import Trace
 
 
 def err(message: str) -> None:
@@ -22,43 +23,63 @@ def err(message: str) -> None:
 
 
 class Printer:
-    """Renders agent events: streamed tokens on a terminal, the reply otherwise.
+    """Renders agent events: streamed tokens on a terminal, the reply otherwise; the trace on stderr.
 
     Each model call's text starts its own `bot> ` line, so a first attempt and the retry after a
     critique never run together; a final reply that differs from what was streamed (the step
-    limit, a reply built from the results) is printed whole.
+    limit, a reply built from the results) is printed whole. Trace lines (traceview.py) go to
+    stderr, so stdout stays the replies alone for scripts.
     """
 
-    def __init__(self, out: TextIO, stream: bool):
+    def __init__(self, out: TextIO, stream: bool, trace: Trace | None = None, err_out: TextIO | None = None):
         self.out = out
         self.stream = stream
+        self.trace = trace
+        self.err_out = err_out or sys.stderr
         self.streamed = False  # this model call has printed text
+        self.ended = False  # ...and its line was ended early, for a trace line
         self.shown = ""  # the text of the latest streamed line
 
     def start(self) -> None:
         """Begin a reply; `bot> ` waits for its first token, so a confirmation asked before it reads cleanly."""
-        self.streamed, self.shown = False, ""
+        self.streamed, self.ended, self.shown = False, False, ""
+
+    def show_trace(self, lines: list[str]) -> None:
+        """Print trace lines on stderr, below any streamed text."""
+        if not lines:
+            return
+        if self.streamed and not self.ended:
+            self.out.write("\n")
+            self.out.flush()
+            self.ended = True
+        for line in lines:
+            print(line, file=self.err_out, flush=True)
 
     def event(self, kind: str, data: dict[str, Any]) -> None:
         """Handle one agent event."""
+        if self.trace:
+            self.show_trace(self.trace.lines(kind, data))
         if kind == "token" and self.stream:
             self.out.write(safe(data["text"]) if self.streamed else "bot> " + safe(data["text"]))
             self.out.flush()
             self.streamed = True
             self.shown += data["text"]
         elif kind == "status" and self.streamed:  # a new model call: what was shown stays, on its own line
-            self.out.write("\n")
-            self.streamed, self.shown = False, ""
+            if not self.ended:
+                self.out.write("\n")
+            self.streamed, self.ended, self.shown = False, False, ""
         elif kind == "warning":
-            print(f"\nwarning: {safe(data['text'])}", file=sys.stderr, flush=True)
+            print(f"\nwarning: {safe(data['text'])}", file=self.err_out, flush=True)
 
     def finish(self, reply: str) -> None:
         """End a reply, printing it whole unless it is exactly what was streamed."""
-        if self.streamed:
+        if self.streamed and not self.ended:
             self.out.write("\n")
         if not (self.streamed and self.shown.strip() == reply.strip()):
             self.out.write(f"bot> {safe(reply)}\n")
         self.out.flush()
+        if self.trace:
+            self.show_trace(self.trace.rest())
 
 
 def read_lines(interactive: bool) -> Any:
@@ -81,9 +102,9 @@ def read_lines(interactive: bool) -> Any:
         yield line.strip()
 
 
-def run_repl(agent: Agent, interactive: bool, out: TextIO) -> int:
+def run_repl(agent: Agent, interactive: bool, out: TextIO, trace: Trace | None = None) -> int:
     """Talk until end of input or exit; returns the exit status."""
-    printer = Printer(out, stream=out.isatty())
+    printer = Printer(out, stream=out.isatty(), trace=trace)
     stats = Stats()
     for line in read_lines(interactive):
         if not line:
@@ -125,7 +146,7 @@ EXIT_OK, EXIT_ERROR, EXIT_GAVE_UP, EXIT_REFUSED = 0, 1, 3, 4
 REFUSALS = ("declined", "no one can confirm", "did not ask to", "already said no")
 
 
-def run_once(agent: Agent, message: str, out: TextIO) -> int:
+def run_once(agent: Agent, message: str, out: TextIO, trace: Trace | None = None) -> int:
     """One request from the command line: print the reply; the exit status says how it went.
 
     0 done; 1 the turn failed (Ollama, the database); 3 the model gave up at the step limit;
@@ -136,11 +157,13 @@ def run_once(agent: Agent, message: str, out: TextIO) -> int:
         said = run_command(agent, message, Stats())
         out.write(safe(said) + "\n")
         return EXIT_ERROR if said.startswith(("error:", "unknown command", "usage:")) else EXIT_OK
-    result = agent.run_turn(message)
+    printer = Printer(out, stream=False, trace=trace)
+    result = agent.run_turn(message, printer.event)
     if result.error:
         err(result.error)
         return EXIT_ERROR
     out.write(safe(result.reply) + "\n")
+    printer.show_trace(trace.rest() if trace else [])
     if result.reply == TOO_MANY_STEPS.format(n=agent.config.max_turns):
         return EXIT_GAVE_UP
     refused = [

@@ -12,7 +12,6 @@ through its events and never decides anything itself.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -33,6 +32,7 @@ from agent import Agent, TurnResult
 from commands import COMMANDS, EXIT_WORDS, Stats, run_command, safe
 from llm import ModelError
 from tables import agenda_table, stats_table, task_table
+from traceview import SideCalls, Trace
 
 ARGUMENTS = {"tasks": ["open", "done", "all"], "reflect": ["on", "off"], "think": ["on", "off"]}
 EXAMPLES = [
@@ -61,30 +61,21 @@ class SlashCompleter(Completer):
                 yield Completion(option, start_position=-len(arg))
 
 
-def _call_text(name: Any, arguments: Any) -> str:
-    args = arguments if isinstance(arguments, dict) else {}
-    inner = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
-    text = f"{name}({inner})"
-    return text if len(text) <= 100 else text[:99] + "…"
-
-
 class TurnView:
     """What the screen shows during one turn: trace lines, then a spinner or the streamed reply."""
 
-    def __init__(self, quiet: bool, verbose: bool):
-        self.quiet = quiet
-        self.verbose = verbose
+    def __init__(self, quiet: bool, verbose: bool, side: SideCalls | None = None):
+        self.trace = Trace(quiet, verbose, side)
         self.lines: list[Text] = []
         self.reply = ""
         self.status = "thinking…"
-        self.started: dict[Any, tuple[float, float]] = {}  # call -> (when it started, self.waited then)
         self.loading = False  # the main model was not in memory when the turn began
-        self.waited = 0.0  # seconds spent waiting for the user's y/N, left out of tool times
         self.thinking = ""
         self.show_thinking = True
 
     def event(self, kind: str, data: dict[str, Any]) -> None:
         """Take one agent event."""
+        self.lines += [Text(line, style="dim") for line in self.trace.lines(kind, data)]
         if kind in ("token", "model", "thinking"):
             self.loading = False  # the model answers: it is loaded
         if kind == "token":
@@ -95,33 +86,10 @@ class TurnView:
                 self.status = data["text"]
             self.reply = ""  # a new model call: anything streamed before was not the answer
             self.thinking = ""
-        elif kind == "tool_start":
-            key = (data["name"], json.dumps(data["arguments"], sort_keys=True, default=str))
-            self.started[key] = (time.perf_counter(), self.waited)
-        elif kind == "tool_end" and not self.quiet:
-            key = (data["name"], json.dumps(data["arguments"], sort_keys=True, default=str))
-            t0, waited = self.started.pop(key, (time.perf_counter(), self.waited))
-            ms = (time.perf_counter() - t0 - (self.waited - waited)) * 1000
-            mark = "✓" if data["ok"] else "✗ " + str(data["result"].get("error", ""))[:80]
-            if data["ok"] and data["result"].get("date_read_as"):  # the words, and the date they became
-                mark += f" ({data['result']['date_read_as']})"
-            self.lines.append(
-                Text(safe(f"  ↳ {_call_text(data['name'], data['arguments'])} {mark} {ms:.0f} ms"), style="dim")
-            )
-        elif kind == "critic" and not data["done"] and not self.quiet:
-            self.lines.append(Text(f"  ↳ critic: {safe(data['critique'])} — trying again", style="dim"))
         elif kind == "thinking":
             self.thinking += data["text"]
         elif kind == "warning":
             self.lines.append(Text(f"  ! {safe(data['text'])}", style="yellow"))
-        elif kind == "model" and self.verbose:
-            self.lines.append(
-                Text(
-                    f"  · {data['model']} {data['seconds']:.2f} s, {data['prompt_tokens']} prompt + "
-                    f"{data['eval_tokens']} eval tokens",
-                    style="dim",
-                )
-            )
 
     def render(self, final: bool = False) -> Group:
         """The current picture: trace, then the reply (Markdown once final) or a spinner."""
@@ -148,12 +116,14 @@ class TerminalUI:
         history_path: Path,
         quiet: bool = False,
         verbose: bool = False,
+        side: SideCalls | None = None,
         console: Console | None = None,
     ):
         self.agent = agent
         self.console = console or Console(highlight=False)
         self.quiet = quiet
         self.verbose = verbose
+        self.side = side  # model calls besides the replies, shown with --verbose
         self.stats = Stats()
         self.live: Live | None = None
         self.view: TurnView | None = None  # the turn being shown, for confirm()
@@ -213,7 +183,7 @@ class TerminalUI:
             self.console.print()  # the prompt line ends here; the next line starts below it
         finally:
             if view:
-                view.waited += time.perf_counter() - t0
+                view.trace.waited += time.perf_counter() - t0
             if self.live:
                 self.live = Live(view.render() if view else "", console=self.console, refresh_per_second=12,
                                  transient=True)  # fmt: skip
@@ -257,7 +227,7 @@ class TerminalUI:
 
     def turn(self, line: str) -> TurnResult:
         """Run one turn with a live view of its progress."""
-        view = TurnView(self.quiet, self.verbose)
+        view = TurnView(self.quiet, self.verbose, self.side)
         if self.agent.config.model not in self._loaded():
             view.status, view.loading = f"loading {self.agent.config.model}…", True
         self.view = view
@@ -275,6 +245,7 @@ class TerminalUI:
             if self.live:
                 self.live.stop()
             self.live, self.view = None, None
+        view.lines += [Text(line, style="dim") for line in view.trace.rest()]
         if result.error:
             self.console.print(view.render(final=True))
             self.console.print(Text.assemble(("error: ", "red"), safe(result.error)))

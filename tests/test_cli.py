@@ -479,3 +479,28 @@ def test_doctor_says_what_is_there_and_exits_0_only_when_everything_needed_is(fa
     assert p.returncode == 1 and "ollama pull missing-model" in p.stdout
     p = run_agent(None, tmp_path, [], "doctor")
     assert p.returncode == 1 and "Cannot reach Ollama" in p.stdout and "Traceback" not in p.stderr
+
+
+def test_verbose_shows_every_model_call_and_quiet_hides_the_trace_in_one_shot_mode(fake, tmp_path):
+    def script():
+        fake.script(
+            "main",
+            {"tool_calls": [call("add_task", title="visit Ana"), call("remember", fact="Ana lives in Lisbon.")]},
+            {"content": "Noted."},
+        )
+
+    script()
+    p = run_agent(fake, tmp_path, [], "-v", "my sister Ana lives in Lisbon, add a visit")
+    assert p.returncode == 0 and p.stdout == "Noted.\n"  # stdout stays the reply alone
+    err = p.stderr.splitlines()
+    assert any(line.startswith('  ↳ add_task(title="visit Ana") ✓') for line in err)
+    assert sum(line.startswith("  · main ") and line.endswith("eval tokens") for line in err) == 2
+    assert any(line.startswith("  · embedding: embed ") and line.endswith(" 1 texts") for line in err)
+    assert any(line.startswith("  · critic: critic ") for line in err)
+    assert err[-1].startswith("  · memory extraction: critic ")  # the background call, after the reply
+    script()
+    p = run_agent(fake, tmp_path, [], "-q", "-v", "my sister Ana lives in Lisbon, add a visit")
+    assert p.returncode == 0 and "↳" not in p.stderr and "· critic: critic" in p.stderr
+    script()
+    p = run_agent(fake, tmp_path, [], "my sister Ana lives in Lisbon, add a visit")
+    assert p.returncode == 0 and p.stderr == ""  # no one watches stderr: no trace unless -v

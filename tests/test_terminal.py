@@ -115,3 +115,22 @@ def test_plain_mode_keeps_each_attempt_on_its_own_line_and_always_shows_the_fina
     child.sendline("loop for ever")
     child.expect("bot> I stopped after 8 steps")  # never streamed: printed whole
     child.expect("you> ")
+
+
+@pytest.mark.parametrize("flag", ["", "-q", "-v"])
+def test_plain_mode_shows_the_trace_in_a_terminal_q_hides_it_and_v_adds_every_model_call(fake, spawn, flag):
+    fake.script("main", {"content": "Sure, adding it.", "tool_calls": [call("add_task", title="x")]})
+    fake.script("main", {"content": "Added x."})
+    fake.script("critic", {"content": '{"done": true, "critique": ""}'})
+    child = spawn(*[f for f in (flag,) if f])
+    child.sendline("add x")
+    child.expect("you> ")
+    lines = [line.rstrip() for line in child.before.splitlines() if line.strip()]
+    trace = [line for line in lines if line.startswith('  ↳ add_task(title="x") ✓')]
+    models = [line for line in lines if line.startswith("  · ")]
+    assert len(trace) == (0 if flag == "-q" else 1)
+    if flag == "-v":
+        assert [m.split()[1] for m in models] == ["main", "main", "critic:"]
+    else:
+        assert models == []
+    assert "bot> Sure, adding it." in lines and "bot> Added x." in lines  # the trace never joins a reply line

@@ -1,6 +1,8 @@
 """The full terminal interface (prompt_toolkit + rich) driven in a real
 pseudo-terminal, and its pieces unit-tested with a recorded console."""
 
+import time
+
 import pexpect
 import pytest
 from conftest import call
@@ -274,3 +276,28 @@ def test_tasks_fit_forty_columns_and_a_newline_in_a_title_never_breaks_a_row(fak
     assert stats[2].split() == ["model", "calls", "2", "2"] and stats[3].split() == ["prompt", "tokens", "20", "20"]
     assert stats[9].split() == ["tool", "calls", "failed", "0", "0"] and "this run: 1 requests" in stats
     assert "'friday' -> Friday 2026-12-04" in " ".join(" ".join(shown).split())  # what the words became
+
+
+def test_verbose_shows_the_critic_and_the_background_calls_in_the_full_terminal(fake, pty_planner):
+    fake.script("main", {"tool_calls": [call("add_task", title="x")]}, {"content": "Added x."})
+    fake.script("main", {"content": "You have x."})
+    child = pty_planner("-v", term="xterm", prompt="you>")  # auto memory on: extraction runs in the background
+    child.seen = child.before + child.after
+    child.sendline("add x")
+    child.expect("Added x.")
+    child.seen += child.before + child.after
+    child.expect("you>")
+    child.seen += child.before + child.after
+    time.sleep(0.5)  # the background extraction finishes while the user types
+    child.sendline("what do I have?")
+    child.expect("You have x.")
+    child.seen += child.before + child.after
+    child.expect("you>")
+    child.seen += child.before + child.after
+    shown = screen_of(child)
+    first = shown.index("you> add x")
+    second = shown.index("you> what do I have?")
+    assert any(line.startswith("  · critic: critic ") for line in shown[first:second])
+    # shown when it finishes: with the first reply or, if it ended later, under the next request
+    assert sum(line.startswith("  · memory extraction: critic ") for line in shown[first:]) >= 1
+    assert sum(line.startswith("  · main ") for line in shown) == 3

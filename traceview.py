@@ -1,0 +1,95 @@
+"""The trace under a request, the same in every interface (full terminal, plain, one-shot).
+
+    ↳ add_task(title="dentist", due_date="friday") ✓ ('friday' -> Friday 2026-12-04) 2 ms
+    ↳ critic: the dentist is on friday, not thursday — trying again
+    · main 1.52 s, 900 prompt + 40 eval tokens              (--verbose)
+    · critic: critic 0.40 s, 350 prompt + 12 eval tokens    (--verbose: calls that are not the reply)
+
+`Trace` turns the agent's events into these lines; tui.py styles them and the
+plain modes print them to stderr. `SideCalls` collects the model calls that
+are no turn's reply (the critic, memory extraction, summaries, embeddings),
+reported by the Ollama edge from whichever thread made them: the background
+worker's calls finish between requests, so they show under the next one.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from typing import Any
+
+from commands import safe
+
+
+def call_text(name: Any, arguments: Any) -> str:
+    """A tool call as the model wrote it, cut to 100 characters."""
+    args = arguments if isinstance(arguments, dict) else {}
+    inner = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
+    text = f"{name}({inner})"
+    return text if len(text) <= 100 else text[:99] + "…"
+
+
+def model_line(call: dict[str, Any]) -> str:
+    """One model call's figures: '· critic: qwen3.5:4b 0.40 s, 350 prompt + 12 eval tokens'."""
+    purpose = f"{call['purpose']}: " if call.get("purpose") else ""
+    if "texts" in call:  # an embedding call has no eval tokens
+        return f"  · {purpose}{safe(call['model'])} {call['seconds']:.2f} s, {call['texts']} texts"
+    return (
+        f"  · {purpose}{safe(call['model'])} {call['seconds']:.2f} s, {call['prompt_tokens']} prompt + "
+        f"{call['eval_tokens']} eval tokens"
+    )
+
+
+class SideCalls:
+    """Model calls other than the turn's replies, for --verbose; filled from any thread, taken by the UI."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._lines: list[str] = []
+
+    def add(self, call: dict[str, Any]) -> None:
+        """Take one finished call from the Ollama edge (the reply itself is shown by its own event)."""
+        if call.get("purpose") != "reply":
+            with self._lock:
+                self._lines.append(model_line(call))
+
+    def take(self) -> list[str]:
+        """The lines collected since the last take."""
+        with self._lock:
+            lines, self._lines = self._lines, []
+        return lines
+
+
+class Trace:
+    """Lines for one turn's events: tool calls (unless quiet), critiques, and with verbose each model call."""
+
+    def __init__(self, quiet: bool, verbose: bool, side: SideCalls | None = None):
+        self.quiet = quiet
+        self.verbose = verbose
+        self.side = side if verbose else None
+        self.started: dict[Any, tuple[float, float]] = {}  # call -> (when it started, self.waited then)
+        self.waited = 0.0  # seconds spent waiting for the user's y/N, left out of tool times
+
+    def lines(self, kind: str, data: dict[str, Any]) -> list[str]:
+        """The lines one event adds (side calls made since the last event come first)."""
+        out = self.side.take() if self.side else []
+        key = (data.get("name"), json.dumps(data.get("arguments"), sort_keys=True, default=str))
+        if kind == "tool_start":
+            self.started[key] = (time.perf_counter(), self.waited)
+        elif kind == "tool_end" and not self.quiet:
+            t0, waited = self.started.pop(key, (time.perf_counter(), self.waited))
+            ms = (time.perf_counter() - t0 - (self.waited - waited)) * 1000
+            mark = "✓" if data["ok"] else "✗ " + str(data["result"].get("error", ""))[:80]
+            if data["ok"] and data["result"].get("date_read_as"):  # the words, and the date they became
+                mark += f" ({data['result']['date_read_as']})"
+            out.append(safe(f"  ↳ {call_text(data['name'], data['arguments'])} {mark} {ms:.0f} ms"))
+        elif kind == "critic" and not data["done"] and not self.quiet:
+            out.append(f"  ↳ critic: {safe(data['critique'])} — trying again")
+        elif kind == "model" and self.verbose:
+            out.append(model_line(data))
+        return out
+
+    def rest(self) -> list[str]:
+        """Side calls still waiting to be shown (at the end of a turn)."""
+        return self.side.take() if self.side else []
