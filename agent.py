@@ -283,7 +283,7 @@ class Agent:
             return text
         if not hits:
             return text
-        lines = [f"- {h['text']}" for h in hits]
+        lines = [f"- {h['text']}" + (f" (said {h['said']})" if h.get("said") else "") for h in hits]
         lines += [f"- About {t}: {s}" for t, s in memory.topic_summaries([h["topic"] for h in hits]).items()]
         return f"{text}\n\n{MEMORY_NOTES}\n" + "\n".join(lines)
 

@@ -202,7 +202,7 @@ class MemoryKeeper:
             return []
         topics = []
         for cell in clean_cells(raw):
-            self.memory.store_cell(source="auto", **cell)
+            self.memory.store_cell(source="auto", said_on=today, **cell)
             topics.append(cell["topic"].strip().lower())
             log.info("auto memory %s: %s", cell["kind"], cell["text"])
         return topics

@@ -217,9 +217,13 @@ def _memories(agent: Agent, arg: str, stats: Stats) -> str:
             return f"error: {e}"
         # The same floor as automatic recall: a keyword hit, or close enough in meaning; not "the best 10".
         hits = [h for h in hits if h["keyword"] or h["cosine"] >= AUTO_RECALL_COSINE]
-        return "\n".join(f"[{h['id']}] {h['text']}  ({h['kind']}, {h['score']:.2f})" for h in hits) or "nothing matches"
-    rows = agent.tools.store.conn().execute("SELECT id, text, kind, topic FROM memories ORDER BY id")
-    lines = [f"[{r['id']}] {r['text']}  ({r['kind']}{', ' + r['topic'] if r['topic'] else ''})" for r in rows]
+        shown = [f"[{h['id']}] {h['text']}  ({h['kind']}, said {h['said']}, {h['score']:.2f})" for h in hits]
+        return "\n".join(shown) or "nothing matches"
+    rows = agent.tools.store.conn().execute("SELECT id, text, kind, topic, said_on FROM memories ORDER BY id")
+    lines = []
+    for r in rows:
+        about = [r["kind"], r["topic"], f"said {r['said_on']}" if r["said_on"] else ""]
+        lines.append(f"[{r['id']}] {r['text']}  ({', '.join(x for x in about if x)})")
     return "\n".join(lines) or "no memories yet"
 
 

@@ -258,6 +258,13 @@ def _m6_forget_undo(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX IF NOT EXISTS memory_history_pending ON memory_history (turn) WHERE undone_at IS NULL")
 
 
+def _m7_said_on(conn: sqlite3.Connection) -> None:
+    # The planner's date when the fact was last said (its "today", which a background extraction
+    # carries from the turn), shown with the memory so the model can answer "when" and prefer the newer.
+    _add_columns(conn, "memories", {"said_on": "TEXT"})
+    conn.execute("UPDATE memories SET said_on = substr(COALESCE(updated_at, created_at), 1, 10) WHERE said_on IS NULL")
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m1_tutorial_tables,
     _m2_sessions_and_models,
@@ -265,6 +272,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m4_task_events,
     _m5_planner_fields,
     _m6_forget_undo,
+    _m7_said_on,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -65,7 +65,9 @@ def to_json(tasks: list[dict[str, Any]], memories: list[dict[str, Any]] | None =
 
 def export_memories(store: Store) -> str:
     """The json export with the long-term memories added: their text, kind, topic and dates (no vectors)."""
-    rows = store.conn().execute("SELECT id, text, kind, topic, created_at, updated_at FROM memories ORDER BY id")
+    rows = store.conn().execute(
+        "SELECT id, text, kind, topic, said_on, created_at, updated_at FROM memories ORDER BY id"
+    )
     return to_json(all_tasks(store), [dict(r) for r in rows])
 
 

@@ -61,11 +61,15 @@ STOPWORDS = frozenset(
 ATTACHED = (MEMORY_NOTES, SUMMARY_HEADER.strip(), "[Notes from memory")
 
 
+SAID = re.compile(r"\s*\(said \d{4}-\d{2}-\d{2}\)")  # the date the planner shows after a memory
+
+
 def without_attached(text: str) -> tuple[str, bool]:
     """The text without anything the planner attached to it, and whether something was cut."""
+    text, dates = SAID.subn("", text)
     cut_at = min((i for i in (text.find(marker) for marker in ATTACHED) if i >= 0), default=-1)
     if cut_at < 0:
-        return text.strip(), False
+        return text.strip(), dates > 0
     return text[:cut_at].strip(), True
 
 
@@ -165,8 +169,10 @@ class LongTermMemory:
         topic: str = "",
         source: str = "remember",
         replaces: int | None = None,
+        said_on: str | None = None,
     ) -> dict[str, Any]:
-        """Store a memory, updating a near-duplicate or the one it replaces.
+        """Store a memory said on `said_on` (the planner's today; the clock's date if None), updating a
+        near-duplicate or the one it replaces.
 
         The one place memories are written: text the planner attached (its notes from memory, a
         conversation summary) is cut here, so it can never come back as the user's words.
@@ -180,6 +186,7 @@ class LongTermMemory:
         kind = kind if kind in KINDS else "fact"
         salience = min(1.0, max(0.0, float(salience)))
         topic = topic.strip().lower()[:40]
+        said_on = said_on or dt.date.today().isoformat()
         try:
             self._load()
             vector = self.embedder.documents([text])[0]
@@ -200,17 +207,29 @@ class LongTermMemory:
                     )
                     conn.execute(
                         "UPDATE memories SET text = ?, embedding = ?, embed_model = ?, kind = ?, salience = MAX(salience, ?), "
-                        "topic = CASE WHEN ? = '' THEN topic ELSE ? END, updated_at = ? WHERE id = ?",
-                        (text, pack(vector), self.embedder.model, kind, salience, topic, topic, _now(), target),
+                        "topic = CASE WHEN ? = '' THEN topic ELSE ? END, updated_at = ?, "
+                        "said_on = MAX(COALESCE(said_on, ''), ?) WHERE id = ?",  # said again: the newer date
+                        (
+                            text,
+                            pack(vector),
+                            self.embedder.model,
+                            kind,
+                            salience,
+                            topic,
+                            topic,
+                            _now(),
+                            said_on,
+                            target,
+                        ),
                     )
                     self.index.add(target, vector)
                     self._version += 1
                     key = "superseded" if reason == "supersede" else "updated"
                     return {key: {"id": target, "text": text, "previous": old["text"]}} | _said(cut)
                 cur = conn.execute(
-                    "INSERT INTO memories (text, embedding, embed_model, kind, salience, topic, source, created_at, updated_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (text, pack(vector), self.embedder.model, kind, salience, topic, source, _now(), _now()),
+                    "INSERT INTO memories (text, embedding, embed_model, kind, salience, topic, source, created_at, "
+                    "updated_at, said_on) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (text, pack(vector), self.embedder.model, kind, salience, topic, source, _now(), _now(), said_on),
                 )
             self.index.add(cur.lastrowid, vector)
             self._version += 1
@@ -231,9 +250,9 @@ class LongTermMemory:
                     return id_
         return None
 
-    def remember(self, fact: str) -> dict[str, Any]:
+    def remember(self, fact: str, said_on: str | None = None) -> dict[str, Any]:
         """The `remember` tool's path: an explicit fact, through the same dedup."""
-        return self.store_cell(fact, salience=0.7, source="remember")
+        return self.store_cell(fact, salience=0.7, source="remember", said_on=said_on)
 
     def find(self, query_or_id: str) -> Any:
         """The memory with this id, or the one that best matches the words; a ToolError if none."""
@@ -352,7 +371,8 @@ class LongTermMemory:
             return []
         marks = ",".join("?" * len(fused))
         rows = self.store.conn().execute(
-            f"SELECT id, text, kind, topic, salience, updated_at FROM memories WHERE id IN ({marks})", list(fused)
+            f"SELECT id, text, kind, topic, salience, updated_at, said_on FROM memories WHERE id IN ({marks})",
+            list(fused),
         )
         cosine = dict(vec)
         missing = [i for i in fused if i not in cosine]
@@ -373,6 +393,7 @@ class LongTermMemory:
                     "text": r["text"],
                     "kind": r["kind"],
                     "topic": r["topic"],
+                    "said": r["said_on"],
                     # 1.0 = first in both rankings, salience 1, updated today
                     "score": round(fused[r["id"]] * weight / (2 / RRF_K * 1.25), 3),
                     "cosine": round(cosine.get(r["id"], 0.0), 3),
@@ -383,8 +404,9 @@ class LongTermMemory:
         return hits[:k]
 
     def recall(self, query: str, k: int = 3) -> list[dict[str, Any]]:
-        """The `recall` tool's answer: [{"id", "text", "kind", "topic", "score"}]."""
-        return [{key: h[key] for key in ("id", "text", "kind", "topic", "score")} for h in self.search(query, k)]
+        """The `recall` tool's answer: [{"id", "text", "kind", "topic", "said", "score"}]."""
+        keys = ("id", "text", "kind", "topic", "said", "score")
+        return [{key: h[key] for key in keys} for h in self.search(query, k)]
 
     def relevant(self, text: str, k: int = 3) -> list[dict[str, Any]]:
         """Memories worth attaching to a message unasked: a keyword hit or clearly similar."""

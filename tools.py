@@ -356,7 +356,7 @@ def remember(ctx: ToolContext, fact: str) -> dict[str, Any]:
         )
     if len(fact) > MAX_FACT:
         raise ToolError(f"fact is {len(fact)} characters; keep it under {MAX_FACT}")
-    return _memory(ctx).remember(fact)
+    return _memory(ctx).remember(fact, said_on=ctx.today().isoformat())
 
 
 @tool(
@@ -372,7 +372,7 @@ def remember(ctx: ToolContext, fact: str) -> dict[str, Any]:
     required=("query",),
 )
 def recall(ctx: ToolContext, query: str, k: int = 3) -> dict[str, Any]:
-    """Search saved facts about the user from earlier conversations."""
+    """Search saved facts about the user from earlier conversations. Each memory has the date it was said ("said"): use it for "when" questions, and when two memories disagree, the newer one holds."""
     if not query.strip():
         raise ToolError("query must not be empty")
     return {"memories": _memory(ctx).recall(query.strip(), k)}

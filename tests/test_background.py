@@ -293,3 +293,55 @@ def test_a_fact_that_is_only_the_planners_notes_is_refused(memory):
 
     with pytest.raises(ToolError, match="the planner's own notes"):
         memory.store_cell(f"{MEMORY_NOTES}\n- The user's cat is named Pixel.")
+
+
+def test_memories_carry_the_day_they_were_said_and_recall_and_the_notes_show_it(fake, make_agent, store, memory, ctx):
+    from conftest import TODAY
+
+    from tools import dispatch
+
+    dispatch(ctx, "remember", {"fact": "The user's dentist is Dr. Okonkwo."})
+    said = lambda: store.conn().execute("SELECT said_on FROM memories").fetchone()[0]  # noqa: E731
+    assert said() == TODAY.isoformat()  # the planner's today, not the clock's
+    memory.store_cell("The user's dentist is Dr. Okonkwo.", said_on="2026-12-05")
+    assert said() == "2026-12-05"  # said again: the newer day
+    memory.store_cell("The user's dentist is Dr. Okonkwo.", said_on="2026-11-01")
+    assert said() == "2026-12-05"  # an older statement does not make it older
+    result, ok = dispatch(ctx, "recall", {"query": "dentist"})
+    assert ok and result["memories"][0]["said"] == "2026-12-05"
+    fake.respond_with("main", lambda body: {"content": "ok"})
+    make_agent().run_turn("when did I last mention the dentist?")
+    sent = fake.chats("main")[-1]["messages"][-1]["content"]
+    assert "- The user's dentist is Dr. Okonkwo. (said 2026-12-05)" in sent
+
+
+def test_a_memory_extracted_later_keeps_the_day_of_its_turn(fake, make_agent, store, memory):
+    from conftest import TODAY
+
+    Critic(fake, {"Ana": [cell("The user's sister Ana lives in Lisbon.", "person")]})
+    fake.script("main", {"content": "Nice."})
+    agent = make_agent(reflect=False, auto_memory=True)
+    agent.run_turn("my sister Ana lives in Lisbon")
+    assert agent.keeper.worker.drain(5)
+    row = store.conn().execute("SELECT said_on FROM memories").fetchone()
+    assert row[0] == TODAY.isoformat()  # the turn's today, carried by its job
+
+
+def test_a_copied_said_date_is_cut_from_what_is_stored(memory, store):
+    r = memory.store_cell("The user's cat is named Pixel. (said 2026-11-03)")
+    assert r["remembered"]["text"] == "The user's cat is named Pixel." and "left out" in r["note"]
+
+
+def test_an_older_database_gets_the_said_day_from_when_the_memory_was_last_changed(tmp_path):
+    from db import Store
+
+    s = Store(tmp_path / "p.db")
+    with s.write() as c:
+        c.execute("INSERT INTO memories (text, updated_at) VALUES ('The user likes tea.', '2026-10-10T09:00:00')")
+    c = s.conn()
+    c.execute("UPDATE memories SET said_on = NULL")
+    c.execute("PRAGMA user_version = 6")
+    s.close()
+    s = Store(tmp_path / "p.db")
+    assert s.conn().execute("SELECT said_on FROM memories").fetchone()[0] == "2026-10-10"
+    s.close()

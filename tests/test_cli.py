@@ -252,8 +252,8 @@ def test_memory_slash_commands_run_locally_without_the_model(fake, tmp_path):
     )
     assert p.returncode == 0 and len(fake.chats()) == calls
     out = p.stdout.splitlines()
-    assert out[0] == "[1] The user's cat is named Pixel.  (fact)"
-    assert out[1].startswith("[1] The user's cat is named Pixel.  (fact, ")
+    assert out[0] == "[1] The user's cat is named Pixel.  (fact, said 2026-12-01)"  # the planner's today
+    assert out[1].startswith("[1] The user's cat is named Pixel.  (fact, said 2026-12-01, ")
     assert out[2] == "error: no memory with id=99"
     assert out[3] == "forgot [1] The user's cat is named Pixel. (/undo brings it back)"
     assert out[4] == "no memories yet"
@@ -473,7 +473,7 @@ def test_doctor_says_what_is_there_and_exits_0_only_when_everything_needed_is(fa
     p = run_agent(fake, tmp_path, [], "doctor")
     assert p.returncode == 0, p.stdout
     for words in ("ok ollama", "version", "ok main", "main (9.0B; completion, tools)", "auto -> standard",
-                  "planner.db 600", "schema 6", "1 sessions", "everything the planner needs is here"):  # fmt: skip
+                  "planner.db 600", "schema 7", "1 sessions", "everything the planner needs is here"):  # fmt: skip
         assert words in " ".join(p.stdout.split()), (words, p.stdout)
     p = run_agent(fake, tmp_path, [], "doctor", "--model", "missing-model")
     assert p.returncode == 1 and "ollama pull missing-model" in p.stdout

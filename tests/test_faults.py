@@ -47,9 +47,14 @@ def test_kill_9_mid_turn_twenty_times_leaves_a_sound_database(fake, tmp_path):
             [sys.executable, str(ROOT / "agent.py"), "--session", "s", "--no-reflect", "--no-auto-memory"],
             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, text=True,
         )  # fmt: skip
+        before = fake.count("/api/chat")
         p.stdin.write("".join(f"task {round_}-{i}\n" for i in range(50)))
         p.stdin.flush()
-        time.sleep(0.3 + 0.05 * (round_ % 5))  # somewhere in the middle of a turn
+        # Started (a loaded machine can take seconds to import), then somewhere in the middle of a turn.
+        deadline = time.monotonic() + 30
+        while fake.count("/api/chat") < before + 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.02 * (round_ % 7))
         p.send_signal(signal.SIGKILL)
         p.wait()
     conn = sqlite3.connect(tmp_path / "planner.db")

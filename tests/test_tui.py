@@ -129,7 +129,7 @@ def test_each_command_output_in_a_recorded_console(fake, make_agent, store, memo
     from tools import dispatch
 
     dispatch(agent.tools, "add_task", {"title": "file taxes", "due_date": "2026-11-20"})
-    memory.store_cell("The user's cat is named Pixel.", kind="fact", topic="pets")
+    memory.store_cell("The user's cat is named Pixel.", kind="fact", topic="pets", said_on="2026-11-03")
     console = Console(record=True, width=120, color_system=None)
     lines = [
         "/help", "/tasks", "/tasks all", "/memories", "/memories cat", "/sessions", "/session", "/history",
@@ -142,7 +142,7 @@ def test_each_command_output_in_a_recorded_console(fake, make_agent, store, memo
     for name in COMMANDS:
         assert f"/{name}" in text  # /help lists every command
     assert "file taxes" in text and "OVERDUE" in text
-    assert "[1] The user's cat is named Pixel.  (fact, pets)" in text
+    assert "[1] The user's cat is named Pixel.  (fact, pets, said 2026-11-03)" in text
     assert "reflect is off" in text and "think is on" in text and agent.config.reflect is False
     assert "main main · critic critic · embed embed" in text
     assert "plain cannot call tools" in text and "nope is not pulled; /pull nope first" in text
