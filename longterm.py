@@ -333,13 +333,17 @@ class LongTermMemory:
 
     def keyword_search(self, query: str, n: int = CANDIDATES) -> list[int]:
         """Ids best first by BM25 over the memory text, by keywords alone."""
+        return [id_ for id_, _ in self.keyword_scores(query, n)]
+
+    def keyword_scores(self, query: str, n: int = CANDIDATES) -> list[tuple[int, float]]:
+        """(id, BM25 score) best first; higher is better (SQLite's rank is its negative)."""
         q = fts_query(query)
         if not q:
             return []
         rows = self.store.conn().execute(
-            "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank LIMIT ?", (q, n)
+            "SELECT rowid, rank FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank LIMIT ?", (q, n)
         )
-        return [r[0] for r in rows]
+        return [(r[0], -r[1]) for r in rows]
 
     def begin_turn(self) -> None:
         """Forget the searches of the last turn (their scores age, and the user may have changed things)."""

@@ -66,6 +66,11 @@ def compare(paths: list[Path]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the suite or compare saved runs; returns the exit status."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["memory"]:  # the retrieval eval on public data (evals/memory.py)
+        from evals import memory
+
+        return memory.main(argv[1:])
     base = Config.from_env()
     p = argparse.ArgumentParser(prog="python -m evals", description="Score the planner on scenarios against a model.")
     p.add_argument("--model", default=base.model)

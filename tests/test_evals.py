@@ -145,3 +145,77 @@ def test_task_matching_is_strict_about_dates_status_and_extras():
     assert match_tasks([{"title": "oat milk", "due_date": "2026-12-02", "status": "done"}], actual)
     assert match_tasks([], actual) == ["unexpected task " + str(actual[0])]
     assert match_tasks([{"title": "soy milk", "due_date": "2026-12-02"}], actual)
+
+
+def fake_bfcl_wheel(path):
+    """A wheel laid out like bfcl-eval's, with two users and three questions."""
+    import zipfile
+
+    from evals.memory import SCENARIOS
+
+    talk = {
+        "customer": [
+            "My name is Michael, and this is my first time here. I bought a blender last week.",
+            "The blender arrived broken. I would like a refund to my Visa card.",
+        ],
+        "student": [
+            "Monday: Team meeting ran long. Need to finish the thesis draft before Friday. Call the bursar.",
+            "I play chess on weekends to relax. My roommate Tony taught me.",
+        ],
+    }
+    questions = [
+        ("memory_0-customer-0", "customer", "What is my first name?", "My name is Michael"),
+        ("memory_1-customer-1", "customer", "How should my refund be paid?", "...a refund to my Visa card."),
+        ("memory_2-student-0", "student", "When is the thesis draft due?", "Monday: Need to finish the thesis draft before Friday."),
+    ]  # fmt: skip
+    with zipfile.ZipFile(path, "w") as z:
+        for s in SCENARIOS:
+            rows = [
+                {
+                    "id": f"p-{s}",
+                    "topic": "life",
+                    "question": [[{"role": "user", "content": t}] for t in talk.get(s, [])],
+                }
+            ]
+            z.writestr(f"bfcl_eval/data/memory_prereq_conversation/memory_{s}.json", "\n".join(map(json.dumps, rows)))
+        z.writestr(
+            "bfcl_eval/data/BFCL_v4_memory.json",
+            "\n".join(
+                json.dumps({"id": i, "scenario": s, "question": [[{"role": "user", "content": q}]]})
+                for i, s, q, _ in questions
+            ),
+        )
+        z.writestr("bfcl_eval/data/possible_answer/BFCL_v4_memory.json", "\n".join(
+            json.dumps({"id": i, "ground_truth": ["x"], "source": e}) for i, _, _, e in questions))  # fmt: skip
+
+
+def test_memory_eval_finds_each_questions_evidence_and_scores_every_method(fake, tmp_path):
+    wheel = tmp_path / "bfcl.whl"
+    fake_bfcl_wheel(wheel)
+    env = clean_env()
+    env.update(OLLAMA_HOST=fake.url, PLANNER_HOME=str(tmp_path))
+    out = tmp_path / "memory.json"
+    p = subprocess.run(
+        [sys.executable, "-m", "evals", "memory", "--data", str(wheel), "--embed-model", "embed", "--json", str(out)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    results = json.loads(out.read_text())
+    assert [r["embedder"] for r in results] == ["test embedder", "embed"]
+    assert all(r["questions"] == 3 and r["unmatched"] == 0 and r["memories"] == 9 for r in results)
+    for r in results:
+        assert set(r["recall"]) == {"vector", "keyword", "fused"}
+        assert r["recall"]["keyword"]["5"] == 1.0  # every question shares a rare word with its evidence
+    assert "recall@1" in p.stdout and "3 questions with their evidence" in p.stdout
+
+
+def test_evidence_is_the_turn_holding_the_excerpt_and_the_sentences_that_are_mostly_it():
+    from evals.memory import evidence_ids, evidence_sentences, sentences
+
+    turns = {0: "Monday: Team meeting ran long. Need to finish the thesis draft before Friday.", 1: "Tuesday: thesis."}
+    assert evidence_ids("Monday: Need to finish the thesis draft before Friday.", turns) == {0}
+    assert evidence_ids("...something never said...", turns) == set()
+    assert sentences(turns[0]) == ["Monday: Team meeting ran long.", "Need to finish the thesis draft before Friday."]
+    assert evidence_sentences("Monday: Need to finish the thesis draft before Friday.", turns[0]) == {
+        "Need to finish the thesis draft before Friday."
+    }
