@@ -189,6 +189,14 @@ def screen_of(child, rows=40, cols=120):
     return [line.rstrip() for line in screen.display]
 
 
+def say(child, line, *shown):
+    """Send a line, then wait for each pattern in turn, keeping all the terminal was sent in child.seen."""
+    child.sendline(line)
+    for pattern in shown:
+        child.expect(pattern)
+        child.seen += child.before + child.after
+
+
 def test_the_trace_and_the_y_n_question_stay_on_screen_and_waiting_is_not_tool_time(fake, pty_planner, ctx):
     import time
 
@@ -245,22 +253,9 @@ def test_tasks_fit_forty_columns_and_a_newline_in_a_title_never_breaks_a_row(fak
     fake.script("main", {"tool_calls": [call("add_task", title="dentist", due_date="friday")]}, {"content": "Added."})
     child = pty_planner("--no-auto-memory", "--no-reflect", term="xterm", prompt="you>", cols=40)
     child.seen = child.before + child.after
-    child.sendline("/tasks")
-    child.expect("OVERDUE")
-    child.seen += child.before + child.after
-    child.expect("you>")
-    child.seen += child.before + child.after
-    child.sendline("add dentist friday")
-    child.expect("Added.")
-    child.seen += child.before + child.after
-    child.expect("you>")
-    child.seen += child.before + child.after
-    for command, last in (("/agenda", "without a date"), ("/stats", "today:")):
-        child.sendline(command)
-        child.expect(last)
-        child.seen += child.before + child.after
-        child.expect("you>")
-        child.seen += child.before + child.after
+    for line, shown in (("/tasks", "OVERDUE"), ("add dentist friday", "Added."), ("/agenda", "without a date"),
+                        ("/stats", "today:")):  # fmt: skip
+        say(child, line, shown, "you>")
     shown = screen_of(child, cols=40, rows=200)
     assert all(len(line) <= 40 for line in shown)
     assert "\\n" in "".join(shown)  # the line break is shown escaped...
@@ -283,17 +278,9 @@ def test_verbose_shows_the_critic_and_the_background_calls_in_the_full_terminal(
     fake.script("main", {"content": "You have x."})
     child = pty_planner("-v", term="xterm", prompt="you>")  # auto memory on: extraction runs in the background
     child.seen = child.before + child.after
-    child.sendline("add x")
-    child.expect("Added x.")
-    child.seen += child.before + child.after
-    child.expect("you>")
-    child.seen += child.before + child.after
+    say(child, "add x", "Added x.", "you>")
     time.sleep(0.5)  # the background extraction finishes while the user types
-    child.sendline("what do I have?")
-    child.expect("You have x.")
-    child.seen += child.before + child.after
-    child.expect("you>")
-    child.seen += child.before + child.after
+    say(child, "what do I have?", "You have x.", "you>")
     shown = screen_of(child)
     first = shown.index("you> add x")
     second = shown.index("you> what do I have?")
