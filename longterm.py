@@ -46,8 +46,8 @@ log = logging.getLogger("planner")
 KINDS = ("fact", "preference", "plan", "decision", "person", "place", "risk")
 DUPLICATE_COSINE = 0.95  # any topic: this close is the same fact
 TOPIC_DUPLICATE_COSINE = 0.88  # same topic: this close is a newer version
+SAME_WORDS = 0.6  # ...and either way it shares this share of the shorter one's content words
 AUTO_RECALL_COSINE = 0.55  # automatic recall: keyword hit, or at least this similar
-RRF_K = 60
 SHARED_K = 20  # hits kept per shared search (the recall tool asks for at most 20)
 CANDIDATES = 50
 COMPACT_ABOVE = 250_000  # more memories than this: sign bits + int8 instead of float32 (embeddings.py)
@@ -81,10 +81,39 @@ def _now() -> str:
     return dt.datetime.now().isoformat(timespec="seconds")
 
 
+def content_words(text: str) -> set[str]:
+    """The words of a text that carry meaning (no stop words, no single letters)."""
+    return {w for w in re.findall(r"\w+", text.lower()) if w not in STOPWORDS and len(w) > 1}
+
+
+def word_overlap(a: str, b: str) -> float:
+    """The share of the shorter text's content words that the other has too (0..1)."""
+    wa, wb = content_words(a), content_words(b)
+    return len(wa & wb) / min(len(wa), len(wb)) if wa and wb else 0.0
+
+
 def fts_query(text: str) -> str:
     """An FTS5 query matching any meaningful word of the text ('' if none)."""
     words = [w for w in re.findall(r"\w+", text.lower()) if w not in STOPWORDS and len(w) > 1]
     return " OR ".join(f'"{w}"' for w in dict.fromkeys(words))
+
+
+def _minmax(ranked: list[tuple[int, float]]) -> dict[int, float]:
+    if not ranked:
+        return {}
+    top, low = max(v for _, v in ranked), min(v for _, v in ranked)
+    return {i: (v - low) / (top - low) if top > low else 1.0 for i, v in ranked}
+
+
+def fuse(vec: list[tuple[int, float]], kw: list[tuple[int, float]]) -> dict[int, float]:
+    """{id: score in 0..1} from (id, cosine) and (id, BM25) candidate lists: each list's scores scaled
+    to 0..1 between its worst and best candidate, then averaged (absent from a list counts as its worst).
+
+    Scores, not ranks: reciprocal rank fusion treats a clear keyword hit and a near-tie alike, and on
+    public long-conversation data (python -m evals memory) it scored between its two parts; this beats both.
+    """
+    a, b = _minmax(vec), _minmax(kw)
+    return {i: (a.get(i, 0.0) + b.get(i, 0.0)) / 2 for i in a.keys() | b.keys()}
 
 
 class LongTermMemory:
@@ -197,7 +226,7 @@ class LongTermMemory:
             if replaces is not None and self._get(replaces) is not None:
                 target, reason = replaces, "supersede"
             else:
-                target = self._duplicate_of(vector, topic)
+                target = self._duplicate_of(vector, topic, text)
             with self.store.write() as conn:
                 if target is not None:
                     old = conn.execute("SELECT text FROM memories WHERE id = ?", (target,)).fetchone()
@@ -238,16 +267,20 @@ class LongTermMemory:
     def _get(self, id_: int) -> Any:
         return self.store.conn().execute("SELECT id, text, topic FROM memories WHERE id = ?", (id_,)).fetchone()
 
-    def _duplicate_of(self, vector: np.ndarray, topic: str) -> int | None:
-        # Compare document vector with document vectors: both carry the document
-        # prefix, so a restatement of the same fact scores close to 1.
+    def _duplicate_of(self, vector: np.ndarray, topic: str, text: str) -> int | None:
+        # Compare document vector with document vectors: both carry the document prefix, so a
+        # restatement of the same fact scores close to 1. Close is not enough: some models score
+        # any two sentences 0.8-0.9 (multilingual-e5-small merged 632 of 1,873 different sentences
+        # of one user's conversations, python -m evals memory), so a restatement must also share
+        # most of its words.
         for id_, score in self.index.search(vector, 5) if len(self.index) else []:
-            if score >= DUPLICATE_COSINE:
+            if score < min(DUPLICATE_COSINE, TOPIC_DUPLICATE_COSINE):
+                break
+            row = self._get(id_)
+            if row is None or word_overlap(text, row["text"]) < SAME_WORDS:
+                continue
+            if score >= DUPLICATE_COSINE or (topic and row["topic"] == topic):
                 return id_
-            if topic and score >= TOPIC_DUPLICATE_COSINE:
-                row = self._get(id_)
-                if row is not None and row["topic"] == topic:
-                    return id_
         return None
 
     def remember(self, fact: str, said_on: str | None = None) -> dict[str, Any]:
@@ -365,12 +398,8 @@ class LongTermMemory:
     def _search(self, query: str, k: int) -> list[dict[str, Any]]:
         qv = self._query(query)
         vec = self.vector_search(query, vector=qv) if qv is not None else []
-        kw = self.keyword_search(query)
-        fused: dict[int, float] = {}
-        for rank, (id_, _) in enumerate(vec):
-            fused[id_] = fused.get(id_, 0.0) + 1 / (RRF_K + rank)
-        for rank, id_ in enumerate(kw):
-            fused[id_] = fused.get(id_, 0.0) + 1 / (RRF_K + rank)
+        kw = self.keyword_scores(query)
+        fused = fuse(vec, kw)
         if not fused:
             return []
         marks = ",".join("?" * len(fused))
@@ -382,7 +411,7 @@ class LongTermMemory:
         missing = [i for i in fused if i not in cosine]
         if missing and qv is not None:
             cosine.update(self.index.similarity(missing, qv))
-        keyword = set(kw)
+        keyword = {id_ for id_, _ in kw}
         today = dt.datetime.now()
         hits = []
         for r in rows:
@@ -398,8 +427,8 @@ class LongTermMemory:
                     "kind": r["kind"],
                     "topic": r["topic"],
                     "said": r["said_on"],
-                    # 1.0 = first in both rankings, salience 1, updated today
-                    "score": round(fused[r["id"]] * weight / (2 / RRF_K * 1.25), 3),
+                    # 1.0 = best in both lists, salience 1, updated today
+                    "score": round(fused[r["id"]] * weight / 1.25, 3),
                     "cosine": round(cosine.get(r["id"], 0.0), 3),
                     "keyword": r["id"] in keyword,
                 }

@@ -130,15 +130,21 @@ def evidence_sentences(excerpt: str, turn: str) -> set[str]:
     return mostly or ({max(overlap, key=overlap.__getitem__)} if overlap else set())
 
 
-def cached(embed: Callable[[str, list[str]], list[list[float]]]) -> Callable[[str, list[str]], list[list[float]]]:
-    """The embedder with a memo, so each method's query costs one embedding, not one per method."""
-    memo: dict[tuple[str, str], list[float]] = {}
+def cached(
+    embed: Callable[[str, list[str]], list[list[float]]], path: Path | None = None
+) -> Callable[[str, list[str]], list[list[float]]]:
+    """The embedder with a memo (kept in `path` between runs, when given): each text is embedded once,
+    so every method's query costs one embedding and a second run of a slow model takes seconds."""
+    memo: dict[str, list[float]] = json.loads(path.read_text()) if path and path.exists() else {}
 
     def run(model: str, texts: list[str]) -> list[list[float]]:
-        todo = [t for t in dict.fromkeys(texts) if (model, t) not in memo]
+        todo = [t for t in dict.fromkeys(texts) if t not in memo]
         if todo:
-            memo.update(zip(((model, t) for t in todo), embed(model, todo), strict=True))
-        return [memo[(model, t)] for t in texts]
+            memo.update(zip(todo, embed(model, todo), strict=True))
+            if path:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(json.dumps(memo))
+        return [memo[t] for t in texts]
 
     return run
 
@@ -156,7 +162,9 @@ def run_embedder(
     hits = {m: {k: 0 for k in KS} for m in methods}
     asked = unmatched = merged = cells = 0
     t0 = time.perf_counter()
-    embed = cached(embed)
+    safe_name = re.sub(r"[^\w.-]", "_", model)
+    keep = None if name == "test embedder" else cache_dir() / f"embeddings-{safe_name}.json"
+    embed = cached(embed, keep)
     with tempfile.TemporaryDirectory() as tmp:
         for scenario in SCENARIOS:
             store = Store(Path(tmp) / f"{scenario}.db")
@@ -252,6 +260,9 @@ FUSIONS: dict[str, Callable[[Ranked, Ranked], list[int]]] = {
     "scores, max": _scores("max"),
     "scores, min-max": _scores("minmax"),
     "scores, z": _scores("z"),
+    "scores, min-max, keyword x1.5": _scores("minmax", 1, 1.5),
+    "scores, min-max, vector x1.5": _scores("minmax", 1.5, 1),
+    "scores, z, keyword x1.5": _scores("z", 1, 1.5),
 }
 
 
@@ -270,12 +281,11 @@ def table(results: list[dict[str, Any]]) -> str:
     for r in results:
         for method, rec in r["recall"].items():
             out.append(f"{r['embedder']:<24} {method:<22} " + " ".join(f"{rec[k]:>9.2f}" for k in KS))
-    first = results[0]
-    times = ", ".join("{} {:.0f} s".format(r["embedder"], r["seconds"]) for r in results)
-    out.append(
-        f"{first['memories']} {first['unit']}s stored, {first['merged']} merged into an earlier memory; "
-        f"{first['questions']} questions with their evidence among them ({first['unmatched']} without); {times}"
-    )
+    for r in results:
+        out.append(
+            f"{r['embedder']}: {r['memories']} {r['unit']}s stored, {r['merged']} merged into an earlier memory; "
+            f"{r['questions']} questions with their evidence still stored ({r['unmatched']} lost); {r['seconds']:.0f} s"
+        )
     return "\n".join(out)
 
 

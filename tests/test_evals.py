@@ -206,7 +206,7 @@ def test_memory_eval_finds_each_questions_evidence_and_scores_every_method(fake,
     for r in results:
         assert set(r["recall"]) == {"vector", "keyword", "fused"}
         assert r["recall"]["keyword"]["5"] == 1.0  # every question shares a rare word with its evidence
-    assert "recall@1" in p.stdout and "3 questions with their evidence" in p.stdout
+    assert "recall@1" in p.stdout and "3 questions with their evidence still stored (0 lost)" in p.stdout
 
 
 def test_evidence_is_the_turn_holding_the_excerpt_and_the_sentences_that_are_mostly_it():

@@ -177,3 +177,18 @@ def test_automatic_recall_and_the_recall_tool_share_one_embedding_and_search_per
     memory.store_cell("The user's cat is eleven.")  # a write: the next search is fresh
     agent.run_turn(question)
     assert sum(question in t for t in fake.embed_inputs[before:]) == 2
+
+
+def test_an_embedder_that_scores_every_pair_close_merges_only_restatements(store):
+    from embeddings import Embedder
+    from longterm import LongTermMemory
+
+    # Like multilingual-e5-small: any two sentences score 0.8-0.9, these all above 0.95.
+    flat = lambda model, texts: [[1.0, 0.1 + 0.001 * (len(t) % 7)] for t in texts]  # noqa: E731
+    memory = LongTermMemory(store, Embedder(flat, "flat"))
+    memory.store_cell("The steam wand of the espresso machine arrived bent.", topic="order")
+    memory.store_cell("I tried gently moving it to see if it was jammed.", topic="order")
+    memory.store_cell("The drip tray popped out of place.", topic="order")
+    r = memory.store_cell("The espresso machine's steam wand arrived bent.", topic="order")
+    assert r["updated"]["id"] == 1  # a restatement: the same words, said again
+    assert rows(store, "SELECT COUNT(*) FROM memories") == [(3,)]  # three different facts kept apart
