@@ -299,8 +299,10 @@ class Guards:
             args = self._unasked(c, turn, args, _FILTER_WORDS, recent, "filter", "list_tasks")
         if name in ("add_task", "update_task"):
             args = self._unasked(c, turn, args, _FIELD_WORDS, recent, "field", "update_task")
-        if name == "add_task" and args.get("due_date") and not mentions_date(recent):
-            args = self._leave_out(c, turn, args, "due_date", "the user gave no date")
+        if name in ("add_task", "update_task") and args.get("due_date") and not mentions_date(recent):
+            # (A 0.5B model asked to delete a task it was refused gave the task an invented date instead.)
+            if not self._insisted(turn, c, "due_date", args["due_date"]):
+                args = self._leave_out(c, turn, args, "due_date", "the user gave no date")
         args = self._check_date(c, turn, args)
         c.args = args
         self._mark_repeat(c, turn)

@@ -13,7 +13,7 @@ from test_agent import events
 
 from memory import session_messages
 from recovery import parse_text_tool_calls
-from tools import TOOLS
+from tools import TOOLS, dispatch
 
 
 @pytest.fixture(autouse=True)
@@ -228,6 +228,20 @@ def test_an_invented_due_date_is_left_out_and_said_so(fake, make_agent, store):
     assert result["note"] == (
         'due_date "2026-12-02" left out: the user gave no date; if they did, call update_task with it'
     )
+
+
+def test_an_invented_due_date_on_an_update_is_left_out_unless_sent_again(fake, make_agent, ctx, store):
+    dispatch(ctx, "add_task", {"title": "dentist"})
+    invented = call("update_task", id=1, due_date="2026-12-09")
+    fake.script("main", {"tool_calls": [invented]}, {"content": "Kept it."})
+    make_agent(reflect=False).run_turn("don't delete the dentist task")
+    assert tasks(store)[0]["due_date"] is None
+    result = json.loads([m for m in fake.chats("main")[1]["messages"] if m["role"] == "tool"][0]["content"])
+    assert result["note"].startswith('due_date "2026-12-09" left out: the user gave no date')
+    # the model sends it again in the same request: it means it, and it runs
+    fake.script("main", {"tool_calls": [invented]}, {"tool_calls": [invented]}, {"content": "Moved."})
+    make_agent(reflect=False).run_turn("put the dentist where it belongs")
+    assert tasks(store)[0]["due_date"] == "2026-12-09"
 
 
 def test_a_task_put_in_notes_without_a_title_becomes_the_title(fake, make_agent, store):
