@@ -27,15 +27,14 @@ from typing import Any
 
 from background import MemoryKeeper
 from config import Config
+from critic import Critic
 from db import DatabaseError, Store
 from embeddings import Embedder
 from guards import Guards, pick_profile
 from llm import ChatResult, ModelError, Ollama, clean
 from longterm import LongTermMemory
-from memory import Budget, History, Message, estimate_tokens
+from memory import Budget, History, Message, estimate_tokens, prefix_share
 from prompts import (
-    CRITIC_PROMPT,
-    CRITIC_SCHEMA,
     INTERRUPTED,
     MEMORY_NOTES,
     RETRY_PROMPT,
@@ -54,27 +53,6 @@ log = logging.getLogger("planner")
 
 Event = Callable[[str, dict[str, Any]], None]
 MAX_INPUT = 20_000  # characters of one user message
-
-
-def prefix_share(previous: list[Message], current: list[Message]) -> float:
-    """Share of the current request (by characters) in its leading messages that equal the previous request's.
-
-    Whole messages are compared (history dicts are the same objects turn to
-    turn, so this is cheap); a partly equal message counts as changed.
-    """
-
-    def size(messages: list[Message]) -> int:
-        return sum(
-            len(m.get("content") or "") + (len(str(m["tool_calls"])) if m.get("tool_calls") else 0) + 16
-            for m in messages
-        )
-
-    same = 0
-    for a, b in zip(previous, current, strict=False):
-        if a != b:
-            break
-        same += 1
-    return size(current[:same]) / max(1, size(current))
 
 
 # ---------------------------------------------------------------- the agent
@@ -121,7 +99,7 @@ class Agent:
         self.runner = ToolRunner(tools, ask_bulk=config.guards != "off")
         # Fixed for the whole session: changing options makes Ollama reload the model.
         self.options = {"num_ctx": config.num_ctx, "num_predict": config.num_predict}
-        self.critic_options = {"num_ctx": config.critic_num_ctx, "num_predict": config.critic_num_predict}
+        self.critic = Critic(llm, config)
 
     def close(self, drain_seconds: float = 3.0) -> None:
         """Wait for running tools, give background memory work a few seconds, release the pool."""
@@ -177,7 +155,8 @@ class Agent:
                 if not (self.config.reflect and turn.changed(first)) or attempt == self.config.max_reflections:
                     break
                 emit("status", {"text": "checking the work…"})
-                done, critique = self._critique(text, turn.calls[first:], reply, result)
+                done, critique, answered = self.critic.check(self.today(), text, turn.calls[first:], reply)
+                result.model_calls += answered
                 emit("critic", {"done": done, "critique": critique})
                 if done:
                     break
@@ -401,35 +380,6 @@ class Agent:
             msgs: list[Message] = [{"role": "assistant", "content": "", "tool_calls": [c.message for c in calls]}]
             msgs += [{"role": "tool", "content": to_json(c.result or {}), "tool_name": str(c.name)} for c in calls]
             self.history.append(msgs)
-
-    # -- reflection
-
-    def _critique(self, request: str, calls: list[ToolCall], reply: str, result: TurnResult) -> tuple[bool, str]:
-        """Ask the critic whether the turn did what was asked; fail open."""
-        work = "\n".join(
-            f"- {c.name}({json.dumps(c.args, ensure_ascii=False, default=str)}) -> {to_json(c.result or {})}"
-            for c in calls
-        )
-        user = f"Today: {self.today().isoformat()}\nRequest: {request}\nTool calls:\n{work}\nReply: {reply}"
-        try:
-            r = self.llm.chat_json(
-                self.config.critic_model,
-                [{"role": "system", "content": CRITIC_PROMPT}, {"role": "user", "content": user}],
-                schema=CRITIC_SCHEMA,
-                options=self.critic_options,
-                keep_alive=self.config.critic_keep_alive,
-                purpose="critic",
-            )
-            result.model_calls += 1
-            verdict = json.loads(r.content)
-            done, critique = verdict["done"], verdict["critique"]
-            if not isinstance(done, bool) or not isinstance(critique, str):
-                raise TypeError("done must be a boolean and critique a string")
-        except (ModelError, ValueError, KeyError, TypeError) as e:
-            log.warning("critic failed, accepting the turn: %s", e)
-            return True, ""
-        log.info("critic done=%s critique=%s", done, critique)
-        return done, critique.strip()
 
 
 def history_budget(config: Config, tools: ToolContext | None = None) -> Budget:

@@ -223,3 +223,24 @@ def session_messages(store: Store, session: str) -> list[Message]:
         "SELECT id, role, content, tool_calls, tool_name FROM messages WHERE session = ? ORDER BY id", (session,)
     )
     return [_from_row(r) for r in rows]
+
+
+def prefix_share(previous: list[Message], current: list[Message]) -> float:
+    """Share of the current request (by characters) in its leading messages that equal the previous request's.
+
+    Whole messages are compared (history dicts are the same objects turn to
+    turn, so this is cheap); a partly equal message counts as changed.
+    """
+
+    def size(messages: list[Message]) -> int:
+        return sum(
+            len(m.get("content") or "") + (len(str(m["tool_calls"])) if m.get("tool_calls") else 0) + 16
+            for m in messages
+        )
+
+    same = 0
+    for a, b in zip(previous, current, strict=False):
+        if a != b:
+            break
+        same += 1
+    return size(current[:same]) / max(1, size(current))

@@ -241,8 +241,8 @@ def test_history_prefix_is_byte_identical_across_turns(fake, make_agent):
 
 
 def test_prefix_reuse_is_measured_per_model_call(fake, make_agent):
-    from agent import prefix_share
     from bench.agent import shared_prefix
+    from memory import prefix_share
 
     assert shared_prefix("abcdef", "abcxyz") == 3 and shared_prefix("", "abc") == 0 and shared_prefix("ab", "ab") == 2
     a, b = {"role": "user", "content": "x" * 84}, {"role": "assistant", "content": "y" * 84}

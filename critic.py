@@ -1,0 +1,60 @@
+"""Reflection: after a turn that changed data, a smaller model checks the work.
+
+The critic sees the request, the calls with their results and the reply, and
+answers {"done": bool, "critique": str} under a JSON schema. It fails open: a
+critic that is down, slow or writes broken JSON accepts the turn, because a
+missing check is better than a turn that never ends (small critics truncate
+their JSON now and then; the log records each).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+
+from config import Config
+from llm import ModelError, Ollama
+from prompts import CRITIC_PROMPT, CRITIC_SCHEMA
+from tools import to_json
+from turn import ToolCall
+
+log = logging.getLogger("planner")
+
+
+class Critic:
+    """Asks the critic model whether one attempt did what the user asked."""
+
+    def __init__(self, llm: Ollama, config: Config):
+        self.llm = llm
+        self.config = config  # read at each check: /model critic NAME switches it
+        # Fixed for the whole session: changing options makes Ollama reload the model.
+        self.options = {"num_ctx": config.critic_num_ctx, "num_predict": config.critic_num_predict}
+
+    def check(self, today: dt.date, request: str, calls: list[ToolCall], reply: str) -> tuple[bool, str, bool]:
+        """(done, critique, whether the model answered); (True, "", ...) when the critic fails."""
+        work = "\n".join(
+            f"- {c.name}({json.dumps(c.args, ensure_ascii=False, default=str)}) -> {to_json(c.result or {})}"
+            for c in calls
+        )
+        user = f"Today: {today.isoformat()}\nRequest: {request}\nTool calls:\n{work}\nReply: {reply}"
+        answered = False
+        try:
+            r = self.llm.chat_json(
+                self.config.critic_model,
+                [{"role": "system", "content": CRITIC_PROMPT}, {"role": "user", "content": user}],
+                schema=CRITIC_SCHEMA,
+                options=self.options,
+                keep_alive=self.config.critic_keep_alive,
+                purpose="critic",
+            )
+            answered = True
+            verdict = json.loads(r.content)
+            done, critique = verdict["done"], verdict["critique"]
+            if not isinstance(done, bool) or not isinstance(critique, str):
+                raise TypeError("done must be a boolean and critique a string")
+        except (ModelError, ValueError, KeyError, TypeError) as e:
+            log.warning("critic failed, accepting the turn: %s", e)
+            return True, "", answered
+        log.info("critic done=%s critique=%s", done, critique)
+        return done, critique.strip(), answered
