@@ -11,12 +11,13 @@ indexes find them:
   (db.py), so a name, a date or a rare word is found even when the embedding
   misses it.
 
-`search` fuses the two rankings by reciprocal rank fusion (each list gives
-1 / (60 + rank)), then weights by salience and recency. RRF needs no score
-calibration between BM25 and cosine, which differ per embedding model.
+`search` fuses the two candidate lists by their scores, each scaled between
+its worst and best candidate (scoring.py), then weights by salience and
+recency. Scaling per list needs no calibration between BM25 and cosine,
+which differ per embedding model.
 
-Writes go through `store`, which deduplicates: a new cell close to an
-existing one in the same topic updates it (the old text goes to
+Writes go through `store_cell`, which deduplicates: a new cell close to an
+existing one (in meaning and in words) updates it (the old text goes to
 memory_history), and a cell that names a memory it replaces supersedes it.
 """
 
@@ -36,6 +37,7 @@ from embeddings import CompactIndex, Embedder, VectorIndex, pack, row_batches, u
 from llm import ModelError
 from memory import SUMMARY_HEADER
 from prompts import MEMORY_NOTES
+from scoring import fts_query, fuse, word_overlap
 from tools import ToolError
 
 if TYPE_CHECKING:
@@ -51,10 +53,6 @@ AUTO_RECALL_COSINE = 0.55  # automatic recall: keyword hit, or at least this sim
 SHARED_K = 20  # hits kept per shared search (the recall tool asks for at most 20)
 CANDIDATES = 50
 COMPACT_ABOVE = 250_000  # more memories than this: sign bits + int8 instead of float32 (embeddings.py)
-STOPWORDS = frozenset(
-    "a an and are as at be but by do does did for from has have how i i'm in is it its me my of on or our so "
-    "that the their them they this to was we what when where which who why will with you your about am".split()
-)
 
 
 # What the planner attaches to a user's message (agent.py) or puts before the history (memory.py).
@@ -79,41 +77,6 @@ def _said(cut: bool) -> dict[str, str]:
 
 def _now() -> str:
     return dt.datetime.now().isoformat(timespec="seconds")
-
-
-def content_words(text: str) -> set[str]:
-    """The words of a text that carry meaning (no stop words, no single letters)."""
-    return {w for w in re.findall(r"\w+", text.lower()) if w not in STOPWORDS and len(w) > 1}
-
-
-def word_overlap(a: str, b: str) -> float:
-    """The share of the shorter text's content words that the other has too (0..1)."""
-    wa, wb = content_words(a), content_words(b)
-    return len(wa & wb) / min(len(wa), len(wb)) if wa and wb else 0.0
-
-
-def fts_query(text: str) -> str:
-    """An FTS5 query matching any meaningful word of the text ('' if none)."""
-    words = [w for w in re.findall(r"\w+", text.lower()) if w not in STOPWORDS and len(w) > 1]
-    return " OR ".join(f'"{w}"' for w in dict.fromkeys(words))
-
-
-def _minmax(ranked: list[tuple[int, float]]) -> dict[int, float]:
-    if not ranked:
-        return {}
-    top, low = max(v for _, v in ranked), min(v for _, v in ranked)
-    return {i: (v - low) / (top - low) if top > low else 1.0 for i, v in ranked}
-
-
-def fuse(vec: list[tuple[int, float]], kw: list[tuple[int, float]]) -> dict[int, float]:
-    """{id: score in 0..1} from (id, cosine) and (id, BM25) candidate lists: each list's scores scaled
-    to 0..1 between its worst and best candidate, then averaged (absent from a list counts as its worst).
-
-    Scores, not ranks: reciprocal rank fusion treats a clear keyword hit and a near-tie alike, and on
-    public long-conversation data (python -m evals memory) it scored between its two parts; this beats both.
-    """
-    a, b = _minmax(vec), _minmax(kw)
-    return {i: (a.get(i, 0.0) + b.get(i, 0.0)) / 2 for i in a.keys() | b.keys()}
 
 
 class LongTermMemory:

@@ -74,11 +74,12 @@ class Trace:
     def lines(self, kind: str, data: dict[str, Any]) -> list[str]:
         """The lines one event adds (side calls made since the last event come first)."""
         out = self.side.take() if self.side else []
-        key = (data.get("name"), json.dumps(data.get("arguments"), sort_keys=True, default=str))
         if kind == "tool_start":
-            self.started[key] = (time.perf_counter(), self.waited)
-        elif kind == "tool_end" and not self.quiet:
-            t0, waited = self.started.pop(key, (time.perf_counter(), self.waited))
+            self.started[_key(data)] = (time.perf_counter(), self.waited)
+        elif kind == "tool_end":
+            t0, waited = self.started.pop(_key(data), (time.perf_counter(), self.waited))
+            if self.quiet:
+                return out
             ms = (time.perf_counter() - t0 - (self.waited - waited)) * 1000
             mark = "✓" if data["ok"] else "✗ " + str(data["result"].get("error", ""))[:80]
             if data["ok"] and data["result"].get("date_read_as"):  # the words, and the date they became
@@ -93,3 +94,8 @@ class Trace:
     def rest(self) -> list[str]:
         """Side calls still waiting to be shown (at the end of a turn)."""
         return self.side.take() if self.side else []
+
+
+def _key(data: dict[str, Any]) -> tuple[Any, str]:
+    # A tool call's identity between its start and end events (several may run at once).
+    return data["name"], json.dumps(data["arguments"], sort_keys=True, default=str)

@@ -38,6 +38,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from scoring import fuse, minmax
+
 WHEEL = "bfcl_eval-2026.3.23-py3-none-any.whl"
 WHEEL_SHA256 = "3bb6dfa5f0c68ad403c9ec50b00db2bb3b4cc9b38ab1ff33f48fe30d853d3a0a"
 PACKAGE = "bfcl-eval==2026.3.23"
@@ -111,7 +113,9 @@ def evidence_ids(excerpt: str, stored: dict[int, str]) -> set[int]:
 
 def test_embed(model: str, texts: list[str]) -> list[list[float]]:
     """The test suite's embedder: a unit bag of hashed words (shared words, high cosine)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    tests = str(Path(__file__).resolve().parent.parent / "tests")
+    if tests not in sys.path:
+        sys.path.insert(0, tests)
     from fake_ollama import fake_embedding
 
     return [fake_embedding(t, 256) for t in texts]
@@ -175,12 +179,11 @@ def run_embedder(
                     merged += "remembered" not in r
                     cells += 1
             stored = {r[0]: r[1] for r in store.conn().execute("SELECT id, text FROM memories")}
+            said = {i: t["text"] for i, t in enumerate(turns[scenario])}
             for q in (q for q in questions if q["scenario"] == scenario):
-                wanted = evidence_ids(q["evidence"], {i: t["text"] for i, t in enumerate(turns[scenario])})
-                if unit == "sentence":  # the stored sentences of that turn that hold the answer
-                    texts = set().union(
-                        *(evidence_sentences(q["evidence"], turns[scenario][i]["text"]) for i in wanted)
-                    )
+                if unit == "sentence":  # the stored sentences of the evidence turn that hold the answer
+                    turn_ids = evidence_ids(q["evidence"], said)
+                    texts = set().union(*(evidence_sentences(q["evidence"], said[i]) for i in turn_ids))
                     wanted = {i for i, text in stored.items() if text in texts}
                 else:
                     wanted = evidence_ids(q["evidence"], stored)
@@ -216,13 +219,17 @@ METHODS: dict[str, Callable[[Any, str], list[int]]] = {
 Ranked = list[tuple[int, float]]  # (memory id, score) best first
 
 
+def _best_first(scores: dict[int, float]) -> list[int]:
+    return sorted(scores, key=lambda i: -scores[i])
+
+
 def _rrf(k: float, w_vec: float = 1.0, w_kw: float = 1.0) -> Callable[[Ranked, Ranked], list[int]]:
     def fuse(vec: Ranked, kw: Ranked) -> list[int]:
         score: dict[int, float] = {}
         for weight, ranked in ((w_vec, vec), (w_kw, kw)):
             for rank, (id_, _) in enumerate(ranked):
                 score[id_] = score.get(id_, 0.0) + weight / (k + rank)
-        return sorted(score, key=lambda i: -score[i])
+        return _best_first(score)
 
     return fuse
 
@@ -235,11 +242,11 @@ def _scores(norm: str, w_vec: float = 1.0, w_kw: float = 1.0) -> Callable[[Ranke
         if not ranked:
             return {}
         values = [v for _, v in ranked]
-        top, low = max(values), min(values)
         if norm == "max":
+            top = max(values)
             return {i: v / top if top else 0.0 for i, v in ranked}
         if norm == "minmax":
-            return {i: (v - low) / (top - low) if top > low else 1.0 for i, v in ranked}
+            return minmax(ranked)  # the planner's scaling (scoring.py)
         mean, sd = statistics.fmean(values), statistics.pstdev(values) or 1.0
         return {i: (v - mean) / sd for i, v in ranked}
 
@@ -247,8 +254,7 @@ def _scores(norm: str, w_vec: float = 1.0, w_kw: float = 1.0) -> Callable[[Ranke
         a, b = scaled(vec), scaled(kw)
         floor_a, floor_b = min(a.values(), default=0.0), min(b.values(), default=0.0)
         ids = set(a) | set(b)
-        score = {i: w_vec * a.get(i, floor_a) + w_kw * b.get(i, floor_b) for i in ids}
-        return sorted(score, key=lambda i: -score[i])
+        return _best_first({i: w_vec * a.get(i, floor_a) + w_kw * b.get(i, floor_b) for i in ids})
 
     return fuse
 
@@ -258,7 +264,7 @@ FUSIONS: dict[str, Callable[[Ranked, Ranked], list[int]]] = {
     "rrf k=10": _rrf(10),
     "rrf k=60, keyword x2": _rrf(60, 1, 2),
     "scores, max": _scores("max"),
-    "scores, min-max": _scores("minmax"),
+    "scores, min-max (now)": lambda vec, kw: _best_first(fuse(vec, kw)),
     "scores, z": _scores("z"),
     "scores, min-max, keyword x1.5": _scores("minmax", 1, 1.5),
     "scores, min-max, vector x1.5": _scores("minmax", 1.5, 1),

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from conftest import call
 
-from longterm import fts_query
+from scoring import fts_query
 from tools import dispatch
 
 DATA = json.loads((Path(__file__).parent / "data" / "recall_set.json").read_text())
