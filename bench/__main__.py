@@ -10,11 +10,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the planner runs (embeddings.py), before numpy loads
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import agent, dates, faults, recall  # noqa: E402
 

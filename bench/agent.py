@@ -31,15 +31,13 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
 
-from fake_ollama import FakeOllama  # noqa: E402
-
-from agent import build_agent  # noqa: E402
 from bench.recall import populate  # noqa: E402
-from config import Config  # noqa: E402
-from db import Store  # noqa: E402
-from llm import Ollama  # noqa: E402
+from planner.agent.loop import build_agent  # noqa: E402
+from planner.model.client import Ollama  # noqa: E402
+from planner.settings import Config  # noqa: E402
+from planner.storage.db import Store  # noqa: E402
+from tests.fake_ollama import FakeOllama  # noqa: E402
 
 
 def _serve(conn, responder, embed_dim: int) -> None:

@@ -16,16 +16,14 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
-from dates import AmbiguousDate, DateError, resolve  # noqa: E402
+from planner.dates import AmbiguousDate, DateError, resolve  # noqa: E402
 
 TABLE = ROOT / "tests" / "data" / "date_phrases.json"
 

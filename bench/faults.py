@@ -32,12 +32,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
 
-from fake_ollama import FakeOllama  # noqa: E402
-
-from db import Store  # noqa: E402
-from memory import Budget, History, sanitize  # noqa: E402
+from planner.memory.history import Budget, History, sanitize  # noqa: E402
+from planner.storage.db import Store  # noqa: E402
+from tests.fake_ollama import FakeOllama  # noqa: E402
 
 
 def _adder(body: dict[str, Any]) -> dict[str, Any]:

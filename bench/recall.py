@@ -21,9 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-from db import Store
-from embeddings import Embedder, normalize, pack
-from longterm import LongTermMemory
+from planner.memory.longterm import LongTermMemory
+from planner.memory.vectors import Embedder, normalize, pack
+from planner.storage.db import Store
 
 DIM = 768
 CENTRES = 2_000

@@ -12,12 +12,10 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from cli import ensure_models, setup_logging  # noqa: E402
-from config import GUARD_PROFILES, Config  # noqa: E402
 from evals.runner import SCENARIOS, Outcome, load_scenarios, report, run_suite, summary  # noqa: E402
-from llm import Ollama  # noqa: E402
+from planner.model.client import Ollama  # noqa: E402
+from planner.settings import GUARD_PROFILES, Config  # noqa: E402
+from planner.ui.cli import ensure_models, setup_logging  # noqa: E402
 
 ROW = "{:<26} {:<5} {:>5} {:>8} {:>6} {:>7}  {}"
 

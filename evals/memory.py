@@ -38,7 +38,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from scoring import fuse, minmax
+from planner.memory.scoring import fuse, minmax
 
 WHEEL = "bfcl_eval-2026.3.23-py3-none-any.whl"
 WHEEL_SHA256 = "3bb6dfa5f0c68ad403c9ec50b00db2bb3b4cc9b38ab1ff33f48fe30d853d3a0a"
@@ -113,10 +113,7 @@ def evidence_ids(excerpt: str, stored: dict[int, str]) -> set[int]:
 
 def test_embed(model: str, texts: list[str]) -> list[list[float]]:
     """The test suite's embedder: a unit bag of hashed words (shared words, high cosine)."""
-    tests = str(Path(__file__).resolve().parent.parent / "tests")
-    if tests not in sys.path:
-        sys.path.insert(0, tests)
-    from fake_ollama import fake_embedding
+    from tests.fake_ollama import fake_embedding
 
     return [fake_embedding(t, 256) for t in texts]
 
@@ -158,9 +155,9 @@ def run_embedder(
     unit: str = "sentence",
 ) -> dict[str, Any]:  # fmt: skip
     """Store every user's turns (or their sentences) with this embedder, ask every question; recall@k per method."""
-    from db import Store
-    from embeddings import Embedder
-    from longterm import LongTermMemory
+    from planner.memory.longterm import LongTermMemory
+    from planner.memory.vectors import Embedder
+    from planner.storage.db import Store
 
     turns, questions = data
     hits = {m: {k: 0 for k in KS} for m in methods}
@@ -310,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     methods = METHODS | (experiments() if args.experiments else {})
     results = [run_embedder("test embedder", test_embed, "test", data, methods, args.unit)]
     if args.embed_model:
-        from llm import ModelError, Ollama
+        from planner.model.client import ModelError, Ollama
 
         llm = Ollama(os.environ.get("OLLAMA_HOST", "http://127.0.0.1:11434"))
         try:

@@ -27,11 +27,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent import build_agent
-from config import Config
-from db import Store
-from llm import ModelError, Ollama
-from memory import new_session_name
+from planner.agent.loop import build_agent
+from planner.memory.history import new_session_name
+from planner.model.client import ModelError, Ollama
+from planner.settings import Config
+from planner.storage.db import Store
 
 SCENARIOS = Path(__file__).with_name("scenarios.json")
 DEFAULT_TODAY = "2026-12-01"

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from agent import MEMORY_NOTES
+from planner.agent.loop import MEMORY_NOTES
 
 Responder = Callable[[dict[str, Any]], dict[str, Any]]
 

@@ -11,20 +11,18 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fake_ollama import FakeOllama  # noqa: E402
 
-from agent import Agent  # noqa: E402
-from background import MemoryKeeper  # noqa: E402
-from config import Config  # noqa: E402
-from db import Store  # noqa: E402
-from embeddings import Embedder  # noqa: E402
-from llm import Ollama  # noqa: E402
-from longterm import LongTermMemory  # noqa: E402
-from memory import Budget, History  # noqa: E402
-from tools import ToolContext  # noqa: E402
+from planner.agent.loop import Agent  # noqa: E402
+from planner.memory.history import Budget, History  # noqa: E402
+from planner.memory.keeper import MemoryKeeper  # noqa: E402
+from planner.memory.longterm import LongTermMemory  # noqa: E402
+from planner.memory.vectors import Embedder  # noqa: E402
+from planner.model.client import Ollama  # noqa: E402
+from planner.settings import Config  # noqa: E402
+from planner.storage.db import Store  # noqa: E402
+from planner.tools import ToolContext  # noqa: E402
 
 TODAY = dt.date(2026, 12, 1)  # a Tuesday
 

@@ -5,10 +5,10 @@ import json
 
 from conftest import TODAY, call, tasks
 
-import llm as llm_mod
-from agent import INTERRUPTED, TOO_MANY_STEPS, system_prompt
-from memory import session_messages
-from tools import TOOLS
+from planner.agent.loop import INTERRUPTED, TOO_MANY_STEPS, system_prompt
+from planner.memory.history import session_messages
+from planner.model import client as llm_mod
+from planner.tools import TOOLS
 
 
 def events(sink):
@@ -242,7 +242,7 @@ def test_history_prefix_is_byte_identical_across_turns(fake, make_agent):
 
 def test_prefix_reuse_is_measured_per_model_call(fake, make_agent):
     from bench.agent import shared_prefix
-    from memory import prefix_share
+    from planner.memory.history import prefix_share
 
     assert shared_prefix("abcdef", "abcxyz") == 3 and shared_prefix("", "abc") == 0 and shared_prefix("ab", "ab") == 2
     a, b = {"role": "user", "content": "x" * 84}, {"role": "assistant", "content": "y" * 84}

@@ -14,14 +14,14 @@ from hypothesis import strategies as st
 from test_cli import run_agent
 from test_faults import adder
 
-from dates import DateError, next_due, parse_repeat, resolve
-from exchange import export, import_text
-from llm import ModelError, Ollama
-from memory import History, session_messages
-from query import run
-from recovery import parse_text_tool_calls
-from tasks import clean_tags
-from tools import TOOLS, ToolError, dispatch
+from planner.agent.recovery import parse_text_tool_calls
+from planner.dates import DateError, next_due, parse_repeat, resolve
+from planner.memory.history import History, session_messages
+from planner.model.client import ModelError, Ollama
+from planner.storage.exchange import export, import_text
+from planner.storage.query import run
+from planner.storage.tasks import TaskError, clean_tags
+from planner.tools import TOOLS, dispatch
 
 NAMES = set(TOOLS)
 
@@ -37,7 +37,7 @@ NAMES = set(TOOLS)
 def test_1_repeat_rules_with_several_values_survive_export_and_import(ctx, store, tmp_path, repeat):
     out, ok = dispatch(ctx, "add_task", {"title": "t", "due_date": "2026-12-07", "repeat": repeat})
     assert ok, out
-    from db import Store
+    from planner.storage.db import Store
 
     fresh = Store(tmp_path / "fresh.db")
     report = import_text(fresh, export(store, "json"), "json")
@@ -89,7 +89,7 @@ def test_2_a_stored_history_holding_infinity_is_repaired_on_load(store, fake, ma
                 "INSERT INTO messages (session, role, content, tool_calls, tool_name) VALUES ('old', ?, ?, ?, ?)",
                 (role, content, tc, "list_tasks" if role == "tool" else None),
             )
-    from memory import Budget
+    from planner.memory.history import Budget
 
     loaded = History(store, "old", Budget()).messages
     json.dumps(loaded, allow_nan=False)  # sendable
@@ -164,7 +164,7 @@ def test_16_the_result_cap_counts_every_byte_of_the_first_row_too(store):
 
 
 def test_24_query_temporaries_stay_in_memory(store):
-    from query import open_readonly
+    from planner.storage.query import open_readonly
 
     conn = open_readonly(store.path)
     conn.set_authorizer(None)
@@ -176,9 +176,9 @@ def test_24_query_temporaries_stay_in_memory(store):
 
 
 def test_9_a_hundred_thousand_tags_are_refused_before_any_work():
-    with pytest.raises(ToolError, match="at most 10 tags, not 100000"):
+    with pytest.raises(TaskError, match="at most 10 tags, not 100000"):
         clean_tags([f"t{i}" for i in range(100_000)])
-    with pytest.raises(ToolError, match="at most 10 tags"):
+    with pytest.raises(TaskError, match="at most 10 tags"):
         clean_tags(" ".join(f"t{i}" for i in range(100_000)))
     assert clean_tags(["a", "#a", "B", "b", "a"]) == ["a", "b"]
 

@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from test_cli import run_agent
 from test_faults import adder
 
-from exchange import export, import_text
-from memory import session_messages
-from tools import dispatch
+from planner.memory.history import session_messages
+from planner.storage.exchange import export, import_text
+from planner.tools import dispatch
 
 # ---------------------------------------------------------------- 10, 11, 20, 21, 22: files
 
@@ -25,7 +25,7 @@ from tools import dispatch
 def test_10_any_title_and_notes_stay_one_value_in_ics(title, notes):
     import icalendar
 
-    from exchange import _ics_safe, to_ics
+    from planner.storage.exchange import _ics_safe, to_ics
 
     task = {"uid": "u1", "title": title, "status": "open", "due_date": "2026-12-04", "due_time": None,
             "priority": None, "tags": [], "notes": notes or None, "repeat": None}  # fmt: skip
@@ -37,7 +37,7 @@ def test_10_any_title_and_notes_stay_one_value_in_ics(title, notes):
 
 
 def test_10_a_title_cannot_add_an_event_of_its_own():
-    from exchange import to_ics
+    from planner.storage.exchange import to_ics
 
     evil = "x\rEND:VTODO\rBEGIN:VTODO\rUID:evil\rSUMMARY:pwned\rURL:http://x\u2028END:VEVENT"
     task = {"uid": "u1", "title": evil, "status": "open", "due_date": None, "due_time": None, "priority": None,
@@ -67,7 +67,7 @@ def test_11_export_never_crashes_on_a_date_stored_by_an_older_planner(store):
     ["+groceries", "buy milk @home", "call due:friday people", "x marks the spot", "(A) team", "a \\ b", "pri:A"],
 )
 def test_20_todotxt_round_trips_titles_that_look_like_metadata(ctx, store, tmp_path, title):
-    from db import Store
+    from planner.storage.db import Store
 
     dispatch(ctx, "add_task", {"title": title, "tags": ["home"], "due_date": "2026-12-04"})
     fresh = Store(tmp_path / "fresh.db")
@@ -113,7 +113,7 @@ def test_22_export_writes_through_a_symlink_and_refuses_a_folder(tmp_path):
 
 @pytest.fixture
 def short_busy_timeout(monkeypatch, store):
-    import db
+    from planner.storage import db
 
     monkeypatch.setattr(db, "BUSY_TIMEOUT_MS", 200)
     store.close()  # reopened with the short timeout on next use
@@ -130,7 +130,7 @@ def hold_write_lock(path):
 def test_8_another_program_holding_the_write_lock_is_a_sentence_and_the_session_goes_on(
     fake, make_agent, ctx, store, short_busy_timeout
 ):
-    from db import BUSY
+    from planner.storage.db import BUSY
 
     agent = make_agent(reflect=False)
     other = hold_write_lock(store.path)
@@ -147,7 +147,7 @@ def test_8_another_program_holding_the_write_lock_is_a_sentence_and_the_session_
 def test_8_a_lock_taken_mid_turn_fails_the_write_and_keeps_the_history_valid(
     fake, make_agent, store, short_busy_timeout
 ):
-    from db import BUSY
+    from planner.storage.db import BUSY
 
     holder = {}
 
@@ -191,7 +191,7 @@ def test_15_a_damaged_file_is_one_line_at_start_up_and_in_import(tmp_path, fake,
 def test_15_a_read_only_file_is_explained(tmp_path, monkeypatch):
     import sqlite3
 
-    import db
+    from planner.storage import db
 
     path = tmp_path / "ro.db"
     sqlite3.connect(path).close()  # an empty file that needs its schema: a write

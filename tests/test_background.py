@@ -8,8 +8,16 @@ import time
 
 from conftest import call
 
-from background import EXTRACT_PROMPT, SUMMARY_PROMPT, TOPIC_PROMPT, MemoryKeeper, Worker, clean_cells, latest_summary
-from memory import SUMMARY_HEADER, Budget
+from planner.memory.history import SUMMARY_HEADER, Budget
+from planner.memory.keeper import (
+    EXTRACT_PROMPT,
+    SUMMARY_PROMPT,
+    TOPIC_PROMPT,
+    MemoryKeeper,
+    Worker,
+    clean_cells,
+    latest_summary,
+)
 
 
 class Critic:
@@ -251,7 +259,7 @@ def test_a_failing_job_does_not_stop_the_worker():
 
 
 def test_the_planners_notes_are_never_stored_as_the_users_words(fake, make_agent, store, memory):
-    from prompts import MEMORY_NOTES
+    from planner.prompts import MEMORY_NOTES
 
     memory.store_cell("The user's cat is named Pixel.", topic="pets")
     copied = {}
@@ -288,17 +296,17 @@ def test_the_planners_notes_are_never_stored_as_the_users_words(fake, make_agent
 def test_a_fact_that_is_only_the_planners_notes_is_refused(memory):
     import pytest
 
-    from prompts import MEMORY_NOTES
-    from tools import ToolError
+    from planner.memory.longterm import LongTermMemoryError
+    from planner.prompts import MEMORY_NOTES
 
-    with pytest.raises(ToolError, match="the planner's own notes"):
+    with pytest.raises(LongTermMemoryError, match="the planner's own notes"):
         memory.store_cell(f"{MEMORY_NOTES}\n- The user's cat is named Pixel.")
 
 
 def test_memories_carry_the_day_they_were_said_and_recall_and_the_notes_show_it(fake, make_agent, store, memory, ctx):
     from conftest import TODAY
 
-    from tools import dispatch
+    from planner.tools import dispatch
 
     dispatch(ctx, "remember", {"fact": "The user's dentist is Dr. Okonkwo."})
     said = lambda: store.conn().execute("SELECT said_on FROM memories").fetchone()[0]  # noqa: E731
@@ -333,7 +341,7 @@ def test_a_copied_said_date_is_cut_from_what_is_stored(memory, store):
 
 
 def test_an_older_database_gets_the_said_day_from_when_the_memory_was_last_changed(tmp_path):
-    from db import Store
+    from planner.storage.db import Store
 
     s = Store(tmp_path / "p.db")
     with s.write() as c:

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from capable_scenarios import SCENARIOS, Scenario
 
-from tools import dispatch
+from planner.tools import dispatch
 
 
 def seed(ctx, store, s: Scenario) -> None:

@@ -10,9 +10,9 @@ import threading
 import pytest
 from conftest import ROOT, call, clean_env
 
-import cli
-from config import Config, data_dir
-from llm import Ollama
+from planner.model.client import Ollama
+from planner.settings import Config, data_dir
+from planner.ui import cli
 
 
 def run_agent(fake, home, lines, *args, env=None, timeout=60):
@@ -188,7 +188,11 @@ def test_interactive_start_offers_to_pull_a_missing_model(fake, monkeypatch, cap
 
 
 def test_importing_modules_connects_to_nothing_and_prints_nothing():
-    code = "import agent, cli, tools, memory, embeddings, llm, db, config"
+    # The four entry points and every module of the package.
+    code = (
+        "import agent, tools, memory, embeddings, importlib, pkgutil, planner\n"
+        "for m in pkgutil.walk_packages(planner.__path__, 'planner.'): importlib.import_module(m.name)"
+    )
     p = subprocess.run(
         [sys.executable, "-c", code],
         cwd=ROOT,
@@ -262,7 +266,7 @@ def test_memory_slash_commands_run_locally_without_the_model(fake, tmp_path):
 
 def test_numpy_is_not_loaded_until_memory_is_used():
     code = (
-        "import sys, cli, agent\n"
+        "import sys, agent, planner.ui.cli\n"
         "from embeddings import VectorIndex\n"
         "VectorIndex()\n"
         "print('numpy._core' in sys.modules)\n"
@@ -317,7 +321,7 @@ def test_slash_commands_for_tasks_sessions_history_switches_and_stats(fake, tmp_
 
 
 def test_yes_no_settings_accept_on_off_and_refuse_anything_else(tmp_path):
-    from config import Config, ConfigError
+    from planner.settings import Config, ConfigError
 
     assert Config.from_env({"PLANNER_YES": "on", "PLANNER_WEB": "Yes", "PLANNER_AUTO_MEMORY": "off"}).yes is True
     assert Config.from_env({"PLANNER_AUTO_MEMORY": "off"}).auto_memory is False
@@ -343,7 +347,7 @@ def test_the_data_folder_and_every_file_in_it_are_private(fake, tmp_path):
 def test_the_log_rotates_at_its_size_cap(tmp_path, monkeypatch):
     import logging
 
-    import cli
+    from planner.ui import cli
 
     monkeypatch.setattr(cli, "LOG_BYTES", 2000)
     cli.setup_logging(tmp_path / "agent.log")
@@ -358,7 +362,7 @@ def test_the_log_rotates_at_its_size_cap(tmp_path, monkeypatch):
 
 
 def test_help_lists_every_command_aligned_and_the_readme_shows_the_same(fake, make_agent):
-    from commands import COMMANDS, Stats, help_text, run_command
+    from planner.ui.commands import COMMANDS, Stats, help_text, run_command
 
     agent = make_agent()
     text = run_command(agent, "/help", Stats())

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from test_planner import run
 
 from bench import dates as date_bench
-from dates import AmbiguousDate, DateError, dates_in, describe_repeat, next_due, parse_repeat, resolve
-from tasks import undo_last_turn
+from planner.dates import AmbiguousDate, DateError, dates_in, describe_repeat, next_due, parse_repeat, resolve
+from planner.storage.tasks import undo_last_turn
 
 TODAY_TABLE, PHRASES = date_bench.load()
 

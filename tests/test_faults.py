@@ -13,8 +13,8 @@ from conftest import ROOT, call, clean_env
 from fake_ollama import FakeOllama
 from test_cli import run_agent
 
-from db import Store
-from memory import Budget, History
+from planner.memory.history import Budget, History
+from planner.storage.db import Store
 
 
 def adder(body):

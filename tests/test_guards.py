@@ -8,11 +8,11 @@ from conftest import call, tasks
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cli import load_config
-from config import Config, ConfigError
-from guards import Guards, asks_to_delete, parameter_billions, pick_profile
-from tools import TOOLS, dispatch
-from turn import ToolCall, Turn
+from planner.agent.guards import Guards, asks_to_delete, parameter_billions, pick_profile
+from planner.agent.turn import ToolCall, Turn
+from planner.settings import Config, ConfigError
+from planner.tools import TOOLS, dispatch
+from planner.ui.cli import load_config
 
 # ---------------------------------------------------------------- picking a profile
 
@@ -27,7 +27,7 @@ def test_model_sizes_are_read_as_ollama_reports_them():
 
 
 def test_auto_asks_ollama_for_the_size_and_model_switches_pick_again(fake, make_agent):
-    from commands import Stats, run_command
+    from planner.ui.commands import Stats, run_command
 
     fake.sizes["main"] = "9.0B"
     fake.sizes["tiny"] = "494.03M"

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from conftest import call
 
-from scoring import fts_query
-from tools import dispatch
+from planner.memory.scoring import fts_query
+from planner.tools import dispatch
 
 DATA = json.loads((Path(__file__).parent / "data" / "recall_set.json").read_text())
 
@@ -128,8 +128,8 @@ def test_hybrid_recall_beats_keywords_alone_and_vectors_alone(loaded):
 
 
 def test_many_memories_switch_to_the_compact_index_and_still_recall(monkeypatch, store, llm):
-    import longterm
-    from embeddings import CompactIndex, Embedder
+    from planner.memory import longterm
+    from planner.memory.vectors import CompactIndex, Embedder
 
     monkeypatch.setattr(longterm, "COMPACT_ABOVE", 10)
     seed = longterm.LongTermMemory(store, Embedder(llm.embed, "embed"))
@@ -147,7 +147,7 @@ def test_many_memories_switch_to_the_compact_index_and_still_recall(monkeypatch,
 def test_compact_index_agrees_with_exact_search_on_clustered_vectors():
     import numpy as np
 
-    from embeddings import CompactIndex, VectorIndex
+    from planner.memory.vectors import CompactIndex, VectorIndex
 
     rng = np.random.default_rng(3)
     centres = rng.standard_normal((200, 128)).astype(np.float32)
@@ -180,8 +180,8 @@ def test_automatic_recall_and_the_recall_tool_share_one_embedding_and_search_per
 
 
 def test_an_embedder_that_scores_every_pair_close_merges_only_restatements(store):
-    from embeddings import Embedder
-    from longterm import LongTermMemory
+    from planner.memory.longterm import LongTermMemory
+    from planner.memory.vectors import Embedder
 
     # Like multilingual-e5-small: any two sentences score 0.8-0.9, these all above 0.95.
     flat = lambda model, texts: [[1.0, 0.1 + 0.001 * (len(t) % 7)] for t in texts]  # noqa: E731

@@ -9,10 +9,10 @@ from conftest import call
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from db import SCHEMA_VERSION, DatabaseError, Store
-from embeddings import Embedder, pack, unpack
-from longterm import LongTermMemory
-from memory import Budget, History, estimate_tokens, sanitize, session_messages, trim_start
+from planner.memory.history import Budget, History, estimate_tokens, sanitize, session_messages, trim_start
+from planner.memory.longterm import LongTermMemory
+from planner.memory.vectors import Embedder, pack, unpack
+from planner.storage.db import SCHEMA_VERSION, DatabaseError, Store
 
 
 def valid(messages):
@@ -249,7 +249,7 @@ def test_changing_the_embedding_model_re_embeds_with_progress(fake, store, llm):
 
 
 def test_embedding_failures_become_tool_errors(fake, ctx):
-    from tools import dispatch
+    from planner.tools import dispatch
 
     fake.stop()
     result, ok = dispatch(ctx, "remember", {"fact": "likes tea"})
@@ -257,7 +257,7 @@ def test_embedding_failures_become_tool_errors(fake, ctx):
 
 
 def test_index_add_grows_and_replaces(memory):
-    from embeddings import VectorIndex
+    from planner.memory.vectors import VectorIndex
 
     idx = VectorIndex()
     rng = np.random.default_rng(0)
@@ -279,7 +279,7 @@ def test_opening_waits_out_a_lock_sqlite_reports_at_once(tmp_path, monkeypatch):
     # SQLite then says "locked" without waiting. Opening retries instead of failing.
     import sqlite3
 
-    import db
+    from planner.storage import db
 
     real, calls = db.migrate, []
 
@@ -299,7 +299,7 @@ def test_opening_waits_out_a_lock_sqlite_reports_at_once(tmp_path, monkeypatch):
 
 
 def test_memories_search_says_nothing_matches_below_the_relevance_floor(fake, make_agent, memory):
-    from commands import Stats, run_command
+    from planner.ui.commands import Stats, run_command
 
     memory.store_cell("The user's cat is named Pixel.")
     memory.store_cell("The user likes jazz.")

@@ -9,11 +9,11 @@ import sys
 import pytest
 from conftest import ROOT, TODAY, call, clean_env
 
-import exchange
-from commands import Stats, run_command
-from db import Store
-from tasks import undo_last_turn
-from tools import ToolContext, dispatch
+from planner.storage import exchange
+from planner.storage.db import Store
+from planner.storage.tasks import undo_last_turn
+from planner.tools import ToolContext, dispatch
+from planner.ui.commands import Stats, run_command
 
 
 def run(ctx, name, **args):
@@ -172,7 +172,7 @@ def test_filters_the_user_never_asked_for_are_left_out(fake, make_agent, planner
 
 
 def test_replies_built_from_agenda_query_and_lookup_results_are_words():
-    from recovery import describe
+    from planner.agent.recovery import describe
 
     agenda = {"today": "x", "overdue": [{"id": 1, "title": "taxes", "due_date": "2026-11-20", "status": "open"}],
               "days": [{"date": "2026-12-02", "label": "tomorrow", "tasks": [{"id": 2, "title": "milk", "due_date": "2026-12-02", "status": "open"}]}],

@@ -8,8 +8,8 @@ from conftest import call
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import query
-from tools import dispatch, tool_specs
+from planner.storage import query
+from planner.tools import dispatch, tool_specs
 
 
 def fingerprint(store):

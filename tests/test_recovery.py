@@ -11,9 +11,9 @@ import pytest
 from conftest import call, tasks
 from test_agent import events
 
-from memory import session_messages
-from recovery import parse_text_tool_calls
-from tools import TOOLS, dispatch
+from planner.agent.recovery import parse_text_tool_calls
+from planner.memory.history import session_messages
+from planner.tools import TOOLS, dispatch
 
 
 @pytest.fixture(autouse=True)
@@ -108,7 +108,7 @@ def test_an_empty_final_reply_is_replaced_by_what_was_done(fake, make_agent, sto
 
 
 def test_fallback_describes_each_tool_result():
-    from recovery import fallback_reply
+    from planner.agent.recovery import fallback_reply
 
     calls = [
         {"name": "complete_task", "result": {"completed": {"id": 2, "title": "a", "due_date": None}}},
@@ -266,7 +266,7 @@ def test_a_repeated_failing_call_with_an_extra_argument_runs_without_it(fake, ma
 
 
 def test_question_and_date_detection():
-    from guards import asks_only, mentions_date
+    from planner.agent.guards import asks_only, mentions_date
 
     assert asks_only("what is due tomorrow?") and asks_only("Do I have anything to do?")
     assert not asks_only("can you add milk?") and not asks_only("what should I add? add milk")
@@ -292,7 +292,7 @@ def test_a_call_repeating_one_whose_date_was_left_out_is_a_repeat(fake, make_age
 
 
 def test_invented_names_point_to_the_real_tool():
-    from tools import suggest_tool
+    from planner.tools import suggest_tool
 
     assert suggest_tool("submit_expense_report") == "add_task"
     assert suggest_tool("schedule_gym_signup") == "add_task"
@@ -314,7 +314,7 @@ def test_a_reply_parroting_the_retry_instructions_is_replaced(fake, make_agent):
 
 
 def test_several_echoed_results_are_still_an_echo():
-    from recovery import is_json_echo
+    from planner.agent.recovery import is_json_echo
 
     assert is_json_echo('{"added": {"id": 1}}\n{"added": {"id": 2}}')
     assert not is_json_echo('{"added": 1} and more words')

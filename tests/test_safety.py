@@ -7,8 +7,8 @@ from conftest import call, tasks
 from test_cli import run_agent
 from test_faults import adder
 
-from tasks import BULK_LIMIT, undo_last_turn
-from tools import dispatch
+from planner.storage.tasks import BULK_LIMIT, undo_last_turn
+from planner.tools import dispatch
 
 
 def add(ctx, title, **kw):
@@ -232,7 +232,7 @@ def test_control_characters_in_titles_never_reach_the_plain_terminal(fake, tmp_p
 def test_time_waiting_for_the_user_is_not_tool_time(fake, make_agent, ctx, store):
     import time
 
-    from tools import dispatch
+    from planner.tools import dispatch
 
     dispatch(ctx, "add_task", {"title": "gym"})
     ctx.confirm = lambda q: time.sleep(0.5) or True  # the user takes half a second

@@ -5,7 +5,7 @@ import pexpect
 import pytest
 from conftest import call, tasks
 
-from db import Store
+from planner.storage.db import Store
 
 
 @pytest.fixture

@@ -7,8 +7,8 @@ from conftest import TODAY, tasks
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import tools
-from tools import READ_ONLY_TOOLS, TOOLS, dispatch, tool_specs
+from planner.tools import READ_ONLY_TOOLS, TOOLS, dispatch, tool_specs
+from planner.tools import task_tools as tools
 
 
 def run(ctx, name, **args):

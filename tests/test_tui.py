@@ -8,7 +8,7 @@ import pytest
 from conftest import call
 from rich.console import Console
 
-from tui import SlashCompleter, TurnView, safe
+from planner.ui.tui import SlashCompleter, TurnView, safe
 
 
 @pytest.fixture
@@ -121,12 +121,12 @@ def test_completion_of_commands_and_arguments():
 
 
 def test_each_command_output_in_a_recorded_console(fake, make_agent, store, memory):
-    from commands import COMMANDS, Stats, run_command
+    from planner.ui.commands import COMMANDS, Stats, run_command
 
     fake.pullable.add("newmodel")
     fake.models["plain"] = ["completion"]
     agent = make_agent()
-    from tools import dispatch
+    from planner.tools import dispatch
 
     dispatch(agent.tools, "add_task", {"title": "file taxes", "due_date": "2026-11-20"})
     memory.store_cell("The user's cat is named Pixel.", kind="fact", topic="pets", said_on="2026-11-03")
@@ -200,7 +200,7 @@ def say(child, line, *shown):
 def test_the_trace_and_the_y_n_question_stay_on_screen_and_waiting_is_not_tool_time(fake, pty_planner, ctx):
     import time
 
-    from tools import dispatch
+    from planner.tools import dispatch
 
     dispatch(ctx, "add_task", {"title": "dentist"})
     fake.script(
@@ -244,7 +244,7 @@ def test_loading_shows_until_the_model_answers_then_thinking(fake, pty_planner):
 
 
 def test_tasks_fit_forty_columns_and_a_newline_in_a_title_never_breaks_a_row(fake, pty_planner, ctx):
-    from tools import dispatch
+    from planner.tools import dispatch
 
     dispatch(
         ctx, "add_task", {"title": "renew the passport before the trip to Lisbon in spring", "due_date": "2026-11-20"}

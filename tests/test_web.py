@@ -11,9 +11,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from conftest import TODAY, call
 
-from config import Config
-from tools import ToolContext, dispatch, tool_specs
-from web import DATA_NOTE, Web, first_sentences
+from planner.settings import Config
+from planner.tools import ToolContext, dispatch, tool_specs
+from planner.tools.web import DATA_NOTE, Web, first_sentences
 
 PAGES = {
     "Ada_Lovelace": {
@@ -184,7 +184,7 @@ def test_it_is_off_by_default_and_not_even_offered(store, fake):
 
 
 def test_web_is_switched_on_by_flag_or_environment():
-    from cli import load_config
+    from planner.ui.cli import load_config
 
     assert load_config(["--web"], env={}).web is True
     assert load_config([], env={"PLANNER_WEB": "1"}).web is True
@@ -193,7 +193,7 @@ def test_web_is_switched_on_by_flag_or_environment():
 
 
 def test_the_model_can_look_up_through_the_agent(fake, wiki, llm, store, config):
-    from agent import build_agent
+    from planner.agent.loop import build_agent
 
     fake.script(
         "main",

@@ -13,11 +13,11 @@ import datetime as dt
 import json
 import logging
 
-from config import Config
-from llm import ModelError, Ollama
-from prompts import CRITIC_PROMPT, CRITIC_SCHEMA
-from tools import to_json
-from turn import ToolCall
+from planner.agent.turn import ToolCall
+from planner.model.client import ModelError, Ollama
+from planner.prompts import CRITIC_PROMPT, CRITIC_SCHEMA
+from planner.settings import Config
+from planner.tools import to_json
 
 log = logging.getLogger("planner")
 

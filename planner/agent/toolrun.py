@@ -20,9 +20,9 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from tasks import BULK_LIMIT, describe_call, new_turn
-from tools import TOOLS, ToolContext, dispatch
-from turn import CHANGES_EXISTING, READ_ONLY_TOOLS, ToolCall, Turn
+from planner.agent.turn import CHANGES_EXISTING, READ_ONLY_TOOLS, ToolCall, Turn
+from planner.storage.tasks import BULK_LIMIT, describe_call, new_turn
+from planner.tools import TOOLS, ToolContext, dispatch
 
 log = logging.getLogger("planner")
 

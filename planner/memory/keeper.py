@@ -21,11 +21,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from config import Config
-from db import Store
-from llm import ModelError, Ollama
-from longterm import KINDS, LongTermMemory, without_attached
-from tools import ToolError
+from planner.memory.longterm import KINDS, LongTermMemory, LongTermMemoryError, without_attached
+from planner.model.client import ModelError, Ollama
+from planner.settings import Config
+from planner.storage.db import Store
 
 log = logging.getLogger("planner")
 
@@ -181,7 +180,7 @@ class MemoryKeeper:
         for job in jobs:
             try:
                 topics = self.extract(job["user_text"], job["reply"], job["today"])
-            except (ModelError, ToolError) as e:
+            except (ModelError, LongTermMemoryError) as e:
                 log.warning("memory extraction postponed: %s", e)
                 with self.store.write() as w:
                     w.execute("UPDATE memory_jobs SET attempts = attempts + 1 WHERE id = ?", (job["id"],))

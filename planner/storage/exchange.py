@@ -27,11 +27,9 @@ from typing import Any
 
 import icalendar
 
-from dates import DateError, check_time, check_year, parse_repeat
-from db import Store
-from registry import ToolContext, ToolError
-from tasks import PRIORITIES, clean_tags, insert, new_turn, tags_of
-from tools import check_notes, check_title
+from planner.dates import DateError, check_time, check_year, parse_repeat
+from planner.storage.db import Store
+from planner.storage.tasks import PRIORITIES, TaskError, check_notes, check_title, clean_tags, insert, new_turn, tags_of
 
 FORMATS = ("json", "todotxt", "ics")
 FIELDS = ("uid", "title", "status", "due_date", "due_time", "priority", "tags", "notes", "repeat")
@@ -197,16 +195,16 @@ def export(store: Store, fmt: str) -> str:
 
 
 def _clean(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """Task columns and tags from an imported row, checked; raises ToolError or DateError."""
+    """Task columns and tags from an imported row, checked; raises TaskError or DateError."""
     if not isinstance(raw, dict):
-        raise ToolError("each task must be an object")
+        raise TaskError("each task must be an object")
     title = raw.get("title")
     if not isinstance(title, str):
-        raise ToolError(f"title must be text, not {type(title).__name__}")
+        raise TaskError(f"title must be text, not {type(title).__name__}")
     fields: dict[str, Any] = {"title": check_title(title)}
     status = raw.get("status") or "open"
     if status not in ("open", "done"):
-        raise ToolError(f"status must be open or done, not {status!r}")
+        raise TaskError(f"status must be open or done, not {status!r}")
     fields["status"] = status
     if raw.get("due_date"):
         try:
@@ -214,12 +212,12 @@ def _clean(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         except DateError:
             raise
         except ValueError as e:
-            raise ToolError(f"due_date {str(raw['due_date'])[:40]!r} is not a date like 2026-12-04") from e
+            raise TaskError(f"due_date {str(raw['due_date'])[:40]!r} is not a date like 2026-12-04") from e
     if raw.get("due_time"):
         fields["due_time"] = check_time(str(raw["due_time"]))
     if raw.get("priority"):
         if raw["priority"] not in PRIORITIES:
-            raise ToolError(f"priority must be high, medium or low, not {raw['priority']!r}")
+            raise TaskError(f"priority must be high, medium or low, not {raw['priority']!r}")
         fields["priority"] = raw["priority"]
     if raw.get("notes"):
         fields["notes"] = check_notes(str(raw["notes"]))
@@ -230,7 +228,7 @@ def _clean(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
             try:
                 when = dt.datetime.fromisoformat(str(raw[key]))
             except ValueError:
-                raise ToolError(f"{key} {str(raw[key])[:40]!r} is not a date and time like 2026-12-01T09:30") from None
+                raise TaskError(f"{key} {str(raw[key])[:40]!r} is not a date and time like 2026-12-01T09:30") from None
             if when.tzinfo is not None:  # stored as local time, like the planner's own
                 when = when.astimezone().replace(tzinfo=None)
             fields[key] = when.isoformat(timespec="seconds")
@@ -240,7 +238,7 @@ def _clean(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         key = json.dumps([fields["title"], fields.get("due_date"), fields.get("due_time")], ensure_ascii=False)
         uid = "import-" + hashlib.sha256(key.encode()).hexdigest()[:20]
     if not re.fullmatch(r"[\w.@-]{1,100}", uid):
-        raise ToolError(f"uid {uid[:40]!r} is not a plain word (letters, digits, . @ - _)")
+        raise TaskError(f"uid {uid[:40]!r} is not a plain word (letters, digits, . @ - _)")
     fields["uid"] = uid
     return fields, clean_tags(raw.get("tags") or [])
 
@@ -308,18 +306,18 @@ def import_text(store: Store, text: str, fmt: str) -> dict[str, Any]:
         return {"added": 0, "skipped": 0, "problems": [f"not a task file: {e}"]}
     except RecursionError:
         return {"added": 0, "skipped": 0, "problems": ["not a task file: it is nested too deeply to read"]}
-    ctx = ToolContext(store=store, turn=new_turn())  # the whole import is one /undo
+    turn = new_turn()  # the whole import is one /undo
     added, skipped, problems = 0, 0, []
     with store.write() as conn:
         for where, raw in rows:
             try:
                 fields, tags = _clean(raw)
-            except (ToolError, DateError, ValueError, TypeError) as e:
+            except (TaskError, DateError, ValueError, TypeError) as e:
                 problems.append(f"{where}: {e}")
                 continue
             if conn.execute("SELECT 1 FROM tasks WHERE uid = ?", (fields["uid"],)).fetchone():
                 skipped += 1
                 continue
-            insert(conn, ctx, fields, tags, "import")
+            insert(conn, turn, fields, tags, "import")
             added += 1
     return {"added": added, "skipped": skipped, "problems": problems}

@@ -18,10 +18,10 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from config import Config
-from db import SCHEMA_VERSION, explain
-from guards import pick_profile
-from llm import ModelError, Ollama
+from planner.agent.guards import pick_profile
+from planner.model.client import ModelError, Ollama
+from planner.settings import Config
+from planner.storage.db import SCHEMA_VERSION, explain
 
 
 def _mode(path: Path) -> str:

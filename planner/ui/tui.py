@@ -28,11 +28,11 @@ from rich.markup import escape
 from rich.spinner import Spinner
 from rich.text import Text
 
-from agent import Agent, TurnResult
-from commands import COMMANDS, EXIT_WORDS, Stats, run_command, safe
-from llm import ModelError
-from tables import agenda_table, stats_table, task_table
-from traceview import SideCalls, Trace
+from planner.agent.loop import Agent, TurnResult
+from planner.model.client import ModelError
+from planner.ui.commands import COMMANDS, EXIT_WORDS, Stats, run_command, safe
+from planner.ui.tables import agenda_table, stats_table, task_table
+from planner.ui.traceview import SideCalls, Trace
 
 ARGUMENTS = {"tasks": ["open", "done", "all"], "reflect": ["on", "off"], "think": ["on", "off"]}
 EXAMPLES = [

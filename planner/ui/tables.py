@@ -15,9 +15,9 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from agent import Agent
-from commands import Stats, agenda_sections, extras, inline, safe, stats_footer, stats_rows, when
-from tools import ToolContext, dispatch
+from planner.agent.loop import Agent
+from planner.tools import ToolContext, dispatch
+from planner.ui.commands import Stats, agenda_sections, extras, inline, safe, stats_footer, stats_rows, when
 
 
 def _table(*columns: tuple[str, dict[str, Any]]) -> Table:

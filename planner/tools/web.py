@@ -23,7 +23,7 @@ from typing import Any
 
 import httpx
 
-from registry import ToolContext, ToolError
+from planner.tools.registry import ToolContext, ToolError, tool
 
 DEFAULT_URL = "https://en.wikipedia.org"
 USER_AGENT = "planner/1.0 (a private terminal planner; one lookup per user request)"
@@ -155,6 +155,7 @@ def first_sentences(text: str, n: int = SENTENCES, limit: int = MAX_SUMMARY) -> 
     return out
 
 
+@tool(PROPERTIES, required=("topic",), read_only=True, enabled=lambda ctx: ctx.web is not None)
 def lookup(ctx: ToolContext, topic: str) -> dict[str, Any]:
     """Look up a topic in the encyclopedia (Wikipedia): a short summary and its URL. Only for general knowledge, never for the user's own tasks or facts."""
     if ctx.web is None:

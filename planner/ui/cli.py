@@ -23,15 +23,15 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import offline
-from agent import build_agent
-from commands import safe
-from config import GUARD_PROFILES, VERSION, Config, ConfigError, parse_today
-from db import DatabaseError, Store, explain
-from llm import ModelError, Ollama
-from memory import latest_session, new_session_name
-from repl import ONE_SHOT_SESSION, err, rich_terminal, run_once, run_repl
-from traceview import SideCalls, Trace
+from planner.agent.loop import build_agent
+from planner.memory.history import latest_session, new_session_name
+from planner.model.client import ModelError, Ollama
+from planner.settings import GUARD_PROFILES, VERSION, Config, ConfigError, parse_today
+from planner.storage.db import DatabaseError, Store, explain
+from planner.ui import offline
+from planner.ui.commands import safe
+from planner.ui.repl import ONE_SHOT_SESSION, err, rich_terminal, run_once, run_repl
+from planner.ui.traceview import SideCalls, Trace
 
 log = logging.getLogger("planner")
 
@@ -219,7 +219,7 @@ def show_pull(llm: Ollama, name: str) -> None:
     if rich_terminal(os.environ, sys.stderr):
         from rich.console import Console
 
-        from tui import pull_with_progress
+        from planner.ui.tui import pull_with_progress
 
         line = pull_with_progress(llm, name, Console(stderr=True))
         if line.startswith("error: "):
@@ -283,7 +283,7 @@ def _main(argv: list[str] | None) -> int:
         sys.stdin.reconfigure(errors="replace")
     what, rest = offline.split(argv)
     if what == "doctor":
-        import doctor
+        from planner.ui import doctor
 
         try:
             return doctor.run(load_config(rest))
@@ -349,7 +349,7 @@ def _main(argv: list[str] | None) -> int:
                 print(line, file=sys.stderr)
             store.close()
     if interactive and not config.plain and rich_terminal(os.environ, sys.stdout):
-        from tui import TerminalUI  # rich and prompt_toolkit load only for a real terminal
+        from planner.ui.tui import TerminalUI  # rich and prompt_toolkit load only for a real terminal
 
         ui = TerminalUI(
             agent, config.db_path.parent / "input_history", quiet=config.quiet, verbose=config.verbose, side=side

@@ -10,8 +10,11 @@ Dispatch never raises. Whatever the model sends - an invented tool, missing or
 extra arguments, wrong types, impossible dates - comes back as
 {"error": "..."} that says what to fix, and nothing invalid is written.
 
-The tools themselves live in tools.py (tasks, memory), query.py (read-only
-SQL) and web.py (the encyclopedia lookup); `import tools` registers them all.
+The tools themselves live beside this file (task_tools, memory_tools,
+query_tool, web); importing the `planner.tools` package registers them all.
+Each declares its facts here, once: `read_only` (never a change, never asks),
+`changes_existing` (counts toward the large-change question), `destructive`
+(asks the user first).
 """
 
 from __future__ import annotations
@@ -28,11 +31,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from db import DatabaseError, Store, explain
+from planner.memory.longterm import LongTermMemoryError
+from planner.storage.db import DatabaseError, Store, explain
+from planner.storage.tasks import TaskError
 
 if TYPE_CHECKING:
-    from longterm import LongTermMemory
-    from web import Web
+    from planner.memory.longterm import LongTermMemory
+    from planner.tools.web import Web
 
 log = logging.getLogger("planner")
 
@@ -49,6 +54,8 @@ class Tool:
     description: str
     parameters: dict[str, Any]  # JSON schema of an object
     fn: Callable[..., dict[str, Any]]
+    read_only: bool = False  # only reads: never a change, never needs approval
+    changes_existing: bool = False  # changes a task the user has: counts toward the large-change question
     destructive: bool = False  # needs the user's confirmation
     # Whether the model is offered the tool in this run (lookup is off unless --web).
     enabled: Callable[[ToolContext], bool] | None = None
@@ -62,6 +69,9 @@ TOOLS: dict[str, Tool] = {}
 def tool(
     properties: dict[str, dict[str, Any]] | None = None,
     required: tuple[str, ...] = (),
+    *,
+    read_only: bool = False,
+    changes_existing: bool = False,
     destructive: bool = False,
     enabled: Callable[[ToolContext], bool] | None = None,
     describe: Callable[[ToolContext], str] | None = None,
@@ -71,7 +81,9 @@ def tool(
     def register(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
         schema = {"type": "object", "properties": properties or {}, "required": list(required)}
         doc = inspect.cleandoc(fn.__doc__ or "")
-        TOOLS[fn.__name__] = Tool(fn.__name__, doc, schema, fn, destructive, enabled, describe)
+        TOOLS[fn.__name__] = Tool(
+            fn.__name__, doc, schema, fn, read_only, changes_existing, destructive, enabled, describe
+        )
         return fn
 
     return register
@@ -105,6 +117,17 @@ class ToolContext:
     turn: str | None = None
     # The encyclopedia client when the user turned lookups on (--web); None keeps everything local.
     web: Web | None = None
+
+
+def ask(ctx: ToolContext, question: str, doing: str, kept: str) -> None:
+    """The user's y/N before a destructive change; a ToolError when they decline or no one can answer."""
+    if ctx.confirm is None:
+        raise ToolError(
+            f"{doing} needs the user's confirmation, and no one can confirm here. "
+            f"Tell the user: {kept}; they can run the planner in a terminal or with --yes."
+        )
+    if not ctx.confirm(question):
+        raise ToolError(f"the user declined; {kept}")
 
 
 # ---------------------------------------------------------------- validation
@@ -228,7 +251,9 @@ def dispatch(ctx: ToolContext, name: Any, args: Any) -> tuple[dict[str, Any], bo
             raise ToolError(f"there is no tool named {json.dumps(name, ensure_ascii=False)[:60]}.{use} Tools: {real}")
         result = t.fn(ctx, **validate(t, args))
         ok = True
-    except (ToolError, DatabaseError) as e:  # DatabaseError: busy, disk full, read-only, said in words
+    # The layers below raise their own errors, each written for the model: said as {"error": ...}.
+    # DatabaseError: busy, disk full, read-only, said in words.
+    except (ToolError, TaskError, LongTermMemoryError, DatabaseError) as e:
         result, ok = {"error": str(e)}, False
     except Exception as e:  # a bug or a database fault: the model gets a line, the log the traceback
         log.exception("tool %s crashed", name)

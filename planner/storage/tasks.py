@@ -20,9 +20,16 @@ import secrets
 import sqlite3
 from typing import Any
 
-from dates import describe_repeat
-from db import Store
-from registry import ToolContext, ToolError
+from planner.dates import describe_repeat
+from planner.storage.db import Store
+
+MAX_TITLE = 500
+MAX_NOTES = 4000
+
+
+class TaskError(ValueError):
+    """A task value storage will not write, or a task that is not there; the message says what to fix."""
+
 
 BULK_LIMIT = 3  # a turn that would change more tasks than this asks the user first
 
@@ -61,19 +68,19 @@ def set_tags(conn: sqlite3.Connection, task_id: int, tags: list[str]) -> None:
 
 
 def require(conn: sqlite3.Connection, task_id: int) -> Task:
-    """One task by id, or a ToolError that says how to find the right id."""
+    """One task by id, or a TaskError that says how to find the right id."""
     task = snapshot(conn, task_id)
     if task is None:
-        raise ToolError(f'no task with id={task_id}; call list_tasks with status "all" to see the ids')
+        raise TaskError(f'no task with id={task_id}; call list_tasks with status "all" to see the ids')
     return task
 
 
-def record(conn: sqlite3.Connection, ctx: ToolContext, tool: str, task_id: int, before: Task | None) -> Task | None:
+def record(conn: sqlite3.Connection, turn: str | None, tool: str, task_id: int, before: Task | None) -> Task | None:
     """Log one change to a task (call inside the write transaction, after the write); returns the task now."""
     after = snapshot(conn, task_id)
     conn.execute(
         "INSERT INTO task_events (turn, tool, task_id, before, after) VALUES (?, ?, ?, ?, ?)",
-        (ctx.turn or new_turn(), tool, task_id, _dump(before), _dump(after)),
+        (turn or new_turn(), tool, task_id, _dump(before), _dump(after)),
     )
     return after
 
@@ -208,26 +215,26 @@ def clean_tags(value: Any) -> list[str]:
     """Tags from a list or a comma/space separated string: lower case, no '#' or '+', deduplicated."""
     if isinstance(value, str):
         if len(value) > MAX_TAGS * 50:
-            raise ToolError(f"give at most {MAX_TAGS} tags")
+            raise TaskError(f"give at most {MAX_TAGS} tags")
         value = value.replace(",", " ").split()
     if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
-        raise ToolError("tags must be a list of words")
+        raise TaskError("tags must be a list of words")
     if len(value) > MAX_TAGS * 5:  # checked before any work: an import may carry 100,000 tags
-        raise ToolError(f"give at most {MAX_TAGS} tags, not {len(value)}")
+        raise TaskError(f"give at most {MAX_TAGS} tags, not {len(value)}")
     tags: dict[str, None] = {}  # ordered and linear to dedupe
     for t in value:
         tag = "-".join(t.strip().lstrip("#+@").lower().split())
         if not tag:
             continue
         if len(tag) > 40:
-            raise ToolError(f"the tag {tag[:40]!r}... is too long; keep tags to one or two words")
+            raise TaskError(f"the tag {tag[:40]!r}... is too long; keep tags to one or two words")
         tags[tag] = None
     if len(tags) > MAX_TAGS:
-        raise ToolError(f"give at most {MAX_TAGS} tags")
+        raise TaskError(f"give at most {MAX_TAGS} tags")
     return sorted(tags)
 
 
-def insert(conn: sqlite3.Connection, ctx: ToolContext, fields: dict[str, Any], tags: list[str], tool: str) -> Task:
+def insert(conn: sqlite3.Connection, turn: str | None, fields: dict[str, Any], tags: list[str], tool: str) -> Task:
     """Add a task (fields: tasks columns) with its tags, logged; returns it as stored."""
     row = {"status": "open", "created_at": now(), "uid": secrets.token_hex(16), **fields}
     cols = list(row)
@@ -235,7 +242,7 @@ def insert(conn: sqlite3.Connection, ctx: ToolContext, fields: dict[str, Any], t
         f"INSERT INTO tasks ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})", [row[c] for c in cols]
     )
     set_tags(conn, cur.lastrowid, tags)
-    return record(conn, ctx, tool, cur.lastrowid, None)  # type: ignore[return-value]
+    return record(conn, turn, tool, cur.lastrowid, None)  # type: ignore[return-value]
 
 
 def search(
@@ -300,3 +307,20 @@ def agenda(conn: sqlite3.Connection, today: dt.date, days: int, cap: int = 30) -
     if n_overdue > len(overdue) or n_coming > len(coming):
         result["more"] = n_overdue - len(overdue) + n_coming - len(coming)
     return result
+
+
+def check_title(value: str) -> str:
+    """A task title that is not empty and not absurdly long."""
+    title = value.strip()
+    if not title:
+        raise TaskError("title must not be empty")
+    if len(title) > MAX_TITLE:
+        raise TaskError(f"title is {len(title)} characters; keep it under {MAX_TITLE}")
+    return title
+
+
+def check_notes(value: str) -> str | None:
+    """Notes on a task; an empty string clears them."""
+    if len(value) > MAX_NOTES:
+        raise TaskError(f"notes are {len(value)} characters; keep them under {MAX_NOTES}")
+    return value.strip() or None

@@ -11,10 +11,10 @@ import sys
 import time
 from typing import Any, TextIO
 
-from agent import INTERRUPTED, Agent
-from commands import EXIT_WORDS, Stats, run_command, safe
-from prompts import TOO_MANY_STEPS
-from traceview import Trace
+from planner.agent.loop import INTERRUPTED, Agent
+from planner.prompts import TOO_MANY_STEPS
+from planner.ui.commands import EXIT_WORDS, Stats, run_command, safe
+from planner.ui.traceview import Trace
 
 
 def err(message: str) -> None:

@@ -14,13 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent import Agent, TurnResult, history_budget
-from db import DatabaseError, explain
-from llm import ModelError
-from longterm import AUTO_RECALL_COSINE
-from memory import History, new_session_name, session_messages
-from tasks import new_turn
-from tools import ToolContext, ToolError, dispatch
+from planner.agent.loop import Agent, TurnResult, history_budget
+from planner.memory.history import History, new_session_name, session_messages
+from planner.memory.longterm import AUTO_RECALL_COSINE, LongTermMemoryError
+from planner.model.client import ModelError
+from planner.storage.db import DatabaseError, explain
+from planner.storage.tasks import new_turn
+from planner.tools import ToolContext, dispatch
 
 
 @dataclass
@@ -213,7 +213,7 @@ def _memories(agent: Agent, arg: str, stats: Stats) -> str:
     if arg:
         try:
             hits = memory.search(arg, 10)
-        except ToolError as e:
+        except LongTermMemoryError as e:
             return f"error: {e}"
         # The same floor as automatic recall: a keyword hit, or close enough in meaning; not "the best 10".
         hits = [h for h in hits if h["keyword"] or h["cosine"] >= AUTO_RECALL_COSINE]
@@ -235,7 +235,7 @@ def _forget(agent: Agent, arg: str, stats: Stats) -> str:
         return "usage: /forget ID or /forget WORDS"
     try:
         gone = agent.tools.memory.forget(arg, turn=new_turn())["forgotten"]  # one /undo brings it back
-    except ToolError as e:
+    except LongTermMemoryError as e:
         return f"error: {e}"
     return f"forgot [{gone['id']}] {gone['text']} (/undo brings it back)"
 

@@ -32,13 +32,12 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from db import Store
-from embeddings import CompactIndex, Embedder, VectorIndex, pack, row_batches, unpack_rows
-from llm import ModelError
-from memory import SUMMARY_HEADER
-from prompts import MEMORY_NOTES
-from scoring import fts_query, fuse, word_overlap
-from tools import ToolError
+from planner.memory.history import SUMMARY_HEADER
+from planner.memory.scoring import fts_query, fuse, word_overlap
+from planner.memory.vectors import CompactIndex, Embedder, VectorIndex, pack, row_batches, unpack_rows
+from planner.model.client import ModelError
+from planner.prompts import MEMORY_NOTES
+from planner.storage.db import Store
 
 if TYPE_CHECKING:
     import numpy as np
@@ -77,6 +76,10 @@ def _said(cut: bool) -> dict[str, str]:
 
 def _now() -> str:
     return dt.datetime.now().isoformat(timespec="seconds")
+
+
+class LongTermMemoryError(Exception):
+    """A memory that cannot be stored, found or searched; the message says what to do."""
 
 
 class LongTermMemory:
@@ -171,7 +174,7 @@ class LongTermMemory:
         """
         text, cut = without_attached(text)
         if not text:
-            raise ToolError(
+            raise LongTermMemoryError(
                 "that is the planner's own notes, not something the user said; nothing was stored. "
                 "Store only the new fact, in the user's words."
             )
@@ -183,7 +186,7 @@ class LongTermMemory:
             self._load()
             vector = self.embedder.documents([text])[0]
         except ModelError as e:
-            raise ToolError(f"could not save the memory: {e}") from None
+            raise LongTermMemoryError(f"could not save the memory: {e}") from None
         with self._lock:
             target, reason = None, "update"
             if replaces is not None and self._get(replaces) is not None:
@@ -251,16 +254,16 @@ class LongTermMemory:
         return self.store_cell(fact, salience=0.7, source="remember", said_on=said_on)
 
     def find(self, query_or_id: str) -> Any:
-        """The memory with this id, or the one that best matches the words; a ToolError if none."""
+        """The memory with this id, or the one that best matches the words; a LongTermMemoryError if none."""
         text = query_or_id.strip()
         if re.fullmatch(r"#?\d+", text):
             row = self._get(int(text.lstrip("#")))
             if row is None:
-                raise ToolError(f"no memory with id={text.lstrip('#')}")
+                raise LongTermMemoryError(f"no memory with id={text.lstrip('#')}")
         else:
             hits = [h for h in self.search(text, 1) if h["keyword"] or h["cosine"] >= AUTO_RECALL_COSINE]
             if not hits:
-                raise ToolError(f"no memory matches {text[:60]!r}; call recall to see what is stored")
+                raise LongTermMemoryError(f"no memory matches {text[:60]!r}; call recall to see what is stored")
             row = self._get(hits[0]["id"])
         return row
 
@@ -270,7 +273,7 @@ class LongTermMemory:
         with self._lock, self.store.write() as conn:
             full = conn.execute("SELECT * FROM memories WHERE id = ?", (row["id"],)).fetchone()
             if full is None:
-                raise ToolError(f"no memory with id={row['id']}")
+                raise LongTermMemoryError(f"no memory with id={row['id']}")
             kept = {k: full[k] for k in full.keys() if k != "embedding"}
             conn.execute(
                 "INSERT INTO memory_history (memory_id, old_text, reason, changed_at, turn, row, embedding, after_event)"
@@ -313,7 +316,7 @@ class LongTermMemory:
             self._load()
             return self.embedder.query(query) if len(self.index) else None
         except ModelError as e:
-            raise ToolError(f"could not search memories: {e}") from None
+            raise LongTermMemoryError(f"could not search memories: {e}") from None
 
     def vector_search(
         self, query: str, n: int = CANDIDATES, vector: np.ndarray | None = None
@@ -325,7 +328,7 @@ class LongTermMemory:
         try:
             return self.index.search(vector, n)
         except ValueError:
-            raise ToolError("the embedding model changed mid-session; restart the planner") from None
+            raise LongTermMemoryError("the embedding model changed mid-session; restart the planner") from None
 
     def keyword_search(self, query: str, n: int = CANDIDATES) -> list[int]:
         """Ids best first by BM25 over the memory text, by keywords alone."""

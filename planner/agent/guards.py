@@ -27,12 +27,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from config import GUARD_PROFILES
-from dates import dates_in
-from prompts import RETRY_PROMPT
-from recovery import echoes, fallback_reply, is_json_echo, looks_like_call, parse_text_tool_calls
-from tools import TOOLS, ToolError, validate
-from turn import READ_ONLY_TOOLS, ToolCall, Turn, key
+from planner.agent.recovery import echoes, fallback_reply, is_json_echo, looks_like_call, parse_text_tool_calls
+from planner.agent.turn import READ_ONLY_TOOLS, ToolCall, Turn, key
+from planner.dates import dates_in
+from planner.prompts import RETRY_PROMPT
+from planner.settings import GUARD_PROFILES
+from planner.tools import TOOLS, ToolError, validate
 
 log = logging.getLogger("planner")
 

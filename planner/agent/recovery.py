@@ -15,8 +15,8 @@ import math
 import re
 from typing import Any
 
-from tools import ALIASES
-from turn import READ_ONLY_TOOLS
+from planner.agent.turn import READ_ONLY_TOOLS
+from planner.tools import ALIASES
 
 log = logging.getLogger("planner")
 

@@ -19,8 +19,8 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from config import Config, ConfigError, parse_today
-from db import DatabaseError, Store, explain
+from planner.settings import Config, ConfigError, parse_today
+from planner.storage.db import DatabaseError, Store, explain
 
 SUBCOMMANDS = ("export", "import", "backup", "tasks", "agenda", "doctor")  # doctor asks Ollama; it takes every flag
 # Options of the main command that take a value, so their values are never taken for a subcommand.
@@ -43,7 +43,7 @@ def split(argv: list[str]) -> tuple[str | None, list[str]]:
 
 def err(message: str) -> None:
     """One line for the user on stderr."""
-    from commands import safe
+    from planner.ui.commands import safe
 
     print(f"error: {safe(message)}", file=sys.stderr, flush=True)
 
@@ -54,7 +54,7 @@ def parser(what: str, base: Config) -> argparse.ArgumentParser:
     p.add_argument("--db", type=Path, default=base.db_path, help=f"database file (default {base.db_path})")
     p.add_argument("--today", default=None, help="pretend today is this date (YYYY-MM-DD)")
     if what == "export":
-        from exchange import FORMATS
+        from planner.storage.exchange import FORMATS
 
         p.add_argument("--format", choices=FORMATS, default="json", help="json (everything), todotxt or ics")
         p.add_argument("--memories", action="store_true", help="json only: add the long-term memories (text only)")
@@ -121,8 +121,8 @@ def write_file(path: Path, text: str) -> None:
 
 def export(store: Store, args: argparse.Namespace, today: dt.date, what: str) -> int:
     """export: every task (and with --memories, the memories) to stdout or a file."""
-    from exchange import export as export_text
-    from exchange import export_memories
+    from planner.storage.exchange import export as export_text
+    from planner.storage.exchange import export_memories
 
     if args.memories and args.format != "json":
         err("--memories needs --format json")
@@ -139,7 +139,7 @@ def export(store: Store, args: argparse.Namespace, today: dt.date, what: str) ->
 
 def import_(store: Store, args: argparse.Namespace, today: dt.date, what: str) -> int:
     """import: the tasks of a json or todo.txt file that are not there yet."""
-    from exchange import guess_format, import_text
+    from planner.storage.exchange import guess_format, import_text
 
     try:
         text = args.file.read_text(encoding="utf-8")
@@ -185,8 +185,8 @@ def backup(store: Store, args: argparse.Namespace, today: dt.date, what: str) ->
 
 def show(store: Store, args: argparse.Namespace, today: dt.date, what: str) -> int:
     """tasks / agenda: the same tables as /tasks and /agenda, without a model."""
-    from commands import agenda_text, safe, tasks_table
-    from tools import ToolContext
+    from planner.tools import ToolContext
+    from planner.ui.commands import agenda_text, safe, tasks_table
 
     ctx = ToolContext(store=store, today=lambda: today)
     text = tasks_table(ctx, args.status) if what == "tasks" else agenda_text(ctx, str(args.days))

@@ -17,11 +17,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-# Tools that only read: they never count as a change, and never need approval.
-READ_ONLY_TOOLS = frozenset({"list_tasks", "agenda", "get_today", "recall", "query_planner", "lookup"})
-# Calls that change a task the user already has; more than BULK_LIMIT distinct tasks in one turn asks first.
-# Additions do not count: they alter nothing the user had, and /undo removes them.
-CHANGES_EXISTING = frozenset({"update_task", "complete_task", "delete_task"})
+from planner.tools import CHANGES_EXISTING, READ_ONLY_TOOLS  # the tool facts, as each tool declared them
 
 
 @dataclass

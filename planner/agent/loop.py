@@ -1,0 +1,407 @@
+"""The planner agent: a hand-written ReAct loop with planning and reflection.
+
+    user line -> [system, history..., user] -> model
+      model asks for tools -> run them all concurrently -> results -> model ...
+      model answers in words -> if data changed, a critic checks the turn
+        critic says "not done" -> its critique goes back to the model (once)
+      -> reply
+
+The Agent never prints or reads input; it reports progress through an
+`on_event(kind, data)` callback that the terminal layer (planner/ui) renders,
+and it asks for confirmations through a callback too. Run `python agent.py`.
+
+Prompt caching: the system prompt and tool list are byte-identical all day,
+the history window only moves in chunks (memory.py), and the options sent to
+each model never change, so Ollama can reuse the prompt prefix every turn.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from planner.agent.critic import Critic
+from planner.agent.guards import Guards, pick_profile
+from planner.agent.recovery import looks_like_call
+from planner.agent.toolrun import ToolRunner
+from planner.agent.turn import ToolCall, Turn
+from planner.memory.history import Budget, History, Message, estimate_tokens, prefix_share
+from planner.memory.keeper import MemoryKeeper
+from planner.memory.longterm import LongTermMemory, LongTermMemoryError
+from planner.memory.vectors import Embedder
+from planner.model.client import ChatResult, ModelError, Ollama, clean
+from planner.prompts import (
+    INTERRUPTED,
+    MEMORY_NOTES,
+    RETRY_PROMPT,
+    SYSTEM_PROMPT,
+    TOO_MANY_STEPS,
+    system_prompt,
+)
+from planner.settings import Config
+from planner.storage.db import DatabaseError, Store
+from planner.storage.tasks import newest_turn, undo_last_turn
+from planner.tools import ToolContext, to_json, tool_specs
+from planner.tools.web import Web
+
+log = logging.getLogger("planner")
+
+Event = Callable[[str, dict[str, Any]], None]
+MAX_INPUT = 20_000  # characters of one user message
+
+
+# ---------------------------------------------------------------- the agent
+
+
+@dataclass
+class TurnResult:
+    """What one user turn did."""
+
+    reply: str = ""
+    error: str | None = None  # one line for the user when the turn failed
+    interrupted: bool = False
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # {"name", "arguments", "ok", "result"}
+    model_calls: int = 0
+    prompt_tokens: int = 0
+    eval_tokens: int = 0
+    critiques: list[str] = field(default_factory=list)
+    model_seconds: float = 0.0  # waiting on the main model (including loading it)
+    load_seconds: float = 0.0  # of which Ollama spent loading the model
+    tool_seconds: float = 0.0  # running tools
+    prefix_reuse: list[float] = field(
+        default_factory=list
+    )  # per main-model call: share of the request repeating the last one
+
+
+class Agent:
+    """Runs user turns against Ollama with tools, history and reflection."""
+
+    def __init__(
+        self, llm: Ollama, config: Config, history: History, tools: ToolContext, keeper: MemoryKeeper | None = None
+    ):
+        self.llm = llm
+        self.config = config
+        self.history = history
+        self.tools = tools
+        self.keeper = keeper  # background memory extraction and summaries; None to skip
+        self._guards: Guards | None = None  # resolved at the first turn (see guards)
+        self._capabilities: list[str] = []  # the main model's, as Ollama reports them (with the guards)
+        self._turn_start = 0  # len(history.messages) once this turn's request is stored
+        self._scratch: list[tuple[int, Message]] = []
+        self._last_request: list[Message] = []  # the previous request's messages, for prefix reuse
+        self.tool_specs = tool_specs(tools)  # once: the list is part of the cached prompt prefix
+        self.tool_names = {s["function"]["name"] for s in self.tool_specs}
+        self.runner = ToolRunner(tools, ask_bulk=config.guards != "off")
+        # Fixed for the whole session: changing options makes Ollama reload the model.
+        self.options = {"num_ctx": config.num_ctx, "num_predict": config.num_predict}
+        self.critic = Critic(llm, config)
+
+    def close(self, drain_seconds: float = 3.0) -> None:
+        """Wait for running tools, give background memory work a few seconds, release the pool."""
+        self.runner.close()
+        if self.tools.web:
+            self.tools.web.close()
+        if self.keeper and not self.keeper.worker.drain(drain_seconds):
+            log.info("background work left for the next start")
+
+    def today(self) -> dt.date:
+        """The date the agent works with."""
+        return self.tools.today()
+
+    # -- one turn
+
+    def run_turn(self, text: str, on_event: Event | None = None) -> TurnResult:
+        """Answer one user message; never raises for model or tool faults."""
+        result = TurnResult()
+        partial: list[str] = []  # the reply streamed so far, kept if the user interrupts
+
+        def emit(kind: str, data: dict[str, Any]) -> None:
+            if kind == "token":
+                partial.append(data["text"])
+            elif kind == "status":
+                partial.clear()  # a new model call starts
+            if on_event:
+                on_event(kind, data)
+
+        if len(text) > MAX_INPUT:  # a 10 MB paste would be sent and stored whole on every later turn
+            emit("warning", {"text": f"your message was cut to its first {MAX_INPUT:,} characters"})
+            text = text[:MAX_INPUT]
+        text = clean(text)  # undecodable input read with errors="surrogateescape" cannot be stored
+        self.history.refresh_summary()
+        if self.tools.memory is not None:
+            self.tools.memory.begin_turn()
+        earlier = [m["content"] for m in self.history.messages if m["role"] == "user"][-2:]
+        # what the user said before (without attached notes) and now, for the guards
+        turn = Turn(text=text, recent=[m.split("\n\n" + MEMORY_NOTES)[0] for m in earlier], today=self.today())
+        self.runner.start(turn)  # a new turn id: its task changes are one /undo
+        try:
+            self.history.append([{"role": "user", "content": self._with_memories(text)}])
+        except DatabaseError as e:  # busy, disk full, read-only: nothing was sent or stored
+            result.error, result.reply = str(e), f"(no reply: {e})"
+            return result
+        self._turn_start = len(self.history.messages)
+        self._scratch: list[tuple[int, Message]] = []  # (position in the turn, message) sent but not stored
+        try:
+            guards = self.guards
+            for attempt in range(self.config.max_reflections + 1):
+                first = len(turn.calls)
+                reply = self._attempt(turn, guards, result, emit)
+                # Only a change that happened counts: a declined or failed call changed nothing.
+                if not (self.config.reflect and turn.changed(first)) or attempt == self.config.max_reflections:
+                    break
+                emit("status", {"text": "checking the work…"})
+                done, critique, answered = self.critic.check(self.today(), text, turn.calls[first:], reply)
+                result.model_calls += answered
+                emit("critic", {"done": done, "critique": critique})
+                if done:
+                    break
+                turn.critiques.append(critique)
+                result.critiques.append(critique)
+                # The retry sees: request, first attempt, its reply, the critique, then its own calls and results.
+                at = len(self.history.messages) - self._turn_start
+                self._scratch += [
+                    (at, {"role": "assistant", "content": reply}),
+                    (at, {"role": "user", "content": RETRY_PROMPT.format(critique=critique)}),
+                ]
+            result.reply = reply
+        except (ModelError, DatabaseError) as e:
+            log.warning("turn failed: %s", e)
+            result.error = str(e)
+            result.reply = f"(no reply: {e})"
+        except KeyboardInterrupt:
+            result.interrupted = True
+            result.reply = ("".join(partial).strip() + " " + INTERRUPTED).strip()
+        result.tool_calls = [c.entry() for c in turn.calls]
+        self._scratch = []
+        try:
+            self.history.append([{"role": "assistant", "content": result.reply}])
+            trimmed = self.history.end_turn()
+        except DatabaseError as e:  # the reply is shown but not stored; the history stays valid without it
+            log.warning("reply not stored: %s", e)
+            result.error = result.error or str(e)
+            return result
+        if self.keeper:
+            if not (result.error or result.interrupted):
+                self.keeper.after_turn(self.history.session, text, result.reply, self.today().isoformat())
+            if trimmed:
+                self.keeper.summarize_later(self.history.session)
+        return result
+
+    @property
+    def guards(self) -> Guards:
+        """The guards in force: the configured profile, or for auto the one the main model's size calls for.
+
+        Resolved at the first turn (building an agent connects to nothing) and
+        again after set_model.
+        """
+        if self._guards is None:
+            size, self._capabilities = None, []
+            try:
+                size, self._capabilities = self.llm.facts(self.config.model)
+            except ModelError as e:  # the turn itself will say what is wrong with the server
+                log.info("model facts unknown (%s)", e)
+            self._guards = Guards(pick_profile(self.config.guards, size))
+            log.info(
+                "guard profile %s (setting %s, %s)", self._guards.profile, self.config.guards, size or "size unknown"
+            )
+        return self._guards
+
+    def _think(self) -> bool | None:
+        """`think` for the main model: True with --think; False to keep a thinking model from thinking;
+        left out (None) for a model that cannot think, since some Ollama versions reject it there."""
+        if self.config.think:
+            return True
+        self.guards  # noqa: B018  (reads the model's capabilities once)
+        return False if "thinking" in self._capabilities else None
+
+    def set_model(self, name: str) -> None:
+        """Use another main model from the next turn; the auto guard profile is picked again for it."""
+        self.config.model = name
+        self._guards = None
+
+    def undo_last_turn(self) -> list[str]:
+        """Revert the newest turn's task changes (see tasks.py); one line per task put back.
+
+        The session's history gets the /undo and what it did, so the model
+        does not go on believing the reverted changes happened.
+        """
+        lines = []
+        turn, tasks_changed, forgot = newest_turn(self.tools.store)
+        if tasks_changed:
+            lines += undo_last_turn(self.tools.store)
+        if forgot and turn and self.tools.memory:
+            lines += self.tools.memory.unforget(turn)
+        if lines:
+            self.history.append(
+                [
+                    {"role": "user", "content": "/undo"},
+                    {"role": "assistant", "content": "Undone: " + "; ".join(lines) + "."},
+                ]
+            )
+            self.history.end_turn()
+        return lines
+
+    def _with_memories(self, text: str) -> str:
+        """The user's message with relevant memories attached, so most questions need no recall call.
+
+        Attached to the message rather than the system prompt, so the cached
+        prompt prefix survives; stored as sent, so later turns repeat it exactly.
+        """
+        memory = self.tools.memory
+        if memory is None:
+            return text
+        try:
+            hits = memory.relevant(text, 3)
+        except LongTermMemoryError as e:  # embedding failed: answer without notes
+            log.warning("automatic recall skipped: %s", e)
+            return text
+        if not hits:
+            return text
+        lines = [f"- {h['text']}" + (f" (said {h['said']})" if h.get("said") else "") for h in hits]
+        lines += [f"- About {t}: {s}" for t, s in memory.topic_summaries([h["topic"] for h in hits]).items()]
+        return f"{text}\n\n{MEMORY_NOTES}\n" + "\n".join(lines)
+
+    def _messages(self) -> list[Message]:
+        """[system, *history, *this turn] with the turn's unstored messages (a critique) where they were said."""
+        context = self.history.context()
+        own = len(self.history.messages) - self._turn_start  # this turn's stored messages after the request
+        out = [{"role": "system", "content": system_prompt(self.today())}, *context[: len(context) - own]]
+        mine = context[len(context) - own :]
+        for i in range(own + 1):
+            out += [m for at, m in self._scratch if at == i]
+            if i < own:
+                out.append(mine[i])
+        return out
+
+    def _attempt(self, turn: Turn, guards: Guards, result: TurnResult, emit: Event) -> str:
+        """Model calls and tool runs until the model answers in words."""
+        for _ in range(self.config.max_turns):
+            emit("status", {"text": "thinking…"})
+            reply, shown = self._call_model(self._messages(), result, emit)
+            review = guards.review(reply.tool_calls, reply.content, shown, turn, self.tool_names)
+            if review.reply is not None:
+                if not shown:  # held back in case it was a tool call
+                    emit("token", {"text": review.reply})
+                return review.reply
+            self._run_tools(turn, review.calls, result, emit)
+        return TOO_MANY_STEPS.format(n=self.config.max_turns)
+
+    def _call_model(self, messages: list[Message], result: TurnResult, emit: Event) -> tuple[ChatResult, bool]:
+        """One streamed model call; returns the reply and whether its text was already shown."""
+        held: list[str] = []
+        streaming = False
+
+        def on_token(token: str) -> None:
+            nonlocal streaming
+            if streaming:
+                emit("token", {"text": token})
+                return
+            held.append(token)
+            if not looks_like_call("".join(held)):
+                streaming = True
+                emit("token", {"text": "".join(held)})
+
+        # How much of this request repeats the last one: what Ollama's cache can skip.
+        result.prefix_reuse.append(prefix_share(self._last_request, messages))
+        self._last_request = messages
+        kwargs = dict(
+            on_thinking=lambda text: emit("thinking", {"text": text}),  # shown, never stored
+            tools=self.tool_specs,
+            options=self.options,
+            think=self._think(),
+            keep_alive=self.config.keep_alive,
+        )
+        try:
+            reply = self.llm.chat_stream(self.config.model, messages, on_token=on_token, **kwargs)
+        except ModelError as e:
+            if e.kind != "tool_parse" or streaming:
+                raise
+            log.info("retrying after a tool-call parse error")
+            held.clear()
+            reply = self.llm.chat_stream(self.config.model, messages, on_token=on_token, **kwargs)
+        result.model_calls += 1
+        result.prompt_tokens += reply.prompt_eval_count
+        result.eval_tokens += reply.eval_count
+        result.model_seconds += reply.seconds
+        result.load_seconds += reply.load_seconds
+        log.info(
+            "model %s %.2fs prompt=%d eval=%d done_reason=%s",
+            self.config.model,
+            reply.seconds,
+            reply.prompt_eval_count,
+            reply.eval_count,
+            reply.done_reason,
+        )
+        emit(
+            "model",
+            {
+                "model": self.config.model,
+                "seconds": reply.seconds,
+                "load_seconds": reply.load_seconds,
+                "prompt_tokens": reply.prompt_eval_count,
+                "eval_tokens": reply.eval_count,
+            },
+        )
+        if reply.done_reason == "length":
+            emit("warning", {"text": "the reply hit the length limit (num_predict) and was cut off"})
+        if reply.prompt_eval_count >= self.config.num_ctx:
+            text = (
+                f"the prompt filled the whole context ({self.config.num_ctx} tokens); Ollama may have dropped its start"
+            )
+            emit("warning", {"text": text})
+        return reply, streaming
+
+    def _run_tools(self, turn: Turn, calls: list[ToolCall], result: TurnResult, emit: Event) -> None:
+        """Run calls (toolrun.py) and store them with their results in call order, straight away,
+        so a crash or Ctrl-C keeps what ran."""
+        t0, waited = time.perf_counter(), 0.0
+        confirm = self.tools.confirm
+        if confirm is not None:
+
+            def timed(question: str) -> bool:  # time spent waiting for the user's y/N is not tool time
+                nonlocal waited
+                t = time.perf_counter()
+                try:
+                    return confirm(question)
+                finally:
+                    waited += time.perf_counter() - t
+
+            self.tools.confirm = timed
+        try:
+            self.runner.run(turn, calls, emit)
+        finally:
+            self.tools.confirm = confirm
+            result.tool_seconds += time.perf_counter() - t0 - waited
+            msgs: list[Message] = [{"role": "assistant", "content": "", "tool_calls": [c.message for c in calls]}]
+            msgs += [{"role": "tool", "content": to_json(c.result or {}), "tool_name": str(c.name)} for c in calls]
+            self.history.append(msgs)
+
+
+def history_budget(config: Config, tools: ToolContext | None = None) -> Budget:
+    """A history budget that fits num_ctx next to the system prompt, tools (as offered in `tools`) and reply."""
+    fixed = estimate_tokens({"content": json.dumps(tool_specs(tools))}) + estimate_tokens({"content": SYSTEM_PROMPT})
+    fixed += 300  # the conversation summary, once there is one
+    tokens = max(500, config.num_ctx - fixed - config.num_predict)
+    return Budget(messages=config.history_messages, tokens=tokens)
+
+
+def build_agent(
+    config: Config,
+    store: Store,
+    llm: Ollama,
+    session: str,
+    confirm: Callable[[str], bool] | None,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> Agent:
+    """Wire an agent from its parts, as `python agent.py` and the evals do."""
+    today: Callable[[], dt.date] = (lambda: config.today) if config.today else dt.date.today
+    memory = LongTermMemory(store, Embedder(llm.embed, config.embed_model), on_progress=on_progress)
+    web = Web(config.web_url, config.web_timeout) if config.web else None
+    ctx = ToolContext(store=store, memory=memory, today=today, confirm=confirm, web=web)
+    keeper = MemoryKeeper(store, llm, config, memory) if config.auto_memory else None
+    return Agent(llm, config, History(store, session, history_budget(config, ctx)), ctx, keeper)

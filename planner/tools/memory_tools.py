@@ -1,0 +1,83 @@
+"""The memory tools the model calls: remember, recall and forget.
+
+The memories themselves (storage, embedding, search) are planner/memory/longterm.py;
+these functions check what the model sent and ask the user before forgetting.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from planner.memory.longterm import LongTermMemory
+from planner.tools.registry import ToolContext, ToolError, ask, tool
+
+MAX_FACT = 2000
+# A "fact" that gives the planner orders (an injected remember): refused, since memories reach later prompts.
+INSTRUCTION = re.compile(
+    r"\bignore\b.{0,30}\binstructions?\b|\b(you|assistant|planner|model)\s+(must|should|shall|have to|need to)\b"
+    r"|\b(whenever|every time|each time|always)\b.{0,60}\b(delete|remove|erase|forget|complete|mark|clear|wipe)\b"
+    r"|\b(delete|remove|erase|wipe|clear|complete)\b.{0,20}\b(every|all)\b.{0,20}\b(tasks?|memories|data)\b",
+    re.I,
+)
+
+
+def _memory(ctx: ToolContext) -> LongTermMemory:
+    if ctx.memory is None:
+        raise ToolError("long-term memory is not available in this run")
+    return ctx.memory
+
+
+@tool(
+    {"fact": {"type": "string", "description": "One self-contained sentence about the user, with dates written out."}},
+    required=("fact",),
+)
+def remember(ctx: ToolContext, fact: str) -> dict[str, Any]:
+    """Save a lasting fact about the user (a preference, a person, a place, a routine) for later conversations. Not for tasks or reminders: use add_task for those."""
+    fact = fact.strip()
+    if not fact:
+        raise ToolError("fact must not be empty")
+    if INSTRUCTION.search(fact):
+        # Memories are attached to later requests: one that gives orders would act on every turn.
+        raise ToolError(
+            "a memory is a fact about the user, not an instruction to the planner; nothing was stored. "
+            "Tell the user you cannot store rules that act on their data."
+        )
+    if len(fact) > MAX_FACT:
+        raise ToolError(f"fact is {len(fact)} characters; keep it under {MAX_FACT}")
+    return _memory(ctx).remember(fact, said_on=ctx.today().isoformat())
+
+
+@tool(
+    {
+        "query": {"type": "string", "description": "What you want to know about the user."},
+        "k": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 20,
+            "description": "How many memories to return; 3 if left out.",
+        },
+    },
+    required=("query",),
+    read_only=True,
+)
+def recall(ctx: ToolContext, query: str, k: int = 3) -> dict[str, Any]:
+    """Search saved facts about the user from earlier conversations. Each memory has the date it was said ("said"): use it for "when" questions, and when two memories disagree, the newer one holds."""
+    if not query.strip():
+        raise ToolError("query must not be empty")
+    return {"memories": _memory(ctx).recall(query.strip(), k)}
+
+
+@tool(
+    {"query_or_id": {"type": "string", "description": "The memory's id, or words that describe it."}},
+    required=("query_or_id",),
+    destructive=True,
+)
+def forget(ctx: ToolContext, query_or_id: str) -> dict[str, Any]:
+    """Delete a saved fact about the user when they ask you to forget it."""
+    if not query_or_id.strip():
+        raise ToolError("query_or_id must not be empty")
+    memory = _memory(ctx)
+    row = memory.find(query_or_id)
+    ask(ctx, f'Forget memory {row["id"]} "{row["text"]}"?', "forgetting", f"memory {row['id']} was not forgotten")
+    return memory.forget(str(row["id"]), turn=ctx.turn)
