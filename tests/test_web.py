@@ -13,7 +13,7 @@ from conftest import TODAY, call
 
 from planner.settings import Config
 from planner.tools import ToolContext, dispatch, tool_specs
-from planner.tools.web import DATA_NOTE, Web, first_sentences
+from planner.tools.wikipedia import DATA_NOTE, Web, first_sentences
 
 PAGES = {
     "Ada_Lovelace": {

@@ -47,7 +47,7 @@ from planner.settings import Config
 from planner.storage.db import DatabaseError, Store
 from planner.storage.tasks import newest_turn, undo_last_turn
 from planner.tools import ToolContext, to_json, tool_specs
-from planner.tools.web import Web
+from planner.tools.wikipedia import Web
 
 log = logging.getLogger("planner")
 

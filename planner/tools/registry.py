@@ -37,7 +37,7 @@ from planner.storage.tasks import TaskError
 
 if TYPE_CHECKING:
     from planner.memory.longterm import LongTermMemory
-    from planner.tools.web import Web
+    from planner.tools.wikipedia import Web
 
 log = logging.getLogger("planner")
 

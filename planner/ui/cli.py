@@ -53,18 +53,20 @@ environment: PLANNER_MODEL, PLANNER_CRITIC_MODEL, PLANNER_EMBED_MODEL, PLANNER_H
 data: {home}/planner.db, with agent.log and input_history beside it
 
 examples:
-  python agent.py                              talk to it in the terminal
-  python agent.py add milk tomorrow            one request, then exit
-  python agent.py backup ~/planner-backup.db   a copy, safe while the planner runs
+  {prog}                              talk to it in the terminal
+  {prog} add milk tomorrow            one request, then exit
+  {prog} backup ~/planner-backup.db   a copy, safe while the planner runs
 """
 
 
 def build_parser(defaults: Config) -> argparse.ArgumentParser:
     """The command-line flags; defaults come from the environment."""
+    # `planner` once installed, `python agent.py` from a checkout: the help shows what the user typed.
+    prog = "planner" if Path(sys.argv[0]).name == "planner" else "python agent.py"
     p = argparse.ArgumentParser(
-        prog="agent.py",
+        prog=prog,
         description="A private personal planner on a local Ollama server.",
-        epilog=EPILOG.format(home=defaults.db_path.parent),
+        epilog=EPILOG.format(home=defaults.db_path.parent, prog=f"{prog:<15}"),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--model", default=defaults.model, help=f"main model (default {defaults.model})")
