@@ -232,7 +232,7 @@ def one_recall(memories: int, repeats: int = 30) -> float:
         populate(store, memories, 768, np.random.default_rng(1), model="embed")
         llm = TimedOllama(url)
         agent = build_agent(_config(store.path), store, llm, "bench", None)
-        memory = agent.tools.memory
+        memory = agent.memory
         memory.recall("warm up")  # loads the matrix
         samples = []
         for i in range(repeats):

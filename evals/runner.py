@@ -141,7 +141,7 @@ def run_scenario(scn: dict[str, Any], llm: Ollama, base: Config, workdir: Path) 
             )
         seeder = build_agent(config, store, llm, "seed", None)
         for fact in scn.get("memories", []):
-            seeder.tools.memory.remember(fact)
+            seeder.memory.remember(fact)
         seeder.close()
         before = _tasks(store)
         reply = ""

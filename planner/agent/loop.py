@@ -22,15 +22,14 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from planner.agent.critic import Critic
 from planner.agent.guards import Guards, pick_profile
 from planner.agent.recovery import looks_like_call
 from planner.agent.toolrun import ToolRunner
-from planner.agent.turn import ToolCall, Turn
-from planner.memory.history import Budget, History, Message, estimate_tokens, prefix_share
+from planner.agent.turn import Event, ToolCall, Turn, TurnResult
+from planner.memory.history import Budget, History, Message, estimate_tokens, prefix_share, session_messages
 from planner.memory.keeper import MemoryKeeper
 from planner.memory.longterm import LongTermMemory, LongTermMemoryError
 from planner.memory.vectors import Embedder
@@ -51,52 +50,32 @@ from planner.tools.wikipedia import Web
 
 log = logging.getLogger("planner")
 
-Event = Callable[[str, dict[str, Any]], None]
 MAX_INPUT = 20_000  # characters of one user message
+CHANGEABLE = frozenset({"reflect", "think", "critic_model"})  # settings configure() may change mid-session
 
 
 # ---------------------------------------------------------------- the agent
-
-
-@dataclass
-class TurnResult:
-    """What one user turn did."""
-
-    reply: str = ""
-    error: str | None = None  # one line for the user when the turn failed
-    interrupted: bool = False
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # {"name", "arguments", "ok", "result"}
-    model_calls: int = 0
-    prompt_tokens: int = 0
-    eval_tokens: int = 0
-    critiques: list[str] = field(default_factory=list)
-    model_seconds: float = 0.0  # waiting on the main model (including loading it)
-    load_seconds: float = 0.0  # of which Ollama spent loading the model
-    tool_seconds: float = 0.0  # running tools
-    prefix_reuse: list[float] = field(
-        default_factory=list
-    )  # per main-model call: share of the request repeating the last one
 
 
 class Agent:
     """Runs user turns against Ollama with tools, history and reflection."""
 
     def __init__(
-        self, llm: Ollama, config: Config, history: History, tools: ToolContext, keeper: MemoryKeeper | None = None
+        self, llm: Ollama, config: Config, history: History, context: ToolContext, keeper: MemoryKeeper | None = None
     ):
         self.llm = llm
         self.config = config
         self.history = history
-        self.tools = tools
+        self.context = context  # what the tools work with: store, long-term memory, today, confirm, web
         self.keeper = keeper  # background memory extraction and summaries; None to skip
         self._guards: Guards | None = None  # resolved at the first turn (see guards)
         self._capabilities: list[str] = []  # the main model's, as Ollama reports them (with the guards)
         self._turn_start = 0  # len(history.messages) once this turn's request is stored
         self._scratch: list[tuple[int, Message]] = []
         self._last_request: list[Message] = []  # the previous request's messages, for prefix reuse
-        self.tool_specs = tool_specs(tools)  # once: the list is part of the cached prompt prefix
+        self.tool_specs = tool_specs(context)  # once: the list is part of the cached prompt prefix
         self.tool_names = {s["function"]["name"] for s in self.tool_specs}
-        self.runner = ToolRunner(tools, ask_bulk=config.guards != "off")
+        self.runner = ToolRunner(context, ask_bulk=config.guards != "off")
         # Fixed for the whole session: changing options makes Ollama reload the model.
         self.options = {"num_ctx": config.num_ctx, "num_predict": config.num_predict}
         self.critic = Critic(llm, config)
@@ -104,14 +83,19 @@ class Agent:
     def close(self, drain_seconds: float = 3.0) -> None:
         """Wait for running tools, give background memory work a few seconds, release the pool."""
         self.runner.close()
-        if self.tools.web:
-            self.tools.web.close()
+        if self.context.web:
+            self.context.web.close()
         if self.keeper and not self.keeper.worker.drain(drain_seconds):
             log.info("background work left for the next start")
 
+    def resume_background(self) -> None:
+        """Start memory work a previous run left undone (extraction, a summary), in the background."""
+        if self.keeper:
+            self.keeper.resume(self.history.session)
+
     def today(self) -> dt.date:
         """The date the agent works with."""
-        return self.tools.today()
+        return self.context.today()
 
     # -- one turn
 
@@ -133,8 +117,8 @@ class Agent:
             text = text[:MAX_INPUT]
         text = clean(text)  # undecodable input read with errors="surrogateescape" cannot be stored
         self.history.refresh_summary()
-        if self.tools.memory is not None:
-            self.tools.memory.begin_turn()
+        if self.context.memory is not None:
+            self.context.memory.begin_turn()
         earlier = [m["content"] for m in self.history.messages if m["role"] == "user"][-2:]
         # what the user said before (without attached notes) and now, for the guards
         turn = Turn(text=text, recent=[m.split("\n\n" + MEMORY_NOTES)[0] for m in earlier], today=self.today())
@@ -224,6 +208,40 @@ class Agent:
         self.config.model = name
         self._guards = None
 
+    # -- what the interface may read and change, between turns
+
+    @property
+    def settings(self) -> Config:
+        """The settings in force; read them here, change them with configure or set_model."""
+        return self.config
+
+    def configure(self, **changes: Any) -> None:
+        """Change settings that may change mid-session: reflect, think, critic_model."""
+        unknown = set(changes) - CHANGEABLE
+        if unknown:
+            raise ValueError(f"cannot change {', '.join(sorted(unknown))} mid-session")
+        for name, value in changes.items():
+            setattr(self.config, name, value)
+
+    @property
+    def session(self) -> str:
+        """The session's name."""
+        return self.history.session
+
+    def switch_session(self, name: str) -> int:
+        """Go on in session `name` (started if new) from the next turn; returns how many messages it has."""
+        self.history = History(self.context.store, name, history_budget(self.config, self.context))
+        return len(session_messages(self.context.store, name))
+
+    def transcript(self) -> list[Message]:
+        """Every stored message of this session, oldest first."""
+        return session_messages(self.context.store, self.history.session)
+
+    @property
+    def memory(self) -> LongTermMemory | None:
+        """Long-term memory, or None when it is off."""
+        return self.context.memory
+
     def undo_last_turn(self) -> list[str]:
         """Revert the newest turn's task changes (see tasks.py); one line per task put back.
 
@@ -231,11 +249,11 @@ class Agent:
         does not go on believing the reverted changes happened.
         """
         lines = []
-        turn, tasks_changed, forgot = newest_turn(self.tools.store)
+        turn, tasks_changed, forgot = newest_turn(self.context.store)
         if tasks_changed:
-            lines += undo_last_turn(self.tools.store)
-        if forgot and turn and self.tools.memory:
-            lines += self.tools.memory.unforget(turn)
+            lines += undo_last_turn(self.context.store)
+        if forgot and turn and self.context.memory:
+            lines += self.context.memory.unforget(turn)
         if lines:
             self.history.append(
                 [
@@ -252,7 +270,7 @@ class Agent:
         Attached to the message rather than the system prompt, so the cached
         prompt prefix survives; stored as sent, so later turns repeat it exactly.
         """
-        memory = self.tools.memory
+        memory = self.context.memory
         if memory is None:
             return text
         try:
@@ -360,7 +378,7 @@ class Agent:
         """Run calls (toolrun.py) and store them with their results in call order, straight away,
         so a crash or Ctrl-C keeps what ran."""
         t0, waited = time.perf_counter(), 0.0
-        confirm = self.tools.confirm
+        confirm = self.context.confirm
         if confirm is not None:
 
             def timed(question: str) -> bool:  # time spent waiting for the user's y/N is not tool time
@@ -371,11 +389,11 @@ class Agent:
                 finally:
                     waited += time.perf_counter() - t
 
-            self.tools.confirm = timed
+            self.context.confirm = timed
         try:
             self.runner.run(turn, calls, emit)
         finally:
-            self.tools.confirm = confirm
+            self.context.confirm = confirm
             result.tool_seconds += time.perf_counter() - t0 - waited
             msgs: list[Message] = [{"role": "assistant", "content": "", "tool_calls": [c.message for c in calls]}]
             msgs += [{"role": "tool", "content": to_json(c.result or {}), "tool_name": str(c.name)} for c in calls]

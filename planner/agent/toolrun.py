@@ -16,17 +16,14 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
 
-from planner.agent.turn import CHANGES_EXISTING, READ_ONLY_TOOLS, ToolCall, Turn
+from planner.agent.turn import CHANGES_EXISTING, READ_ONLY_TOOLS, Event, ToolCall, Turn
 from planner.storage.tasks import BULK_LIMIT, describe_call, new_turn
 from planner.tools import TOOLS, ToolContext, dispatch
 
 log = logging.getLogger("planner")
 
-Event = Callable[[str, dict[str, Any]], None]
 DECLINED = "the user declined"  # how a refused confirmation starts, in tools.py and here
 
 

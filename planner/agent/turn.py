@@ -6,6 +6,9 @@
       .approved {("update_task", 1), ...}   changes the user approved in a large-change list
       .declined {("delete_task", 2), ...}   changes the user said no to in this request
 
+The agent reports what it does as events, `on_event(kind, data)`, one of
+EventKind (data shapes beside it), and returns a TurnResult.
+
 The agent makes one Turn per user message and passes it to the guards
 (guards.py) and the tool runner (toolrun.py); nothing else keeps turn state.
 """
@@ -14,10 +17,25 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 from planner.tools import CHANGES_EXISTING, READ_ONLY_TOOLS  # the tool facts, as each tool declared them
+
+# What the agent reports while a turn runs, and the data each kind carries.
+EventKind = Literal[
+    "status",  # {"text"}: what it is doing now ("thinking…", "checking the work…"); a new model call starts
+    "token",  # {"text"}: a piece of the reply as it streams
+    "thinking",  # {"text"}: a piece of a thinking model's thoughts
+    "model",  # {"model", "prompt_tokens", "eval_tokens", "seconds", "load_seconds", ...}: one main-model call ended
+    "tool_start",  # {"id", "name", "arguments"}: a tool call begins
+    "tool_end",  # {"id", "name", "ok", "result", "ms", ...}: it ended
+    "critic",  # {"done", "critique"}: the critic's verdict on a turn that changed data
+    "warning",  # {"text"}: something the user should know (a message cut, a retry)
+]
+EVENT_KINDS: tuple[str, ...] = get_args(EventKind)
+Event = Callable[[EventKind, dict[str, Any]], None]
 
 
 @dataclass
@@ -91,3 +109,23 @@ class Turn:
     def changed(self, since: int = 0) -> bool:
         """Whether a call that writes succeeded (from call index `since` on): a declined or failed call is no change."""
         return any(c.ok and c.ran and c.mutating for c in self.calls[since:])
+
+
+@dataclass
+class TurnResult:
+    """What one user turn did."""
+
+    reply: str = ""
+    error: str | None = None  # one line for the user when the turn failed
+    interrupted: bool = False
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # {"name", "arguments", "ok", "result"}
+    model_calls: int = 0
+    prompt_tokens: int = 0
+    eval_tokens: int = 0
+    critiques: list[str] = field(default_factory=list)
+    model_seconds: float = 0.0  # waiting on the main model (including loading it)
+    load_seconds: float = 0.0  # of which Ollama spent loading the model
+    tool_seconds: float = 0.0  # running tools
+    prefix_reuse: list[float] = field(
+        default_factory=list
+    )  # per main-model call: share of the request repeating the last one

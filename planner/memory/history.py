@@ -43,6 +43,17 @@ def latest_session(store: Store) -> str | None:
     return row[0] if row else None
 
 
+def recent_sessions(store: Store, limit: int = 20) -> list[dict]:
+    """The most recently used sessions: {"name", "messages", "last"} (last: the newest message's time or None)."""
+    rows = store.conn().execute(
+        "SELECT s.name, COUNT(m.id) AS n, MAX(m.created_at) AS last FROM sessions s "
+        "LEFT JOIN messages m ON m.session = s.name GROUP BY s.name ORDER BY COALESCE(last, s.created_at) DESC "
+        "LIMIT ?",
+        (limit,),
+    )
+    return [{"name": r["name"], "messages": r["n"], "last": r["last"]} for r in rows]
+
+
 def ensure_session(store: Store, name: str) -> None:
     """Create the session row if it does not exist."""
     with store.write() as conn:

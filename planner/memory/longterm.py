@@ -95,6 +95,11 @@ class LongTermMemory:
         self._version = 0  # bumped on every write, so a shared search is never stale
         self._searches: dict[tuple[str, int], list[dict[str, Any]]] = {}  # this turn's searches
 
+    def all(self) -> list[dict[str, Any]]:
+        """Every memory, oldest first: {"id", "text", "kind", "topic", "said_on"}."""
+        rows = self.store.conn().execute("SELECT id, text, kind, topic, said_on FROM memories ORDER BY id")
+        return [dict(r) for r in rows]
+
     def count(self) -> int:
         """How many memories are stored."""
         return self.store.conn().execute("SELECT COUNT(*) FROM memories").fetchone()[0]

@@ -338,10 +338,15 @@ def _main(argv: list[str] | None) -> int:
         llm.observer = side.add
     # The plain modes print the trace on stderr where someone watches it (or when asked with -v).
     trace = Trace(config.quiet or not (sys.stderr.isatty() or config.verbose), config.verbose, side)
-    confirm = make_confirm(config, interactive, threading.Lock())
+    ui = None
+    if interactive and not one_shot and not config.plain and rich_terminal(os.environ, sys.stdout):
+        from planner.ui.tui import TerminalUI  # rich and prompt_toolkit load only for a real terminal
+
+        ui = TerminalUI(config.db_path.parent / "input_history", quiet=config.quiet, verbose=config.verbose, side=side)
+    # The full terminal asks its own way: it keeps the trace on screen around the question.
+    confirm = ui.confirm if ui and not config.yes else make_confirm(config, interactive, threading.Lock())
     agent = build_agent(config, store, llm, session, confirm, on_progress=progress)
-    if agent.keeper:
-        agent.keeper.resume(session)  # extraction or a summary left undone last time
+    agent.resume_background()  # extraction or a summary left undone last time
     if one_shot:
         try:
             return run_once(agent, one_shot, sys.stdout, trace)
@@ -350,17 +355,9 @@ def _main(argv: list[str] | None) -> int:
             for line in trace.rest():
                 print(line, file=sys.stderr)
             store.close()
-    if interactive and not config.plain and rich_terminal(os.environ, sys.stdout):
-        from planner.ui.tui import TerminalUI  # rich and prompt_toolkit load only for a real terminal
-
-        ui = TerminalUI(
-            agent, config.db_path.parent / "input_history", quiet=config.quiet, verbose=config.verbose, side=side
-        )
-        if not config.yes:
-            agent.tools.confirm = ui.confirm
-        ui.banner(config.db_path)
+    if ui:
         try:
-            return ui.run()
+            return ui.run(agent, config.db_path)
         finally:
             agent.close()
             store.close()

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from planner.agent.loop import Agent, TurnResult, history_budget
-from planner.memory.history import History, new_session_name, session_messages
+from planner.agent.loop import Agent, TurnResult
+from planner.memory.history import new_session_name, recent_sessions
 from planner.memory.longterm import AUTO_RECALL_COSINE, LongTermMemoryError
 from planner.model.client import ModelError
 from planner.storage.db import DatabaseError, explain
@@ -132,7 +132,7 @@ def extras(t: dict[str, Any]) -> str:
 
 @command("/tasks [open|done|all]  your tasks as a table: overdue marked, priority, tags and repeats shown")
 def _tasks(agent: Agent, arg: str, stats: Stats) -> str:
-    return tasks_table(agent.tools, arg)
+    return tasks_table(agent.context, arg)
 
 
 def tasks_table(ctx: ToolContext, arg: str) -> str:
@@ -156,7 +156,7 @@ def tasks_table(ctx: ToolContext, arg: str) -> str:
 
 @command("/agenda [DAYS]     overdue, today and the next days (7)")
 def _agenda(agent: Agent, arg: str, stats: Stats) -> str:
-    return agenda_text(agent.tools, arg)
+    return agenda_text(agent.context, arg)
 
 
 Section = tuple[str, list[dict[str, Any]]]  # a heading ("today 2026-12-01") and its tasks
@@ -207,7 +207,7 @@ def _undo(agent: Agent, arg: str, stats: Stats) -> str:
 
 @command("/memories [WORDS]  what the planner remembers, or a search of it (with scores)")
 def _memories(agent: Agent, arg: str, stats: Stats) -> str:
-    memory = agent.tools.memory
+    memory = agent.memory
     if memory is None:
         return "long-term memory is off"
     if arg:
@@ -219,9 +219,8 @@ def _memories(agent: Agent, arg: str, stats: Stats) -> str:
         hits = [h for h in hits if h["keyword"] or h["cosine"] >= AUTO_RECALL_COSINE]
         shown = [f"[{h['id']}] {h['text']}  ({h['kind']}, said {h['said']}, {h['score']:.2f})" for h in hits]
         return "\n".join(shown) or "nothing matches"
-    rows = agent.tools.store.conn().execute("SELECT id, text, kind, topic, said_on FROM memories ORDER BY id")
     lines = []
-    for r in rows:
+    for r in memory.all():
         about = [r["kind"], r["topic"], f"said {r['said_on']}" if r["said_on"] else ""]
         lines.append(f"[{r['id']}] {r['text']}  ({', '.join(x for x in about if x)})")
     return "\n".join(lines) or "no memories yet"
@@ -229,12 +228,12 @@ def _memories(agent: Agent, arg: str, stats: Stats) -> str:
 
 @command("/forget ID|WORDS   forget one memory")
 def _forget(agent: Agent, arg: str, stats: Stats) -> str:
-    if agent.tools.memory is None:
+    if agent.memory is None:
         return "long-term memory is off"
     if not arg:
         return "usage: /forget ID or /forget WORDS"
     try:
-        gone = agent.tools.memory.forget(arg, turn=new_turn())["forgotten"]  # one /undo brings it back
+        gone = agent.memory.forget(arg, turn=new_turn())["forgotten"]  # one /undo brings it back
     except LongTermMemoryError as e:
         return f"error: {e}"
     return f"forgot [{gone['id']}] {gone['text']} (/undo brings it back)"
@@ -242,13 +241,10 @@ def _forget(agent: Agent, arg: str, stats: Stats) -> str:
 
 @command("/sessions          recent sessions")
 def _sessions(agent: Agent, arg: str, stats: Stats) -> str:
-    rows = agent.tools.store.conn().execute(
-        "SELECT s.name, COUNT(m.id) AS n, MAX(m.created_at) AS last FROM sessions s "
-        "LEFT JOIN messages m ON m.session = s.name GROUP BY s.name ORDER BY COALESCE(last, s.created_at) DESC LIMIT 20"
-    )
-    current = agent.history.session
+    current = agent.session
     lines = [
-        f"{'*' if r['name'] == current else ' '} {r['name']:<28} {r['n']:>5} messages  {r['last'] or ''}" for r in rows
+        f"{'*' if r['name'] == current else ' '} {r['name']:<28} {r['messages']:>5} messages  {r['last'] or ''}"
+        for r in recent_sessions(agent.context.store)
     ]
     if not any(line.startswith("*") for line in lines):  # stored with its first message
         lines.insert(0, f"* {current:<28} {0:>5} messages  (nothing said yet)")
@@ -256,15 +252,13 @@ def _sessions(agent: Agent, arg: str, stats: Stats) -> str:
 
 
 def _switch(agent: Agent, name: str) -> str:
-    agent.history = History(agent.tools.store, name, history_budget(agent.config, agent.tools))
-    n = len(session_messages(agent.tools.store, name))
-    return f"session {name} ({n} messages)"
+    return f"session {name} ({agent.switch_session(name)} messages)"
 
 
 @command("/session [NAME]    show the session, or switch to (or start) NAME")
 def _session(agent: Agent, arg: str, stats: Stats) -> str:
     if not arg:
-        return f"session {agent.history.session}"
+        return f"session {agent.session}"
     return _switch(agent, arg)
 
 
@@ -280,7 +274,7 @@ def _history(agent: Agent, arg: str, stats: Stats) -> str:
     except ValueError:
         return "usage: /history [N]"
     shown = []
-    for m in session_messages(agent.tools.store, agent.history.session):
+    for m in agent.transcript():
         if m["role"] == "user":
             shown.append(f"you> {m['content'].split(chr(10) * 2 + '[Notes from memory')[0]}")
         elif m["role"] == "assistant" and not m.get("tool_calls"):
@@ -292,8 +286,8 @@ def _switch_flag(agent: Agent, arg: str, name: str, label: str) -> str:
     if arg not in ("", "on", "off"):
         return f"usage: /{label} on|off"
     if arg:
-        setattr(agent.config, name, arg == "on")
-    return f"{label} is {'on' if getattr(agent.config, name) else 'off'}"
+        agent.configure(**{name: arg == "on"})
+    return f"{label} is {'on' if getattr(agent.settings, name) else 'off'}"
 
 
 @command("/reflect on|off    the critic after turns that changed data")
@@ -342,7 +336,7 @@ def stats_rows(stats: Stats) -> tuple[list[str], list[tuple[str, ...]]]:
 
 def stats_footer(agent: Agent, stats: Stats) -> list[str]:
     """The lines under the /stats figures: the models and today."""
-    c = agent.config
+    c = agent.settings
     return [
         f"this run: {stats.turns} requests",
         f"models: {c.model} (critic {c.critic_model}, embed {c.embed_model})",
@@ -362,7 +356,7 @@ def _stats(agent: Agent, arg: str, stats: Stats) -> str:
 
 @command("/model [main|critic NAME]  show the models, or switch one (it must be pulled)")
 def _model(agent: Agent, arg: str, stats: Stats) -> str:
-    c = agent.config
+    c = agent.settings
     if not arg:
         return f"main {c.model} · critic {c.critic_model} · embed {c.embed_model}"
     role, _, name = arg.partition(" ")
@@ -378,7 +372,7 @@ def _model(agent: Agent, arg: str, stats: Stats) -> str:
     except ModelError as e:
         return f"error: {e}"
     if role == "critic":
-        c.critic_model = name
+        agent.configure(critic_model=name)
         return f"critic model is now {name}"
     agent.set_model(name)
     return f"main model is now {name} (guards: {agent.guards.profile})"

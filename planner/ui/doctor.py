@@ -22,6 +22,7 @@ from planner.agent.guards import pick_profile
 from planner.model.client import ModelError, Ollama
 from planner.settings import Config
 from planner.storage.db import SCHEMA_VERSION, explain
+from planner.storage.maintenance import inspect
 
 
 def _mode(path: Path) -> str:
@@ -69,20 +70,14 @@ def run(config: Config, out: TextIO = sys.stdout) -> int:
     for path in (config.db_path, config.log_path, folder / "input_history"):
         line("ok", "", f"{path.name} {_mode(path)}")
     if config.db_path.exists():
-        conn = sqlite3.connect(f"{config.db_path.resolve().as_uri()}?mode=ro", uri=True)  # looks, never migrates
         try:
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            counts = [
-                conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("tasks", "memories", "sessions")
-            ]
+            version, counts = inspect(config.db_path)  # read-only: it looks, never migrates
             line("ok" if version <= SCHEMA_VERSION else "!!", "database",
-                 f"schema {version} (this planner: {SCHEMA_VERSION}); {counts[0]} tasks, {counts[1]} memories, "
-                 f"{counts[2]} sessions")  # fmt: skip
+                 f"schema {version} (this planner: {SCHEMA_VERSION}); {counts['tasks']} tasks, "
+                 f"{counts['memories']} memories, {counts['sessions']} sessions")  # fmt: skip
             ok = ok and version <= SCHEMA_VERSION
         except sqlite3.Error as e:
             line("!!", "database", str(explain(e) or e))
             ok = False
-        finally:
-            conn.close()
     out.write("everything the planner needs is here\n" if ok else "fix the lines marked !! and run doctor again\n")
     return 0 if ok else 1

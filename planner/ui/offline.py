@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from planner.settings import Config, ConfigError, parse_today
+from planner.storage import maintenance
 from planner.storage.db import DatabaseError, Store, explain
 
 SUBCOMMANDS = ("export", "import", "backup", "tasks", "agenda", "doctor")  # doctor asks Ollama; it takes every flag
@@ -154,32 +155,12 @@ def import_(store: Store, args: argparse.Namespace, today: dt.date, what: str) -
 
 
 def backup(store: Store, args: argparse.Namespace, today: dt.date, what: str) -> int:
-    """backup: SQLite's online backup into a new file, consistent even while another planner writes.
-
-    Copying planner.db alone can miss the newest changes, which may still sit in planner.db-wal.
-    """
-    target = Path(os.path.realpath(args.file.expanduser()))
-    if target.is_dir():
+    """backup: a consistent copy into a new file, even while another planner writes (maintenance.backup)."""
+    if Path(os.path.realpath(args.file.expanduser())).is_dir():
         err(f"cannot write {args.file}: it is a folder; give a file name")
         return 1
-    tmp = target.with_name(target.name + ".part")
-    tmp.unlink(missing_ok=True)
-    try:
-        out = sqlite3.connect(tmp)
-        try:
-            store.conn().backup(out)
-        finally:
-            out.close()
-        tmp.replace(target)
-    finally:
-        tmp.unlink(missing_ok=True)
-    check = sqlite3.connect(target)
-    try:
-        tasks = check.execute("SELECT COUNT(*) FROM tasks").fetchone()[0]
-        memories = check.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
-    finally:
-        check.close()
-    print(f"backed up {tasks} tasks and {memories} memories to {args.file}", file=sys.stderr)
+    counts = maintenance.backup(store, args.file)
+    print(f"backed up {counts['tasks']} tasks and {counts['memories']} memories to {args.file}", file=sys.stderr)
     return 0
 
 

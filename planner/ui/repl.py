@@ -164,7 +164,7 @@ def run_once(agent: Agent, message: str, out: TextIO, trace: Trace | None = None
         return EXIT_ERROR
     out.write(safe(result.reply) + "\n")
     printer.show_trace(trace.rest() if trace else [])
-    if result.reply == TOO_MANY_STEPS.format(n=agent.config.max_turns):
+    if result.reply == TOO_MANY_STEPS.format(n=agent.settings.max_turns):
         return EXIT_GAVE_UP
     refused = [
         c for c in result.tool_calls if not c["ok"] and any(w in str(c["result"].get("error")) for w in REFUSALS)

@@ -30,6 +30,7 @@ from rich.text import Text
 
 from planner.agent.loop import Agent, TurnResult
 from planner.model.client import ModelError
+from planner.storage.maintenance import overview
 from planner.ui.commands import COMMANDS, EXIT_WORDS, Stats, run_command, safe
 from planner.ui.tables import agenda_table, stats_table, task_table
 from planner.ui.traceview import SideCalls, Trace
@@ -112,14 +113,13 @@ class TerminalUI:
 
     def __init__(
         self,
-        agent: Agent,
         history_path: Path,
         quiet: bool = False,
         verbose: bool = False,
         side: SideCalls | None = None,
         console: Console | None = None,
     ):
-        self.agent = agent
+        self.agent: Agent  # given to run(); built after this UI so that its confirm() is the agent's
         self.console = console or Console(highlight=False)
         self.quiet = quiet
         self.verbose = verbose
@@ -128,9 +128,9 @@ class TerminalUI:
         self.live: Live | None = None
         self.view: TurnView | None = None  # the turn being shown, for confirm()
         self.tables: dict[str, Callable[[str], Any]] = {
-            "/tasks": lambda arg: task_table(agent.tools, arg),
-            "/agenda": lambda arg: agenda_table(agent.tools, arg),
-            "/stats": lambda arg: stats_table(agent, self.stats),
+            "/tasks": lambda arg: task_table(self.agent.context, arg),
+            "/agenda": lambda arg: agenda_table(self.agent.context, arg),
+            "/stats": lambda arg: stats_table(self.agent, self.stats),
         }
         bindings = KeyBindings()
 
@@ -148,19 +148,17 @@ class TerminalUI:
 
     def banner(self, db_path: Path) -> None:
         """Models, database, session, and what is waiting."""
-        conn = self.agent.tools.store.conn()
-        today = self.agent.today().isoformat()
-        open_, overdue = conn.execute(
-            "SELECT COUNT(*), SUM(due_date < ?) FROM tasks WHERE status = 'open'", (today,)
-        ).fetchone()
-        memories = conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
-        c = self.agent.config
+        waiting = overview(self.agent.context.store, self.agent.today().isoformat())
+        c = self.agent.settings
         # Names and paths come from the user and the server: Text, never markup (a session "[/]x" is a name).
-        head = f" · {c.model} (critic {c.critic_model}) · session {self.agent.history.session}"
+        head = f" · {c.model} (critic {c.critic_model}) · session {self.agent.session}"
         self.console.print(Text.assemble(("Planner", "bold"), safe(head)))
-        line = f"{db_path} · {open_} open tasks, {overdue or 0} overdue · {memories} memories · /help for commands"
+        line = (
+            f"{db_path} · {waiting['open']} open tasks, {waiting['overdue']} overdue · "
+            f"{waiting['memories']} memories · /help for commands"
+        )
         self.console.print(Text(safe(line), style="dim"))
-        if not conn.execute("SELECT 1 FROM messages LIMIT 1").fetchone():
+        if not waiting["said_anything"]:
             self.console.print("[dim]Try:[/]")
             for example in EXAMPLES:
                 self.console.print(f"[dim]  {example}[/]")
@@ -190,8 +188,10 @@ class TerminalUI:
                 self.live.start()
         return answer.strip().lower() in ("y", "yes")
 
-    def run(self) -> int:
-        """Read and answer until Ctrl-D, exit, or two Ctrl-C in a row; returns the exit status."""
+    def run(self, agent: Agent, db_path: Path) -> int:
+        """Show the banner, then read and answer until Ctrl-D, exit, or two Ctrl-C in a row; returns the exit status."""
+        self.agent = agent
+        self.banner(db_path)
         last_interrupt = 0.0
         while True:
             try:
@@ -228,8 +228,8 @@ class TerminalUI:
     def turn(self, line: str) -> TurnResult:
         """Run one turn with a live view of its progress."""
         view = TurnView(self.quiet, self.verbose, self.side)
-        if self.agent.config.model not in self._loaded():
-            view.status, view.loading = f"loading {self.agent.config.model}…", True
+        if self.agent.settings.model not in self._loaded():
+            view.status, view.loading = f"loading {self.agent.settings.model}…", True
         self.view = view
         self.live = Live(view.render(), console=self.console, refresh_per_second=12, transient=True)
         self.live.start()  # confirm() may replace it with a fresh one below its question
