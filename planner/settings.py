@@ -1,5 +1,7 @@
 """One place for settings: the Config dataclass, its PLANNER_* environment
-variables and the data directory.
+variables and the data directory. How the interface shows things (quiet,
+verbose, plain, a one-shot request) is not a setting of the planner: those
+are `Options` in planner/ui/cli.py.
 
 Precedence is flag > environment > default. The environment is read only in
 `Config.from_env`, so tests can pass a dict instead of patching os.environ.
@@ -61,10 +63,6 @@ class Config:
     timeout: float = 300.0  # seconds to wait for Ollama to start answering (a large model may be loading)
     reply_timeout: float = 900.0  # seconds one model call may take from start to end (a stream that never ends)
     today: dt.date | None = None  # fixed "today" (PLANNER_TODAY), for reproducible runs
-    message: str | None = None  # one request to run and exit (command line), '-' for stdin
-    plain: bool = False  # terminal: plain lines, one per turn, instead of the full interface
-    quiet: bool = False  # hide the trace of tool calls (stderr in the plain modes)
-    verbose: bool = False  # show tokens and timings of every model call, the critic's and background's too
 
     @property
     def log_path(self) -> Path:

@@ -9,29 +9,44 @@ import sys
 from pathlib import Path
 
 import pytest
+from fake_ollama import FakeHub, FakeOllama, fake_embedding
+
+from planner.agent.loop import Agent
+from planner.memory.history import Budget, History
+from planner.memory.keeper import MemoryKeeper
+from planner.memory.longterm import LongTermMemory
+from planner.memory.vectors import Embedder
+from planner.model.client import Ollama
+from planner.settings import Config
+from planner.storage.db import Store
+from planner.tools import ToolContext
 
 ROOT = Path(__file__).resolve().parent.parent
-
-from fake_ollama import FakeOllama  # noqa: E402
-
-from planner.agent.loop import Agent  # noqa: E402
-from planner.memory.history import Budget, History  # noqa: E402
-from planner.memory.keeper import MemoryKeeper  # noqa: E402
-from planner.memory.longterm import LongTermMemory  # noqa: E402
-from planner.memory.vectors import Embedder  # noqa: E402
-from planner.model.client import Ollama  # noqa: E402
-from planner.settings import Config  # noqa: E402
-from planner.storage.db import Store  # noqa: E402
-from planner.tools import ToolContext  # noqa: E402
-
 TODAY = dt.date(2026, 12, 1)  # a Tuesday
 
 
+@pytest.fixture(scope="session")
+def hub():
+    """One fake Ollama HTTP server for the whole session; each test's fake answers under its own prefix."""
+    shared = FakeHub().start()
+    yield shared
+    shared.stop()
+
+
 @pytest.fixture
-def fake():
-    """A fake Ollama server on 127.0.0.1 with models main, critic and embed."""
-    with FakeOllama() as server:
-        yield server
+def fake(request, hub):
+    """A fake Ollama server on 127.0.0.1 with models main, critic and embed, fresh for each test.
+
+    Served by the shared hub; a test marked `own_server` gets a server of its own, which
+    fake.stop() really stops (connections refused), as when Ollama is not running.
+    """
+    if request.node.get_closest_marker("own_server"):
+        with FakeOllama() as server:
+            yield server
+        return
+    server = hub.attach(FakeOllama())
+    yield server
+    hub.detach(server)
 
 
 @pytest.fixture
@@ -48,10 +63,20 @@ def llm(fake):
     return Ollama(fake.url, timeout=5)
 
 
+def local_embed(model: str, texts: list[str]) -> list[list[float]]:
+    """The fake server's embedder, called in this process: the same vectors without HTTP."""
+    return [fake_embedding(text) for text in texts]
+
+
 @pytest.fixture
-def memory(store, llm):
-    """Long-term memory using the fake embedder."""
-    return LongTermMemory(store, Embedder(llm.embed, "embed"))
+def memory(request, store):
+    """Long-term memory using the fake embedder: through the fake server when the test uses one
+    (so its requests are on the wire and recorded), else in this process, so tool tests need no server."""
+    if "fake" in request.fixturenames:
+        embed = request.getfixturevalue("llm").embed
+    else:
+        embed = local_embed
+    return LongTermMemory(store, Embedder(embed, "embed"))
 
 
 @pytest.fixture

@@ -14,6 +14,13 @@ mid-stream), {"garbage": True} (a line that is not JSON), {"stall": seconds},
 {"endless": True} (tokens until the client hangs up),
 {"stream_error": "..."} (an error object inside the stream).
 
+One server can serve many fakes (FakeHub): each attached fake answers under
+its own path prefix (http://127.0.0.1:PORT/t7), which the ollama client keeps
+in every request, so a test never sees another test's requests and a late
+call from an earlier test gets a 404 instead of this test's script. The test
+suite shares one hub per session: starting and stopping a server per test was
+a third of the suite's time.
+
 Embeddings are deterministic bags of hashed words, so texts that share words
 are close and texts that share none are orthogonal. Known task prefixes are
 stripped before hashing and recorded in `embed_inputs`.
@@ -104,6 +111,8 @@ class FakeOllama:
         self.loaded: set[str] = set()
         self.lock = threading.Lock()
         self.server: ThreadingHTTPServer | None = None
+        self.hub: FakeHub | None = None  # set when served by a shared hub under `prefix`
+        self.prefix = ""
 
     # -- scripting
 
@@ -139,6 +148,8 @@ class FakeOllama:
     @property
     def url(self) -> str:
         """The server's base URL, for OLLAMA_HOST."""
+        if self.hub:
+            return self.hub.url + self.prefix
         assert self.server
         return f"http://127.0.0.1:{self.server.server_address[1]}"
 
@@ -157,7 +168,9 @@ class FakeOllama:
         return self
 
     def stop(self) -> None:
-        """Stop listening."""
+        """Stop listening (on a hub: stop answering under this fake's prefix)."""
+        if self.hub:
+            self.hub.detach(self)
         if self.server:
             self.server.shutdown()
             self.server.server_close()
@@ -168,6 +181,51 @@ class FakeOllama:
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
+
+
+class FakeHub:
+    """One listening server for many fakes, each under its own path prefix."""
+
+    def __init__(self) -> None:
+        self.fakes: dict[str, FakeOllama] = {}
+        self.count = 0
+        self.server: ThreadingHTTPServer | None = None
+
+    @property
+    def url(self) -> str:
+        """The shared server's base URL, without a prefix."""
+        assert self.server
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def start(self) -> FakeHub:
+        """Listen on a free port in a background thread."""
+
+        class Handler(_Handler):
+            pass
+
+        Handler.hub = self
+        self.server = _QuietServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        return self
+
+    def attach(self, fake: FakeOllama) -> FakeOllama:
+        """Serve `fake` under a new prefix; returns it."""
+        self.count += 1
+        fake.hub, fake.prefix = self, f"/t{self.count}"
+        self.fakes[fake.prefix] = fake
+        return fake
+
+    def detach(self, fake: FakeOllama) -> None:
+        """Stop serving `fake`: its prefix answers 404 from now on."""
+        self.fakes.pop(fake.prefix, None)
+
+    def stop(self) -> None:
+        """Stop listening."""
+        if self.server:
+            self.server.shutdown()
+            self.server.server_close()
+            self.server = None
 
 
 def _entry(name: str, size: str = "8.0B") -> dict[str, Any]:
@@ -184,6 +242,20 @@ def _entry(name: str, size: str = "8.0B") -> dict[str, Any]:
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     fake: FakeOllama
+    hub: FakeHub | None = None
+
+    def _route(self) -> bool:
+        """On a hub, find the fake this request's prefix belongs to and strip the prefix; False: none (404 sent)."""
+        if self.hub is None:
+            return True
+        prefix, _, rest = self.path.partition("/api/") if "/api/" in self.path else (self.path.rstrip("/"), "", "")
+        fake = self.hub.fakes.get(prefix)
+        if fake is None:
+            self._json(404, {"error": "fake: no test is served under this prefix"})
+            return False
+        self.fake = fake
+        self.path = "/api/" + rest if _ else "/"
+        return True
 
     def log_message(self, *args: Any) -> None:
         pass
@@ -221,6 +293,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
 
     def do_GET(self) -> None:
+        if not self._route():
+            return
         f = self.fake
         f.requests.append((self.path, {}))
         if self.path == "/":
@@ -234,8 +308,11 @@ class _Handler(BaseHTTPRequestHandler):
         return self._json(404, {"error": "not found"})
 
     def do_POST(self) -> None:
-        f = self.fake
         n = int(self.headers.get("Content-Length") or 0)
+        if not self._route():
+            self.rfile.read(n)
+            return
+        f = self.fake
         try:
             body = json.loads(self.rfile.read(n) or b"{}")
         except json.JSONDecodeError as e:

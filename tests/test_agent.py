@@ -3,6 +3,7 @@ text tool calls, reflection, faults and prompt-cache stability."""
 
 import json
 
+import pytest
 from conftest import TODAY, call, tasks
 
 from planner.agent.loop import INTERRUPTED, TOO_MANY_STEPS, system_prompt
@@ -198,6 +199,7 @@ def test_a_failure_after_tools_ran_keeps_them_in_history(fake, make_agent, store
     assert [m["role"] for m in stored] == ["user", "assistant", "tool", "assistant"]
 
 
+@pytest.mark.own_server
 def test_unreachable_server_is_one_clear_line(make_agent, fake):
     agent = make_agent()
     fake.stop()

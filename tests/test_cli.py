@@ -150,6 +150,7 @@ def test_a_corrupt_database_is_one_line_and_untouched(fake, tmp_path):
     assert (tmp_path / "planner.db").read_bytes() == b"\x00garbage" * 500
 
 
+@pytest.mark.slow
 def test_two_processes_writing_one_database_lose_nothing(fake, tmp_path):
     n = 15
     fake.respond_with(

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 from conftest import ROOT, clean_env
 
 from evals.runner import load_scenarios, match_tasks
@@ -53,6 +54,7 @@ def test_the_suite_covers_what_the_planner_must_do():
     assert len({s["id"] for s in SCENARIOS}) == len(SCENARIOS)
 
 
+@pytest.mark.slow
 def test_a_correct_model_passes_every_scenario(fake, tmp_path):
     fake.respond_with("main", oracle(SCENARIOS))
     stdout, result = run_evals(fake, tmp_path)
@@ -102,6 +104,7 @@ MISTAKES = {
 }
 
 
+@pytest.mark.slow
 def test_a_mistaken_model_fails_exactly_the_mistaken_scenarios(fake, tmp_path):
     fake.respond_with("main", oracle(SCENARIOS, MISTAKES))
     stdout, result = run_evals(fake, tmp_path)

@@ -9,6 +9,7 @@ import sys
 import threading
 import time
 
+import pytest
 from conftest import ROOT, call, clean_env
 from fake_ollama import FakeOllama
 from test_cli import run_agent
@@ -25,6 +26,7 @@ def adder(body):
     return {"tool_calls": [call("add_task", title=last["content"].split("\n")[0])]}
 
 
+@pytest.mark.slow
 def test_kill_9_mid_turn_twenty_times_leaves_a_sound_database(fake, tmp_path):
     fake.respond_with(
         "main",
@@ -78,6 +80,7 @@ def test_kill_9_mid_turn_twenty_times_leaves_a_sound_database(fake, tmp_path):
     store.close()
 
 
+@pytest.mark.slow
 def test_four_processes_writing_one_database_lose_nothing_and_never_say_locked(fake, tmp_path):
     fake.respond_with("main", adder)
     n, names = 10, ["alpha", "beta", "gamma", "delta"]

@@ -248,6 +248,7 @@ def test_changing_the_embedding_model_re_embeds_with_progress(fake, store, llm):
     assert {r[0] for r in rows} == {"embed2"} and {len(unpack(r[1])) for r in rows} == {64}
 
 
+@pytest.mark.own_server
 def test_embedding_failures_become_tool_errors(fake, ctx):
     from planner.tools import dispatch
 

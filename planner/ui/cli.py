@@ -21,6 +21,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from planner.agent.loop import build_agent
@@ -122,11 +123,27 @@ def build_parser(defaults: Config) -> argparse.ArgumentParser:
     return p
 
 
+@dataclass
+class Options:
+    """How this run talks to the user; the interface's own, never the agent's settings."""
+
+    message: str | None = None  # one request to run and exit (command line), '-' for stdin
+    plain: bool = False  # terminal: plain lines, one per turn, instead of the full interface
+    quiet: bool = False  # hide the trace of tool calls (stderr in the plain modes)
+    verbose: bool = False  # show tokens and timings of every model call, the critic's and background's too
+
+
 def load_config(argv: list[str] | None, env: dict[str, str] | None = None) -> Config:
     """Config from defaults, then PLANNER_* variables, then flags."""
+    return load(argv, env)[0]
+
+
+def load(argv: list[str] | None, env: dict[str, str] | None = None) -> tuple[Config, Options]:
+    """The settings (defaults, then PLANNER_* variables, then flags) and the interface's options."""
     base = Config.from_env(env)
     args = build_parser(base).parse_args(argv)
-    return base.replace(
+    options = Options(message=" ".join(args.message) or None, quiet=args.quiet, plain=args.plain, verbose=args.verbose)
+    config = base.replace(
         model=args.model,
         critic_model=args.critic_model,
         embed_model=args.embed_model,
@@ -141,11 +158,8 @@ def load_config(argv: list[str] | None, env: dict[str, str] | None = None) -> Co
         auto_memory=args.auto_memory,
         num_ctx=args.num_ctx,
         today=parse_today(args.today, "--today") if args.today else base.today,
-        message=" ".join(args.message) or None,
-        quiet=args.quiet,
-        plain=args.plain,
-        verbose=args.verbose,
     )
+    return config, options
 
 
 LOG_BYTES, LOG_FILES = 1_000_000, 3  # agent.log rotates at 1 MB, keeping agent.log.1 to .3
@@ -295,11 +309,11 @@ def _main(argv: list[str] | None) -> int:
     if what:
         return offline.run(what, rest)
     try:
-        config = load_config(argv)
+        config, options = load(argv)
     except ConfigError as e:
         err(str(e))
         return 2
-    one_shot = config.message
+    one_shot = options.message
     if one_shot == "-":
         one_shot = sys.stdin.read().strip()
         if not one_shot:
@@ -334,15 +348,17 @@ def _main(argv: list[str] | None) -> int:
             print(file=sys.stderr)
 
     side = SideCalls()  # the critic's, memory's and embedding calls, for --verbose
-    if config.verbose:
+    if options.verbose:
         llm.observer = side.add
     # The plain modes print the trace on stderr where someone watches it (or when asked with -v).
-    trace = Trace(config.quiet or not (sys.stderr.isatty() or config.verbose), config.verbose, side)
+    trace = Trace(options.quiet or not (sys.stderr.isatty() or options.verbose), options.verbose, side)
     ui = None
-    if interactive and not one_shot and not config.plain and rich_terminal(os.environ, sys.stdout):
+    if interactive and not one_shot and not options.plain and rich_terminal(os.environ, sys.stdout):
         from planner.ui.tui import TerminalUI  # rich and prompt_toolkit load only for a real terminal
 
-        ui = TerminalUI(config.db_path.parent / "input_history", quiet=config.quiet, verbose=config.verbose, side=side)
+        ui = TerminalUI(
+            config.db_path.parent / "input_history", quiet=options.quiet, verbose=options.verbose, side=side
+        )
     # The full terminal asks its own way: it keeps the trace on screen around the question.
     confirm = ui.confirm if ui and not config.yes else make_confirm(config, interactive, threading.Lock())
     agent = build_agent(config, store, llm, session, confirm, on_progress=progress)
