@@ -21,7 +21,8 @@ parts the same way.
 
 from __future__ import annotations
 
-from planner.agent.loop import Agent, TurnResult, build_agent
+from planner.agent.build import build_agent
+from planner.agent.loop import Agent, TurnResult
 from planner.ui.cli import main
 
 __all__ = ["Agent", "TurnResult", "build_agent", "main"]

@@ -11,7 +11,7 @@ import argparse
 import os
 import sys
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the planner runs (embeddings.py), before numpy loads
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the planner runs (planner/memory/vectors.py), before numpy loads
 
 
 from bench import agent, dates, faults, recall  # noqa: E402

@@ -33,7 +33,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 
 from bench.recall import populate  # noqa: E402
-from planner.agent.loop import build_agent  # noqa: E402
+from planner.agent.build import build_agent  # noqa: E402
 from planner.model.client import Ollama  # noqa: E402
 from planner.settings import Config  # noqa: E402
 from planner.storage.db import Store  # noqa: E402

@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from planner.agent.loop import build_agent
+from planner.agent.build import build_agent
 from planner.memory.history import new_session_name
 from planner.model.client import ModelError, Ollama
 from planner.settings import Config

@@ -20,7 +20,7 @@ from pathlib import Path
 
 VERSION = "0.10.0"
 DEFAULT_HOST = "http://127.0.0.1:11434"
-GUARD_PROFILES = ("auto", "small", "standard", "off")  # guards.py says what each does
+GUARD_PROFILES = ("auto", "small", "standard", "off")  # planner/agent/guards.py says what each does
 
 
 def data_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -44,7 +44,7 @@ class Config:
     session: str | None = None  # session name to resume or start; None = a new one
     resume_last: bool = False  # -c: resume the most recent session
     think: bool = False  # let a thinking main model think (never the critic)
-    guards: str = "auto"  # guard profile: auto (by model size), small, standard or off (guards.py)
+    guards: str = "auto"  # guard profile: auto (by model size), small, standard or off (planner/agent/guards.py)
     reflect: bool = True  # run the critic after turns that changed data
     auto_memory: bool = True  # extract memories and summaries in the background after each turn
     yes: bool = False  # run destructive tools and large changes without asking (non-interactive use)

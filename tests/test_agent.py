@@ -255,3 +255,30 @@ def test_prefix_reuse_is_measured_per_model_call(fake, make_agent):
     second = agent.run_turn("two")
     assert first.prefix_reuse == [0.0]
     assert 0.8 < second.prefix_reuse[0] < 1.0
+
+
+def test_every_event_the_agent_sends_is_one_of_the_declared_kinds(fake, make_agent):
+    from planner.agent.turn import EVENT_KINDS
+
+    fake.script(
+        "main",
+        {"tool_calls": [call("add_task", title="buy milk", due_date="2026-12-02")]},
+        {"content": "Added.", "done_reason": "length", "prompt_eval_count": 8192},
+        {"content": "Added buy milk."},
+    )
+    fake.script("critic", {"content": '{"done": false, "critique": "Say the date."}'})
+    seen = []
+    make_agent(reflect=True).run_turn("add milk for tomorrow", events(seen))
+    kinds = {k for k, _ in seen}
+    assert kinds <= set(EVENT_KINDS)
+    assert {"status", "token", "tool_start", "tool_end", "critic", "warning"} <= kinds
+
+
+def test_the_interface_changes_only_what_may_change_mid_session(make_agent, store):
+    agent = make_agent()
+    agent.configure(reflect=False, think=True, critic_model="other")
+    assert (agent.settings.reflect, agent.settings.think, agent.settings.critic_model) == (False, True, "other")
+    with pytest.raises(ValueError, match="cannot change db_path, num_ctx mid-session"):
+        agent.configure(num_ctx=2, db_path="elsewhere.db")
+    assert agent.settings.num_ctx == 8192
+    assert agent.session == "s1" and agent.switch_session("s2") == 0 and agent.session == "s2"

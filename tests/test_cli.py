@@ -390,3 +390,9 @@ def test_every_missing_model_is_reported_at_once_with_its_pull_line(fake, tmp_pa
     assert "--no-reflect --no-auto-memory run without the critic" in p.stderr
     p = run_agent(fake, tmp_path, ["hi"], "--no-reflect", "--no-auto-memory", env={"PLANNER_CRITIC_MODEL": "x"})
     assert p.returncode == 0  # the critic is not needed then
+
+
+def test_interface_options_are_not_settings():
+    config, options = cli.load(["-q", "-v", "--plain", "add", "milk"], {})
+    assert (options.quiet, options.verbose, options.plain, options.message) == (True, True, True, "add milk")
+    assert not any(hasattr(config, name) for name in ("quiet", "verbose", "plain", "message"))

@@ -263,3 +263,39 @@ def test_a_schema_echoed_as_arguments_is_ignored(ctx):
     assert run(ctx, "get_today", properties={}) == {"date": TODAY.isoformat(), "weekday": "Tuesday"}
     assert run(ctx, "list_tasks", type="object", properties={})["count"] == 0
     assert "needs the argument 'title'" in run(ctx, "add_task", properties={"title": "x"})["error"]
+
+
+def test_tool_facts_are_declared_once_on_each_tool():
+    from planner.tools import CHANGES_EXISTING
+
+    declared = {name: (t.read_only, t.changes_existing, t.destructive) for name, t in TOOLS.items()}
+    assert {n for n, (ro, _, _) in declared.items() if ro} == READ_ONLY_TOOLS
+    assert (
+        {n for n, (_, ce, _) in declared.items() if ce}
+        == CHANGES_EXISTING
+        == {
+            "update_task",
+            "complete_task",
+            "delete_task",
+        }
+    )
+    assert {n for n, (_, _, d) in declared.items() if d} == {"delete_task", "forget"}
+    # A tool that reads never changes anything, and one that asks first is never read-only.
+    assert not any(ro and (ce or d) for ro, ce, d in declared.values())
+
+
+def test_storage_and_memory_errors_reach_the_model_as_errors(ctx):
+    # storage.tasks raises TaskError, memory raises LongTermMemoryError: dispatch says both in words.
+    out, ok = dispatch(ctx, "complete_task", {"id": 99})
+    assert not ok and out["error"].startswith("no task with id=99")
+    out, ok = dispatch(ctx, "forget", {"query_or_id": "#42"})
+    assert not ok and out["error"] == "no memory with id=42"
+
+
+def test_tool_tests_need_no_server(ctx, request):
+    # The memory of a test without a fake server embeds in this process.
+    assert "fake" not in request.fixturenames
+    out, ok = dispatch(ctx, "remember", {"fact": "The user's sister Ana lives in Lisbon."})
+    assert ok, out
+    out, ok = dispatch(ctx, "recall", {"query": "where does Ana live"})
+    assert ok and "Lisbon" in out["memories"][0]["text"]

@@ -193,7 +193,7 @@ def test_web_is_switched_on_by_flag_or_environment():
 
 
 def test_the_model_can_look_up_through_the_agent(fake, wiki, llm, store, config):
-    from planner.agent.loop import build_agent
+    from planner.agent.build import build_agent
 
     fake.script(
         "main",

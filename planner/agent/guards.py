@@ -275,7 +275,7 @@ class Guards:
 
     def _small(self, c: ToolCall, turn: Turn) -> None:
         name, current = c.name, turn.text
-        recent = " ".join(turn.said[-2:])  # this message and the one before (a date given a turn earlier)
+        recent = " ".join(turn.user_messages[-2:])  # this message and the one before (a date given a turn earlier)
         if isinstance(name, str) and name in TOOLS and name not in READ_ONLY_TOOLS and asks_only(current):
             c.refusal = (
                 "the user asked a question and did not ask to change anything; nothing was changed. "
@@ -335,7 +335,7 @@ class Guards:
         due = args.get("due_date") if c.name in ("add_task", "update_task") else None
         if not (isinstance(due, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", due.strip())):
             return args
-        words = next((s for s in reversed(turn.said[-2:]) if mentions_date(s)), "")
+        words = next((s for s in reversed(turn.user_messages[-2:]) if mentions_date(s)), "")
         if not words or _RELATIVE.search(words) or self._insisted(turn, c, "due_date", due):
             return args  # no date said, or one said relative to another: the model's arithmetic stands
         meant = dates_in(words, turn.today)

@@ -21,7 +21,6 @@ import datetime as dt
 import json
 import logging
 import time
-from collections.abc import Callable
 from typing import Any
 
 from planner.agent.critic import Critic
@@ -32,7 +31,6 @@ from planner.agent.turn import Event, ToolCall, Turn, TurnResult
 from planner.memory.history import Budget, History, Message, estimate_tokens, prefix_share, session_messages
 from planner.memory.keeper import MemoryKeeper
 from planner.memory.longterm import LongTermMemory, LongTermMemoryError
-from planner.memory.vectors import Embedder
 from planner.model.client import ChatResult, ModelError, Ollama, clean
 from planner.prompts import (
     INTERRUPTED,
@@ -43,10 +41,9 @@ from planner.prompts import (
     system_prompt,
 )
 from planner.settings import Config
-from planner.storage.db import DatabaseError, Store
+from planner.storage.db import DatabaseError
 from planner.storage.tasks import newest_turn, undo_last_turn
 from planner.tools import ToolContext, to_json, tool_specs
-from planner.tools.wikipedia import Web
 
 log = logging.getLogger("planner")
 
@@ -406,20 +403,3 @@ def history_budget(config: Config, tools: ToolContext | None = None) -> Budget:
     fixed += 300  # the conversation summary, once there is one
     tokens = max(500, config.num_ctx - fixed - config.num_predict)
     return Budget(messages=config.history_messages, tokens=tokens)
-
-
-def build_agent(
-    config: Config,
-    store: Store,
-    llm: Ollama,
-    session: str,
-    confirm: Callable[[str], bool] | None,
-    on_progress: Callable[[int, int], None] | None = None,
-) -> Agent:
-    """Wire an agent from its parts, as `python agent.py` and the evals do."""
-    today: Callable[[], dt.date] = (lambda: config.today) if config.today else dt.date.today
-    memory = LongTermMemory(store, Embedder(llm.embed, config.embed_model), on_progress=on_progress)
-    web = Web(config.web_url, config.web_timeout) if config.web else None
-    ctx = ToolContext(store=store, memory=memory, today=today, confirm=confirm, web=web)
-    keeper = MemoryKeeper(store, llm, config, memory) if config.auto_memory else None
-    return Agent(llm, config, History(store, session, history_budget(config, ctx)), ctx, keeper)

@@ -98,7 +98,7 @@ class Turn:
     critiques: list[str] = field(default_factory=list)
 
     @property
-    def said(self) -> list[str]:
+    def user_messages(self) -> list[str]:
         """What the user said: the earlier messages, then this one."""
         return [*self.recent, self.text]
 

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from planner.agent.loop import build_agent
+from planner.agent.build import build_agent
 from planner.memory.history import latest_session, new_session_name
 from planner.model.client import ModelError, Ollama
 from planner.settings import GUARD_PROFILES, VERSION, Config, ConfigError, parse_today
