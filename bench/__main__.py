@@ -11,7 +11,8 @@ import argparse
 import os
 import sys
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the planner runs (planner/memory/vectors.py), before numpy loads
+# As the planner runs (planner/memory/vectors.py), before numpy loads.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 from bench import agent, dates, faults, recall  # noqa: E402
