@@ -42,8 +42,8 @@ from planner.prompts import (
 )
 from planner.settings import Config
 from planner.storage.db import DatabaseError
-from planner.storage.tasks import newest_turn, undo_last_turn
 from planner.tools import ToolContext, to_json, tool_specs
+from planner.tools.undo import undo_newest
 
 log = logging.getLogger("planner")
 
@@ -245,12 +245,7 @@ class Agent:
         The session's history gets the /undo and what it did, so the model
         does not go on believing the reverted changes happened.
         """
-        lines = []
-        turn, tasks_changed, forgot = newest_turn(self.context.store)
-        if tasks_changed:
-            lines += undo_last_turn(self.context.store)
-        if forgot and turn and self.context.memory:
-            lines += self.context.memory.unforget(turn)
+        lines = undo_newest(self.context)
         if lines:
             self.history.append(
                 [

@@ -45,6 +45,7 @@ subcommands (no model needed; --db and --today may stand before or after them):
   tasks [open|done|all]                                       the task table, as /tasks
   agenda [DAYS]                                               the agenda, as /agenda
   doctor                                                      can the planner run here? (asks Ollama)
+  mcp [--web] [--yes]                                         serve the tools to an MCP client on stdio
 
 environment: PLANNER_MODEL, PLANNER_CRITIC_MODEL, PLANNER_EMBED_MODEL, PLANNER_HOME, PLANNER_DB,
   PLANNER_GUARDS, PLANNER_YES, PLANNER_WEB, PLANNER_WEB_URL, PLANNER_AUTO_MEMORY, PLANNER_TODAY,
@@ -271,6 +272,27 @@ def make_confirm(config: Config, interactive: bool, lock: threading.Lock) -> Cal
     return confirm
 
 
+def serve_mcp(argv: list[str]) -> int:
+    """`mcp`: the MCP server on stdin/stdout, with the same database and settings as the terminal."""
+    from planner.ui import mcp_server  # the MCP SDK loads only for this subcommand
+
+    try:
+        config = load_config(argv)
+    except ConfigError as e:
+        err(str(e))
+        return 2
+    try:
+        store = Store(config.db_path)
+    except DatabaseError as e:
+        err(str(e))
+        return 1
+    setup_logging(config.log_path)  # stdout is the protocol: nothing else may be printed there
+    try:
+        return mcp_server.run(config, store)
+    finally:
+        store.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `python agent.py`; returns the exit status."""
     try:
@@ -306,6 +328,8 @@ def _main(argv: list[str] | None) -> int:
         except ConfigError as e:
             err(str(e))
             return 2
+    if what == "mcp":
+        return serve_mcp(rest)
     if what:
         return offline.run(what, rest)
     try:

@@ -23,7 +23,7 @@ from planner.settings import Config, ConfigError, parse_today
 from planner.storage import maintenance
 from planner.storage.db import DatabaseError, Store, explain
 
-SUBCOMMANDS = ("export", "import", "backup", "tasks", "agenda", "doctor")  # doctor asks Ollama; it takes every flag
+SUBCOMMANDS = ("export", "import", "backup", "tasks", "agenda", "doctor", "mcp")  # doctor and mcp take every flag
 # Options of the main command that take a value, so their values are never taken for a subcommand.
 VALUE_OPTIONS = {"--model", "--critic-model", "--embed-model", "--db", "--session", "--num-ctx", "--today", "--guards"}
 
