@@ -239,33 +239,51 @@ def test_resources_and_prompts_carry_the_planners_data_as_data(tmp_path):
 
 
 @pytest.mark.filterwarnings("ignore:resources/subscribe is removed")  # 2025-11-25 has it, which this test speaks
-def test_subscribers_hear_of_changes_made_here_and_by_another_process(tmp_path):
+@pytest.mark.parametrize("mode", ["auto", "legacy"])  # 2026-07-28: subscriptions/listen; 2025-11-25: subscribe
+def test_subscribers_hear_of_changes_made_here_and_by_another_process(tmp_path, mode):
     db, heard = tmp_path / "p.db", []
+    other = [sys.executable, str(ROOT / "agent.py"), "import", str(tmp_path / "t.txt"), "--db", str(db)]
 
     async def note(message):
         if isinstance(message, types.ResourceUpdatedNotification):
             heard.append(str(message.params.uri))
 
+    async def until_heard():
+        with anyio.fail_after(10):
+            while not heard:
+                await anyio.sleep(0.05)
+
+    async def changes(c):
+        await c.call_tool("add_task", {"title": "here"})
+        await until_heard()
+        assert set(heard) == {"planner://tasks/open"}
+        heard.clear()
+        p = await anyio.run_process(other, check=False)
+        assert p.returncode == 0, p.stderr
+        await until_heard()
+        assert set(heard) == {"planner://tasks/open"}
+
     async def scenario():
-        async with connect(db, mode="legacy", message_handler=note) as c:
-            await c.subscribe_resource("planner://tasks/open")
-            await c.call_tool("add_task", {"title": "here"})
-            with anyio.fail_after(10):
-                while not heard:
-                    await anyio.sleep(0.05)
-            heard.clear()
-            p = await anyio.run_process(
-                [sys.executable, str(ROOT / "agent.py"), "import", str(tmp_path / "t.txt"), "--db", str(db)],
-                check=False,
-            )
-            assert p.returncode == 0, p.stderr
-            with anyio.fail_after(10):
-                while not heard:
-                    await anyio.sleep(0.05)
+        async with connect(db, mode=mode, message_handler=note) as c:
+            if mode == "legacy":
+                await c.subscribe_resource("planner://tasks/open")
+                await changes(c)
+                return
+            async with (
+                c.listen(resource_subscriptions=["planner://tasks/open"]) as events,
+                anyio.create_task_group() as g,
+            ):
+
+                async def collect():
+                    async for event in events:
+                        heard.append(event.uri)
+
+                g.start_soon(collect)
+                await changes(c)
+                g.cancel_scope.cancel()
 
     (tmp_path / "t.txt").write_text("written by another process\n")
     run(scenario)
-    assert set(heard) == {"planner://tasks/open"}
 
 
 JSON = st.recursive(
@@ -303,25 +321,33 @@ def test_fuzzed_arguments_never_crash_the_server_or_write_an_invalid_row(tmp_pat
 
 
 @pytest.mark.slow
-def test_two_mcp_servers_and_the_terminal_on_one_database_lose_nothing(tmp_path):
-    db = tmp_path / "p.db"
-    (tmp_path / "t.txt").write_text("".join(f"from the terminal {i}\n" for i in range(10)))
+def test_two_mcp_servers_and_the_terminal_on_one_database_lose_nothing(tmp_path, fake):
+    from test_faults import adder
 
-    async def writer(tag: str):
+    db = tmp_path / "p.db"
+    fake.respond_with("main", adder)  # the terminal's model adds a task named after each line
+    terminal = [sys.executable, str(ROOT / "agent.py"), "--db", str(db), "--plain", "--no-auto-memory", "--no-reflect"]
+    terminal += ["--model", "main", "--critic-model", "critic", "--embed-model", "embed"]
+    lines = "".join(f"from the terminal {i}\n" for i in range(10))
+
+    async def mcp_writer(tag: str):
         async with connect(db) as c:
             for i in range(10):
                 out = await c.call_tool("add_task", {"title": f"{tag} {i}"})
                 assert not out.is_error, out.structured_content
 
+    async def terminal_writer():
+        env = clean_env(OLLAMA_HOST=fake.url, PLANNER_HOME=str(tmp_path))
+        p = await anyio.run_process(terminal, input=lines.encode(), env=env, check=False)
+        assert p.returncode == 0, p.stderr
+
     async def scenario():
         async with anyio.create_task_group() as group:
-            group.start_soon(writer, "first server")
-            group.start_soon(writer, "second server")
-            group.start_soon(
-                anyio.run_process,
-                [sys.executable, str(ROOT / "agent.py"), "import", str(tmp_path / "t.txt"), "--db", str(db)],
-            )
+            group.start_soon(mcp_writer, "first server")
+            group.start_soon(mcp_writer, "second server")
+            group.start_soon(terminal_writer)
 
     run(scenario)
     titles = [r["title"] for r in rows(db)]
     assert len(titles) == len(set(titles)) == 30
+    assert {t.rsplit(" ", 1)[0] for t in titles} == {"first server", "second server", "from the terminal"}

@@ -20,8 +20,9 @@ in here:
   - results are structured content: the task and memory texts are data.
 
 Resources (planner://agenda, planner://tasks/open, planner://memories) are
-JSON; a client that subscribes is told when they change, also when another
-planner process writes. Prompts: daily_review, weekly_plan.
+JSON; a client that subscribes (resources/subscribe on 2025-11-25,
+subscriptions/listen on 2026-07-28) is told when they change, also when
+another planner process writes. Prompts: daily_review, weekly_plan.
 
 Only remember, recall and forget need Ollama (for embeddings); everything
 else works while it is down, and those say so in their error.
@@ -43,6 +44,7 @@ import anyio.to_thread
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
 from mcp.shared.exceptions import MCPError
 
 from planner.memory.longterm import LongTermMemory
@@ -119,7 +121,8 @@ class PlannerServer:
         self.yes = config.yes
         self.offered = [s["function"] for s in tool_specs(self.ctx)]  # lookup only with --web
         self.changed: collections.deque[tuple[float, int]] = collections.deque()  # (when, task id) changed
-        self.subscribed: dict[str, Any] = {}  # uri -> the session that subscribed
+        self.subscribed: dict[str, Any] = {}  # uri -> the session that subscribed (protocol 2025-11-25)
+        self.bus = InMemorySubscriptionBus()  # subscriptions/listen streams (protocol 2026-07-28)
         self.server: Server[Any] = Server(
             "planner",
             version=VERSION,
@@ -132,6 +135,7 @@ class PlannerServer:
             on_unsubscribe_resource=self.unsubscribe,
             on_list_prompts=self.list_prompts,
             on_get_prompt=self.get_prompt,
+            on_subscriptions_listen=ListenHandler(self.bus),
         )
 
     # -- tools
@@ -309,6 +313,8 @@ class PlannerServer:
 
     async def notify_all(self) -> None:
         """Tell subscribed clients that the planner's data changed."""
+        for uri in RESOURCES:
+            await self.bus.publish(ResourceUpdated(uri))  # only streams that asked for `uri` hear it
         for uri, session in list(self.subscribed.items()):
             try:
                 await session.send_resource_updated(uri)
