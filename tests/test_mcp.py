@@ -118,6 +118,18 @@ def test_add_list_complete_and_delete_and_a_deletion_needs_confirm_without_elici
     assert rows(db) == [{"id": 2, "title": "call mum", "due_date": None, "status": "done"}]
 
 
+def test_yes_deletes_without_asking_as_in_the_terminal(tmp_path):
+    db = tmp_path / "p.db"
+
+    async def scenario():
+        async with connect(db, "--yes", elicitation_callback=answering()) as c:  # answering(): asking fails
+            await c.call_tool("add_task", {"title": "old"})
+            assert not (await c.call_tool("delete_task", {"id": 1})).is_error
+
+    run(scenario)
+    assert rows(db) == []
+
+
 @pytest.mark.parametrize("mode", ["auto", "legacy"])  # 2026-07-28: an input_required round; 2025-11-25: a request
 def test_a_deletion_asks_the_user_through_elicitation_in_both_protocol_versions(tmp_path, mode):
     db, asked = tmp_path / "p.db", []
