@@ -1,7 +1,7 @@
 """Export and import of tasks: JSON (everything), todo.txt, and ICS for calendar apps.
 
-    python agent.py export [--format json|todotxt|ics] [-o FILE]
-    python agent.py import FILE [--format json|todotxt]
+    python agent.py export [--format json|todotxt|ics] [--events] [-o FILE]
+    python agent.py import FILE [--format json|todotxt|ics] [--events]
 
 Every task has a uid, written in all three formats. Import skips a task whose
 uid is already in the database, so importing a file twice adds nothing; a
@@ -13,8 +13,8 @@ import is one transaction and one undoable turn (`/undo`).
 Trade-offs: todo.txt has no place for notes, so they are not exported there, and
 no escapes, so a title word it would read as metadata (+tag, @context, due:...)
 is written with a backslash in front, which our import removes;
-ICS shows dated tasks as all-day (or timed) events and undated open tasks as
-VTODO items, which not every calendar app displays.
+ICS writes every task as a to-do (VTODO, ical.py), which task apps read but not
+every calendar shows; `--events` adds dated tasks as events for those.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from typing import Any
 import icalendar
 
 from planner.dates import DateError, check_time, check_year, parse_repeat
+from planner.storage import ical
 from planner.storage.db import Store
 from planner.storage.tasks import PRIORITIES, TaskError, check_notes, check_title, clean_tags, insert, new_turn, tags_of
 
@@ -138,8 +139,8 @@ def _todo_title(title: str) -> str:
     )
 
 
-def to_ics(tasks: list[dict[str, Any]], now: dt.datetime | None = None) -> str:
-    """A calendar: dated tasks as events on their day (or time), undated open tasks as to-dos.
+def to_ics(tasks: list[dict[str, Any]], now: dt.datetime | None = None, events: bool = False) -> str:
+    """A calendar of to-dos, one per task (ical.py); with `events`, dated tasks as events as well.
 
     Written with the icalendar library, which escapes and folds every text value: a title holding
     a bare CR or "END:VTODO" stays one SUMMARY.
@@ -150,45 +151,22 @@ def to_ics(tasks: list[dict[str, Any]], now: dt.datetime | None = None) -> str:
     cal.add("calscale", "GREGORIAN")
     stamp = now or dt.datetime.now(dt.UTC)
     for t in tasks:
-        if not t["due_date"] and t["status"] == "done":
-            continue  # nothing for a calendar to show
-        item = icalendar.Event() if t["due_date"] else icalendar.Todo()
-        item.add("uid", f"{t['uid']}@planner")
-        item.add("dtstamp", stamp)
-        item.add("summary", _ics_safe(t["title"]))
-        if t["due_date"]:
-            day = dt.date.fromisoformat(t["due_date"])
-            if t["due_time"]:
-                hour, minute = map(int, t["due_time"].split(":"))
-                item.add("dtstart", dt.datetime.combine(day, dt.time(hour, minute)))  # floating local time
-            else:
-                item.add("dtstart", day)
-                if day < dt.date.max:  # a date stored before dates were bounded
-                    item.add("dtend", day + dt.timedelta(days=1))
-        if t["repeat"]:
-            item.add("rrule", icalendar.vRecur.from_ical(t["repeat"]))
-        if t["priority"]:
-            item.add("priority", {"high": 1, "medium": 5, "low": 9}[t["priority"]])
-        if t["tags"]:
-            item.add("categories", [_ics_safe(x) for x in t["tags"]])
-        if t["notes"]:
-            item.add("description", _ics_safe(t["notes"]))
-        if not t["due_date"]:
-            item.add("status", "NEEDS-ACTION")
-        cal.add_component(item)
+        cal.add_component(ical.to_vtodo(t, stamp))
+        event = ical.to_vevent(t, stamp) if events else None
+        if event is not None:
+            cal.add_component(event)
     return cal.to_ical().decode("utf-8")
 
 
-def _ics_safe(text: str) -> str:
-    # Line breaks of any kind become the one iCalendar escapes (\n); other controls are dropped.
-    text = re.sub(r"\r\n?|[\u2028\u2029\x0b\x0c\x85]", "\n", text)
-    return re.sub(r"[\x00-\x08\x0e-\x1f\x7f]", "", text)
+_ics_safe = ical.safe_text  # the name the attack tests know
 
 
-def export(store: Store, fmt: str) -> str:
-    """All tasks in one of FORMATS."""
+def export(store: Store, fmt: str, events: bool = False) -> str:
+    """All tasks in one of FORMATS (`events`: ics only, dated tasks as events too)."""
     tasks = all_tasks(store)
-    return {"json": to_json, "todotxt": to_todotxt, "ics": to_ics}[fmt](tasks)
+    if fmt == "ics":
+        return to_ics(tasks, events=events)
+    return {"json": to_json, "todotxt": to_todotxt}[fmt](tasks)
 
 
 # ---------------------------------------------------------------- import
@@ -292,16 +270,22 @@ def parse_todotxt(text: str) -> list[tuple[str, Any]]:
 
 
 def guess_format(name: str, text: str) -> str:
-    """json or todotxt, from the file name or its first character."""
+    """json, ics or todotxt, from the file name or how it starts."""
     if name.endswith(".json") or text.lstrip()[:1] in "[{":
         return "json"
+    if name.lower().endswith(".ics") or text.lstrip()[:15].upper() == "BEGIN:VCALENDAR":
+        return "ics"
     return "todotxt"
 
 
-def import_text(store: Store, text: str, fmt: str) -> dict[str, Any]:
-    """Add the tasks of a json or todotxt file that are not there yet; returns counts and problems."""
+def import_text(store: Store, text: str, fmt: str, events: bool = False) -> dict[str, Any]:
+    """Add the tasks of a json, todotxt or ics file that are not there yet (`events`: ics events too);
+    returns counts and problems."""
     try:
-        rows = parse_json(text) if fmt == "json" else parse_todotxt(text)
+        if fmt == "ics":
+            rows = ical.parse(text, events)
+        else:
+            rows = parse_json(text) if fmt == "json" else parse_todotxt(text)
     except ValueError as e:  # json.JSONDecodeError is a ValueError
         return {"added": 0, "skipped": 0, "problems": [f"not a task file: {e}"]}
     except RecursionError:

@@ -40,7 +40,7 @@ log = logging.getLogger("planner")
 EPILOG = """\
 subcommands (no model needed; --db and --today may stand before or after them):
   export [--format json|todotxt|ics] [--memories] [-o FILE]   your tasks (and memories) as a file
-  import FILE [--format json|todotxt]                         add the tasks of a file, once
+  import FILE [--format json|todotxt|ics] [--events]          add the tasks of a file (ics: to-dos), once
   backup FILE                                                 a consistent copy of the database
   tasks [open|done|all]                                       the task table, as /tasks
   agenda [DAYS]                                               the agenda, as /agenda

@@ -1,7 +1,7 @@
 """Subcommands that need no model, so they work while Ollama is down:
 
-    python agent.py export [--format json|todotxt|ics] [--memories] [-o FILE]
-    python agent.py import FILE [--format json|todotxt]
+    python agent.py export [--format json|todotxt|ics] [--memories] [--events] [-o FILE]
+    python agent.py import FILE [--format json|todotxt|ics] [--events]
     python agent.py backup FILE        a consistent copy of the whole database, safe while the planner runs
     python agent.py tasks [open|done|all]
     python agent.py agenda [DAYS]
@@ -54,15 +54,17 @@ def parser(what: str, base: Config) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=f"agent.py {what}", description=(__doc__ or "").splitlines()[0])
     p.add_argument("--db", type=Path, default=base.db_path, help=f"database file (default {base.db_path})")
     p.add_argument("--today", default=None, help="pretend today is this date (YYYY-MM-DD)")
-    if what == "export":
-        from planner.storage.exchange import FORMATS
+    from planner.storage.exchange import FORMATS
 
+    if what == "export":
         p.add_argument("--format", choices=FORMATS, default="json", help="json (everything), todotxt or ics")
         p.add_argument("--memories", action="store_true", help="json only: add the long-term memories (text only)")
+        p.add_argument("--events", action="store_true", help="ics only: dated tasks as events too, for calendars")
         p.add_argument("-o", "--output", type=Path, help="write to this file (default: standard output)")
     elif what == "import":
-        p.add_argument("file", type=Path, help="a json export or a todo.txt file")
-        p.add_argument("--format", choices=["json", "todotxt"], help="default: from the file name or content")
+        p.add_argument("file", type=Path, help="a json export, a todo.txt file or an iCalendar (.ics) file")
+        p.add_argument("--format", choices=FORMATS, help="default: from the file name or content")
+        p.add_argument("--events", action="store_true", help="ics only: import events as dated tasks too")
     elif what == "backup":
         p.add_argument("file", type=Path, help="where to write the copy (a new .db file)")
     elif what == "tasks":
@@ -128,7 +130,10 @@ def export(store: Store, args: argparse.Namespace, today: dt.date, what: str) ->
     if args.memories and args.format != "json":
         err("--memories needs --format json")
         return 2
-    text = export_memories(store) if args.memories else export_text(store, args.format)
+    if args.events and args.format != "ics":
+        err("--events needs --format ics")
+        return 2
+    text = export_memories(store) if args.memories else export_text(store, args.format, args.events)
     if args.output is None:
         sys.stdout.write(text)
         return 0
@@ -139,7 +144,7 @@ def export(store: Store, args: argparse.Namespace, today: dt.date, what: str) ->
 
 
 def import_(store: Store, args: argparse.Namespace, today: dt.date, what: str) -> int:
-    """import: the tasks of a json or todo.txt file that are not there yet."""
+    """import: the tasks of a json, todo.txt or iCalendar file that are not there yet."""
     from planner.storage.exchange import guess_format, import_text
 
     try:
@@ -147,7 +152,11 @@ def import_(store: Store, args: argparse.Namespace, today: dt.date, what: str) -
     except (OSError, UnicodeDecodeError) as e:
         err(f"cannot read {args.file}: {getattr(e, 'strerror', None) or e}")
         return 1
-    result = import_text(store, text, args.format or guess_format(args.file.name, text))
+    fmt = args.format or guess_format(args.file.name, text)
+    if args.events and fmt != "ics":
+        err("--events is for iCalendar files (.ics)")
+        return 2
+    result = import_text(store, text, fmt, args.events)
     print(f"imported {result['added']} tasks, skipped {result['skipped']} already there", file=sys.stderr)
     for problem in result["problems"]:
         print(f"  not imported: {problem}", file=sys.stderr)
