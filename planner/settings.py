@@ -51,6 +51,9 @@ class Config:
     web: bool = False  # offer the model the lookup tool, which asks Wikipedia (PLANNER_WEB=1, --web)
     web_url: str = "https://en.wikipedia.org"  # the encyclopedia lookup asks (PLANNER_WEB_URL)
     web_timeout: float = 5.0  # seconds a lookup may take
+    caldav_url: str | None = None  # the CalDAV task list `sync` keeps in step (PLANNER_CALDAV_URL)
+    caldav_user: str | None = None  # its user name (PLANNER_CALDAV_USER)
+    caldav_password: str | None = field(default=None, repr=False)  # its password (PLANNER_CALDAV_PASSWORD), never shown
     max_turns: int = 8  # model calls per attempt before giving up
     max_reflections: int = 1  # critic-requested retries per user turn
     num_ctx: int = 8192  # main model context window (never changed mid-session)
@@ -82,6 +85,9 @@ class Config:
             "PLANNER_CRITIC_KEEP_ALIVE": "critic_keep_alive",
             "OLLAMA_HOST": "host",
             "PLANNER_WEB_URL": "web_url",
+            "PLANNER_CALDAV_URL": "caldav_url",
+            "PLANNER_CALDAV_USER": "caldav_user",
+            "PLANNER_CALDAV_PASSWORD": "caldav_password",
         }
         for var, name in strings.items():
             if env.get(var):

@@ -265,6 +265,23 @@ def _m7_said_on(conn: sqlite3.Connection) -> None:
     conn.execute("UPDATE memories SET said_on = substr(COALESCE(updated_at, created_at), 1, 10) WHERE said_on IS NULL")
 
 
+def _m8_sync(conn: sqlite3.Connection) -> None:
+    # CalDAV sync state: for each task last synced, where it lives on the server, the ETag it had
+    # there, and a hash of its fields as synced (a change on either side since shows as a difference).
+    _script(
+        conn,
+        """
+        CREATE TABLE IF NOT EXISTS sync_items (
+            uid TEXT PRIMARY KEY,
+            href TEXT NOT NULL,
+            etag TEXT,
+            synced TEXT NOT NULL
+        );
+        CREATE TABLE IF NOT EXISTS sync_meta (key TEXT PRIMARY KEY, value TEXT)
+        """,
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m1_tutorial_tables,
     _m2_sessions_and_models,
@@ -273,6 +290,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m5_planner_fields,
     _m6_forget_undo,
     _m7_said_on,
+    _m8_sync,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -172,7 +172,7 @@ def export(store: Store, fmt: str, events: bool = False) -> str:
 # ---------------------------------------------------------------- import
 
 
-def _clean(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+def check_row(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """Task columns and tags from an imported row, checked; raises TaskError or DateError."""
     if not isinstance(raw, dict):
         raise TaskError("each task must be an object")
@@ -295,7 +295,7 @@ def import_text(store: Store, text: str, fmt: str, events: bool = False) -> dict
     with store.write() as conn:
         for where, raw in rows:
             try:
-                fields, tags = _clean(raw)
+                fields, tags = check_row(raw)
             except (TaskError, DateError, ValueError, TypeError) as e:
                 problems.append(f"{where}: {e}")
                 continue

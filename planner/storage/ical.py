@@ -1,7 +1,7 @@
 """Tasks as iCalendar to-dos (VTODO) and back: the one mapping for export, import and later sync.
 
     task field      VTODO property
-    uid             UID ("<uid>@planner"; a UID from another program is kept as it is)
+    uid             UID ("<uid>@planner"; a UID from another program is written back as it came)
     title           SUMMARY
     due_date/time   DUE (a date, or a floating local date-time; a zoned time becomes local time)
     priority        PRIORITY (high 1, medium 5, low 9; 1-4 / 5 / 6-9 when read)
@@ -60,10 +60,13 @@ def _common(item: icalendar.cal.Component, task: dict[str, Any], stamp: dt.datet
         item.add("description", safe_text(task["notes"]))
 
 
-def to_vtodo(task: dict[str, Any], stamp: dt.datetime) -> icalendar.Todo:
-    """One task as a VTODO."""
+def to_vtodo(task: dict[str, Any], stamp: dt.datetime, repeat_when_done: bool = True) -> icalendar.Todo:
+    """One task as a VTODO. A sync sends a completed instance without its repeat rule
+    (`repeat_when_done=False`): the series goes on in the next task, and no app should roll it again."""
     item = icalendar.Todo()
-    item.add("uid", f"{task['uid']}{SUFFIX}")
+    item.add("uid", uid_of(task["uid"]))
+    if task["status"] == "done" and not repeat_when_done:
+        task = {**task, "repeat": None}
     _common(item, task, stamp)
     due = _when(task)
     if due is not None:
@@ -76,6 +79,11 @@ def to_vtodo(task: dict[str, Any], stamp: dt.datetime) -> icalendar.Todo:
     else:
         item.add("status", "NEEDS-ACTION")
     return item
+
+
+def uid_of(uid: str) -> str:
+    """The UID a task is written with: a uid from another program (it holds an @) as it came."""
+    return uid if "@" in uid else f"{uid}{SUFFIX}"
 
 
 def to_vevent(task: dict[str, Any], stamp: dt.datetime) -> icalendar.Event | None:

@@ -89,7 +89,7 @@ def _dump(task: Task | None) -> str | None:
     return None if task is None else json.dumps(task, ensure_ascii=False)
 
 
-def _restore(conn: sqlite3.Connection, task_id: int, task: Task | None) -> None:
+def restore(conn: sqlite3.Connection, task_id: int, task: Task | None) -> None:
     """Put a task back exactly as snapshotted (None: remove it)."""
     if task is None:
         conn.execute("DELETE FROM tasks WHERE id = ?", (task_id,))
@@ -139,7 +139,7 @@ def undo_last_turn(store: Store) -> list[str]:
         for e in events:
             before = json.loads(e["before"]) if e["before"] else None
             after = json.loads(e["after"]) if e["after"] else None
-            _restore(conn, e["task_id"], before)
+            restore(conn, e["task_id"], before)
             lines.append(describe_undo(e["task_id"], before, after))
         conn.execute(
             f"UPDATE task_events SET undone_at = ? WHERE id IN ({', '.join('?' for _ in events)})",

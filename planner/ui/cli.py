@@ -44,13 +44,15 @@ subcommands (no model needed; --db and --today may stand before or after them):
   backup FILE                                                 a consistent copy of the database
   tasks [open|done|all]                                       the task table, as /tasks
   agenda [DAYS]                                               the agenda, as /agenda
+  sync                                                        the tasks with a CalDAV task list, both ways
   doctor                                                      can the planner run here? (asks Ollama)
   mcp [--web] [--yes]                                         serve the tools to an MCP client on stdio
 
 environment: PLANNER_MODEL, PLANNER_CRITIC_MODEL, PLANNER_EMBED_MODEL, PLANNER_HOME, PLANNER_DB,
   PLANNER_GUARDS, PLANNER_YES, PLANNER_WEB, PLANNER_WEB_URL, PLANNER_AUTO_MEMORY, PLANNER_TODAY,
   PLANNER_NUM_CTX, PLANNER_NUM_PREDICT, PLANNER_CRITIC_NUM_CTX, PLANNER_MAX_TURNS, PLANNER_TIMEOUT,
-  PLANNER_REPLY_TIMEOUT, PLANNER_KEEP_ALIVE, PLANNER_CRITIC_KEEP_ALIVE, OLLAMA_HOST
+  PLANNER_REPLY_TIMEOUT, PLANNER_KEEP_ALIVE, PLANNER_CRITIC_KEEP_ALIVE, PLANNER_CALDAV_URL,
+  PLANNER_CALDAV_USER, PLANNER_CALDAV_PASSWORD, OLLAMA_HOST
 
 data: {home}/planner.db, with agent.log and input_history beside it
 

@@ -205,6 +205,16 @@ def _undo(agent: Agent, arg: str, stats: Stats) -> str:
     return "undone:\n  " + "\n  ".join(lines) if lines else "nothing to undo"
 
 
+@command("/sync  sync the tasks with your CalDAV task list, both ways (PLANNER_CALDAV_URL)")
+def _sync(agent: Agent, arg: str, stats: Stats) -> str:
+    from planner.sync.caldav_sync import SyncError, sync_config
+
+    try:
+        return sync_config(agent.context.store, agent.settings, agent.today)
+    except SyncError as e:
+        return f"error: {e}"
+
+
 @command("/memories [WORDS]  what the planner remembers, or a search of it (with scores)")
 def _memories(agent: Agent, arg: str, stats: Stats) -> str:
     memory = agent.memory

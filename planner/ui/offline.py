@@ -5,6 +5,7 @@
     python agent.py backup FILE        a consistent copy of the whole database, safe while the planner runs
     python agent.py tasks [open|done|all]
     python agent.py agenda [DAYS]
+    python agent.py sync               the tasks with a CalDAV task list, both ways (PLANNER_CALDAV_URL)
 
 Global options (--db, --today) may stand before or after the subcommand. Every
 fault is one line on stderr and exit status 1; 2 is a bad option.
@@ -23,7 +24,16 @@ from planner.settings import Config, ConfigError, parse_today
 from planner.storage import maintenance
 from planner.storage.db import DatabaseError, Store, explain
 
-SUBCOMMANDS = ("export", "import", "backup", "tasks", "agenda", "doctor", "mcp")  # doctor and mcp take every flag
+SUBCOMMANDS = (
+    "export",
+    "import",
+    "backup",
+    "tasks",
+    "agenda",
+    "sync",
+    "doctor",
+    "mcp",
+)  # doctor and mcp take every flag
 # Options of the main command that take a value, so their values are never taken for a subcommand.
 VALUE_OPTIONS = {"--model", "--critic-model", "--embed-model", "--db", "--session", "--num-ctx", "--today", "--guards"}
 
@@ -67,6 +77,8 @@ def parser(what: str, base: Config) -> argparse.ArgumentParser:
         p.add_argument("--events", action="store_true", help="ics only: import events as dated tasks too")
     elif what == "backup":
         p.add_argument("file", type=Path, help="where to write the copy (a new .db file)")
+    elif what == "sync":
+        pass  # the list and its user come from PLANNER_CALDAV_URL, _USER and _PASSWORD
     elif what == "tasks":
         p.add_argument("status", nargs="?", choices=["open", "done", "all"], default="open")
     else:
@@ -93,9 +105,9 @@ def run(what: str, argv: list[str]) -> int:
         err(str(e))
         return 1
     try:
-        return {"export": export, "import": import_, "backup": backup, "tasks": show, "agenda": show}[what](
-            store, args, today or dt.date.today(), what
-        )
+        return {"export": export, "import": import_, "backup": backup, "tasks": show, "agenda": show, "sync": sync}[
+            what
+        ](store, args, today or dt.date.today(), what)
     except OSError as e:
         err(f"cannot write {getattr(args, 'output', None) or getattr(args, 'file', '')}: {e.strerror}")
         return 1
@@ -161,6 +173,19 @@ def import_(store: Store, args: argparse.Namespace, today: dt.date, what: str) -
     for problem in result["problems"]:
         print(f"  not imported: {problem}", file=sys.stderr)
     return 1 if result["problems"] else 0
+
+
+def sync(store: Store, args: argparse.Namespace, today: dt.date, what: str) -> int:
+    """sync: the tasks with the CalDAV task list of PLANNER_CALDAV_URL, both ways, once."""
+    from planner.sync.caldav_sync import SyncError, sync_config
+
+    try:
+        text = sync_config(store, Config.from_env(), lambda: today)
+    except SyncError as e:
+        err(str(e))
+        return 1
+    print(text, file=sys.stderr)
+    return 1 if "\n  not synced:" in text else 0
 
 
 def backup(store: Store, args: argparse.Namespace, today: dt.date, what: str) -> int:

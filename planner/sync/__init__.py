@@ -1,0 +1,1 @@
+"""Sync: the tasks with the user's other devices through open standards (CalDAV)."""

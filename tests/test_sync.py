@@ -1,0 +1,266 @@
+"""CalDAV sync against a real server: Radicale started on 127.0.0.1 with a temporary folder and a test
+user, and the `caldav` library as a second client (a phone) on the same task list."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+
+import caldav
+import icalendar
+import pytest
+from conftest import ROOT, TODAY, clean_env
+
+from planner.settings import Config
+from planner.storage import exchange
+from planner.storage.tasks import undo_last_turn
+from planner.sync.caldav_sync import SyncError, sync, sync_config
+from planner.tools import dispatch
+
+USER, PASSWORD = "ana", "s3cret"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def radicale(tmp_path_factory):
+    """A Radicale server with user ana; yields its base URL."""
+    home = tmp_path_factory.mktemp("radicale")
+    (home / "users").write_text(f"{USER}:{PASSWORD}\n")
+    port = free_port()
+    (home / "config").write_text(
+        f"[server]\nhosts = 127.0.0.1:{port}\n[auth]\ntype = htpasswd\nhtpasswd_filename = {home / 'users'}\n"
+        f"htpasswd_encryption = plain\n[storage]\nfilesystem_folder = {home / 'collections'}\n"
+        "[logging]\nlevel = error\n"
+    )
+    server = subprocess.Popen(
+        [sys.executable, "-m", "radicale", "--config", str(home / "config")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.terminate()
+    server.wait(5)
+
+
+@pytest.fixture
+def tasklist(radicale):
+    """A fresh task list for one test: (its URL, the phone's view of it)."""
+    phone = caldav.DAVClient(url=f"{radicale}/{USER}/", username=USER, password=PASSWORD)
+    name = uuid.uuid4().hex[:12]
+    cal = phone.principal().make_calendar(name="Tasks", cal_id=name, supported_calendar_component_set=["VTODO"])
+    return str(cal.url), cal
+
+
+def go(store, url):
+    """One sync as the planner does it."""
+    return sync(store, url, USER, PASSWORD, today=lambda: TODAY)
+
+
+def phone_todos(cal) -> dict[str, icalendar.Todo]:
+    """The phone's to-dos by SUMMARY."""
+    out = {}
+    for obj in cal.todos(include_completed=True):
+        todo = next(c for c in icalendar.Calendar.from_ical(obj.data).walk() if c.name == "VTODO")
+        out[str(todo["summary"])] = todo
+    return out
+
+
+def phone_edit(cal, title: str, **changes) -> None:
+    """Change one to-do on the phone, as a phone app does (a newer LAST-MODIFIED)."""
+    for obj in cal.todos(include_completed=True):
+        ics = icalendar.Calendar.from_ical(obj.data)
+        todo = next(c for c in ics.walk() if c.name == "VTODO")
+        if str(todo["summary"]) != title:
+            continue
+        for key, value in changes.items():
+            todo.pop(key, None)
+            if value is not None:
+                todo.add(key, value)
+        todo.pop("last-modified", None)
+        todo.add("last-modified", dt.datetime.now(dt.UTC) + dt.timedelta(seconds=5))
+        obj.data = ics.to_ical().decode()
+        obj.save()
+        return
+    raise AssertionError(f"no to-do {title!r} on the phone")
+
+
+def phone_add(cal, summary: str, due: dt.date | None = None, uid: str | None = None) -> None:
+    """Add a to-do on the phone."""
+    todo = icalendar.Todo()
+    todo.add("uid", uid or f"{uuid.uuid4()}@phone.example")
+    todo.add("dtstamp", dt.datetime.now(dt.UTC))
+    todo.add("summary", summary)
+    if due:
+        todo.add("due", due)
+    ics = icalendar.Calendar()
+    ics.add("prodid", "-//phone//EN")
+    ics.add("version", "2.0")
+    ics.add_component(todo)
+    cal.save_todo(ics.to_ical().decode())
+
+
+def titles(store) -> dict[str, str]:
+    """Task title -> status, here."""
+    return {t["title"]: t["status"] for t in exchange.all_tasks(store)}
+
+
+def test_first_sync_goes_both_ways_and_a_second_changes_nothing(ctx, store, tasklist):
+    url, phone = tasklist
+    dispatch(ctx, "add_task", {"title": "buy milk", "due_date": "tomorrow", "priority": "high", "tags": ["home"]})
+    dispatch(ctx, "add_task", {"title": "call mum"})
+    phone_add(phone, "renew passport", dt.date(2026, 12, 10))
+    report = go(store, url)
+    assert (report.sent, report.received, report.problems) == (2, 1, [])
+    seen = phone_todos(phone)
+    assert set(seen) == {"buy milk", "call mum", "renew passport"}
+    milk = seen["buy milk"]
+    assert (milk["due"].dt, milk["priority"], str(milk["status"])) == (dt.date(2026, 12, 2), 1, "NEEDS-ACTION")
+    assert titles(store) == {"buy milk": "open", "call mum": "open", "renew passport": "open"}
+    etags = {str(o.url): o.etag for o in phone.todos(include_completed=True)}
+    again = go(store, url)
+    assert (again.sent, again.received, again.deleted_here, again.deleted_there, again.conflicts) == (0, 0, 0, 0, [])
+    assert {str(o.url): o.etag for o in phone.todos(include_completed=True)} == etags  # nothing was rewritten
+
+
+def test_a_task_added_in_the_terminal_reaches_the_phone_and_one_completed_there_is_done_here(fake, tmp_path, tasklist):
+    url, phone = tasklist
+    db = tmp_path / "p.db"
+    env = clean_env(
+        OLLAMA_HOST=fake.url, PLANNER_HOME=str(tmp_path), PLANNER_CALDAV_URL=url,
+        PLANNER_CALDAV_USER=USER, PLANNER_CALDAV_PASSWORD=PASSWORD,
+    )  # fmt: skip
+    terminal = [sys.executable, str(ROOT / "agent.py"), "--db", str(db), "--today", TODAY.isoformat()]
+    models = ["--model", "main", "--critic-model", "critic", "--embed-model", "embed", "--no-auto-memory"]
+    fake.script(
+        "main",
+        {"tool_calls": [{"name": "add_task", "arguments": {"title": "water the plants", "due_date": "friday"}}]},
+        {"content": "Added."},
+    )
+    p = subprocess.run([*terminal, *models, "add water the plants on friday"], env=env, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    p = subprocess.run([*terminal, "sync"], env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and "sent 1, received 0" in p.stderr and PASSWORD not in p.stderr, p.stderr
+    assert phone_todos(phone)["water the plants"]["due"].dt == dt.date(2026, 12, 4)
+    phone_edit(phone, "water the plants", status="COMPLETED", completed=dt.datetime.now(dt.UTC))
+    p = subprocess.run([*terminal, *models, "/sync"], env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and "received 1" in p.stdout, p.stdout + p.stderr
+    p = subprocess.run([*terminal, "tasks", "all"], env=env, capture_output=True, text=True)
+    assert "water the plants" in p.stdout and "done" in p.stdout
+
+
+def test_edits_on_each_side_travel_and_a_conflict_keeps_the_newer_and_undo_brings_back_the_other(ctx, store, tasklist):
+    url, phone = tasklist
+    dispatch(ctx, "add_task", {"title": "dentist", "due_date": "2026-12-08"})
+    dispatch(ctx, "add_task", {"title": "gym"})
+    go(store, url)
+    dispatch(ctx, "update_task", {"id": 1, "due_date": "2026-12-09"})  # here
+    phone_edit(phone, "gym", priority=1)  # there
+    report = go(store, url)
+    assert (report.sent, report.received, report.conflicts) == (1, 1, [])
+    assert phone_todos(phone)["dentist"]["due"].dt == dt.date(2026, 12, 9)
+    assert exchange.all_tasks(store)[1]["priority"] == "high"
+
+    dispatch(ctx, "update_task", {"id": 1, "title": "dentist (here)"})
+    phone_edit(phone, "dentist", summary="dentist (phone)")  # later: the phone's change is newer
+    report = go(store, url)
+    assert report.conflicts == ['"dentist (here)": theirs']
+    assert "dentist (phone)" in titles(store) and "dentist (phone)" in phone_todos(phone)
+    assert any("dentist (phone) → dentist (here)" in line for line in undo_last_turn(store))  # ours, back
+    go(store, url)
+    assert "dentist (here)" in phone_todos(phone)  # and the next sync sends it
+
+
+def test_deletions_travel_both_ways(ctx, store, tasklist):
+    url, phone = tasklist
+    for title in ("old chore", "phone deletes this", "kept"):
+        dispatch(ctx, "add_task", {"title": title})
+    go(store, url)
+    assert dispatch(dataclasses.replace(ctx, confirm=lambda q: True), "delete_task", {"id": 1})[1]
+    next(o for o in phone.todos(include_completed=True) if "phone deletes this" in o.data).delete()
+    report = go(store, url)
+    assert (report.deleted_there, report.deleted_here) == (1, 1)
+    assert set(phone_todos(phone)) == {"kept"} and set(titles(store)) == {"kept"}
+    assert any("phone deletes this" in line for line in undo_last_turn(store))  # /undo brings it back here
+
+
+def test_a_repeating_task_completed_on_the_phone_rolls_forward_once(ctx, store, tasklist):
+    url, phone = tasklist
+    dispatch(ctx, "add_task", {"title": "take out the bins", "due_date": "2026-12-03", "repeat": "every week"})
+    go(store, url)
+    phone_edit(phone, "take out the bins", status="COMPLETED", completed=dt.datetime.now(dt.UTC))
+    go(store, url)
+    go(store, url)  # and again: never twice
+    here = [(t["due_date"], t["status"]) for t in exchange.all_tasks(store)]
+    assert here == [("2026-12-03", "done"), ("2026-12-10", "open")]
+    there = [
+        (o.icalendar_component["due"].dt, str(o.icalendar_component["status"]))
+        for o in phone.todos(include_completed=True)
+    ]
+    assert sorted(there) == [(dt.date(2026, 12, 3), "COMPLETED"), (dt.date(2026, 12, 10), "NEEDS-ACTION")]
+    done = next(o.icalendar_component for o in phone.todos(include_completed=True) if "COMPLETED" in o.data)
+    assert done.get("rrule") is None  # the series goes on in the next one; no app rolls this one again
+
+
+def test_the_first_sync_with_a_full_list_merges_by_title_and_date(ctx, store, tasklist):
+    url, phone = tasklist
+    phone_add(phone, "dentist", dt.date(2026, 12, 8))
+    phone_add(phone, "only on the phone")
+    dispatch(ctx, "add_task", {"title": "dentist", "due_date": "2026-12-08"})
+    report = go(store, url)
+    assert report.received == 1 and report.sent == 0
+    assert sorted(phone_todos(phone)) == ["dentist", "only on the phone"] and len(titles(store)) == 2
+
+
+@pytest.mark.slow
+def test_a_sync_killed_halfway_loses_and_duplicates_nothing(ctx, store, tmp_path, tasklist):
+    url, phone = tasklist
+    with store.write() as conn:
+        conn.executemany("INSERT INTO tasks (title, uid) VALUES (?, ?)", [(f"task {i}", f"u{i}") for i in range(120)])
+    env = clean_env(PLANNER_HOME=str(tmp_path), PLANNER_CALDAV_URL=url, PLANNER_CALDAV_USER=USER,
+                    PLANNER_CALDAV_PASSWORD=PASSWORD)  # fmt: skip
+    cmd = [sys.executable, str(ROOT / "agent.py"), "sync", "--db", str(store.path)]
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while len(phone.todos(include_completed=True)) < 20 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    assert 0 < len(phone.todos(include_completed=True)) < 120  # killed halfway
+    for _ in range(2):
+        assert subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120).returncode == 0
+    uids = [o.icalendar_component["uid"] for o in phone.todos(include_completed=True)]
+    assert len(uids) == len(set(uids)) == 120 and len(exchange.all_tasks(store)) == 120
+
+
+def test_an_unreachable_server_and_a_wrong_password_are_one_line_and_change_nothing(ctx, store, tasklist, radicale):
+    url, phone = tasklist
+    dispatch(ctx, "add_task", {"title": "kept"})
+    with pytest.raises(SyncError, match=r"cannot reach the CalDAV server at http://127.0.0.1:9/x/ \(\w+\); nothing"):
+        sync(store, "http://127.0.0.1:9/x/", USER, PASSWORD)
+    with pytest.raises(SyncError, match="refused the user name or password"):
+        sync(store, url, USER, "wrong")
+    with pytest.raises(SyncError, match="no CalDAV task list is set"):
+        sync_config(store, Config(caldav_url=None))
+    shown = f"http://{USER}:{PASSWORD}@127.0.0.1:9/x/"
+    with pytest.raises(SyncError) as e:
+        sync_config(store, Config(caldav_url=shown))
+    assert PASSWORD not in str(e.value)
+    assert titles(store) == {"kept": "open"} and phone.todos(include_completed=True) == []
