@@ -31,6 +31,17 @@ EVENT_SUFFIX = ".event@planner"
 PRIORITY_OUT = {"high": 1, "medium": 5, "low": 9}
 
 
+class Text(icalendar.vText):
+    """A TEXT value escaped by RFC 5545 alone. icalendar's own writer reads a backslash before an N as
+    an escaped line break (a title "C:\\Notes" came back broken in two); reading is right, so only
+    writing is ours."""
+
+    def to_ical(self) -> bytes:
+        """The value with backslash, semicolon, comma and line break escaped, in that order."""
+        text = str(self).replace("\\", "\\\\").replace(";", "\\;").replace(",", "\\,").replace("\n", "\\n")
+        return text.encode("utf-8")
+
+
 def safe_text(text: str) -> str:
     """Line breaks of any kind as the one iCalendar escapes (\\n); other control characters dropped."""
     text = re.sub(r"\r\n?|[\u2028\u2029\x0b\x0c\x85]", "\n", text)
@@ -49,7 +60,7 @@ def _when(task: dict[str, Any]) -> dt.date | dt.datetime | None:
 
 def _common(item: icalendar.cal.Component, task: dict[str, Any], stamp: dt.datetime) -> None:
     item.add("dtstamp", stamp)
-    item.add("summary", safe_text(task["title"]))
+    item.add("summary", Text(safe_text(task["title"])))
     if task.get("repeat"):
         item.add("rrule", icalendar.vRecur.from_ical(task["repeat"]))
     if task.get("priority"):
@@ -57,7 +68,7 @@ def _common(item: icalendar.cal.Component, task: dict[str, Any], stamp: dt.datet
     if task.get("tags"):
         item.add("categories", [safe_text(x) for x in task["tags"]])
     if task.get("notes"):
-        item.add("description", safe_text(task["notes"]))
+        item.add("description", Text(safe_text(task["notes"])))
 
 
 def to_vtodo(task: dict[str, Any], stamp: dt.datetime, repeat_when_done: bool = True) -> icalendar.Todo:
