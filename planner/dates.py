@@ -383,3 +383,56 @@ def dates_in(text: str, today: dt.date, longest: int = 6) -> set[dt.date]:
         if not any(a <= i and j <= b and (a, b) != (i, j) for a, b, _ in spans):
             found |= dates
     return found
+
+
+# ---------------------------------------------------------------- reminders
+
+DEFAULT_REMIND_TIME = "09:00"  # the time of a reminder for a day without one ("the day before")
+UNIT_MINUTES = {"minute": 1, "min": 1, "hour": 60, "day": 1440, "week": 10080}
+_TIME = r"\d{1,2}(?::\d{2})?\s*(?:am|pm|h)?|noon|midnight|morning|evening"
+_SOFT_TIMES = {"morning": "09:00", "evening": "18:00"}
+
+
+def _remind_time(value: str | None) -> str:
+    if not value:
+        return DEFAULT_REMIND_TIME
+    return _SOFT_TIMES.get(value) or check_time(value)
+
+
+def resolve_remind(phrase: str, today: dt.date, due_date: str | None, due_time: str | None) -> dt.datetime | None:
+    """When to remind, from the user's words: before the task ("an hour before", "at 9 the day before",
+    "on the day"), or a moment of its own ("friday 8am"). None for "none"; raises DateError.
+
+    A task without a time is taken as due at DEFAULT_REMIND_TIME for "an hour before"."""
+    s = " ".join(phrase.lower().replace(",", " ").split()).rstrip(".!")
+    s = re.sub(r"^(?:remind(?: me)?|at)\s+(?=\S)", lambda m: "at " if m.group(0).startswith("at") else "", s)
+    if s in ("", "none", "no", "never", "off", "no reminder"):
+        return None
+    due = None
+    if due_date:
+        due = dt.datetime.combine(
+            dt.date.fromisoformat(due_date), dt.time.fromisoformat(due_time or DEFAULT_REMIND_TIME)
+        )
+    relative = re.fullmatch(
+        rf"(\d+|{'|'.join(NUMBERS)})?\s*(minute|min|hour|day|week)s?\s+(?:before|earlier|ahead)(?: it)?", s
+    )
+    day_before = re.fullmatch(
+        rf"(?:at\s+({_TIME})\s+)?(?:on\s+)?the\s+(day|morning|evening|night)\s+before(?:\s+at\s+({_TIME}))?", s
+    )
+    same_day = re.fullmatch(
+        rf"(?:at\s+({_TIME})\s+)?(?:on\s+)?the\s+(?:same\s+)?day(?:\s+at\s+({_TIME}))?|that\s+(morning)", s
+    )
+    if relative or day_before or same_day:
+        if due is None:
+            raise DateError(f"{phrase.strip()!r} needs the task's due date; give one, or a moment like 'friday 8am'")
+        if relative:
+            count = _number(relative.group(1)) if relative.group(1) else 1
+            return due - dt.timedelta(minutes=count * UNIT_MINUTES[relative.group(2)])
+        if day_before:
+            soft = {"evening": "evening", "night": "evening"}.get(day_before.group(2))
+            at = _remind_time(day_before.group(1) or day_before.group(3) or soft)
+            return dt.datetime.combine(due.date() - dt.timedelta(days=1), dt.time.fromisoformat(at))
+        at = _remind_time(same_day.group(1) or same_day.group(2) or same_day.group(3))
+        return dt.datetime.combine(due.date(), dt.time.fromisoformat(at))
+    when = resolve(re.sub(r"^at\s+", "", s), today)
+    return dt.datetime.combine(when.date, dt.time.fromisoformat(when.time or DEFAULT_REMIND_TIME))

@@ -34,7 +34,7 @@ def test_the_promised_tools_are_registered_with_their_arguments():
         "lookup",
     }
     assert specs["add_task"]["required"] == ["title"]
-    new = {"due_time", "priority", "tags", "notes", "repeat"}  # optional, so old calls still work
+    new = {"due_time", "priority", "tags", "notes", "repeat", "remind"}  # optional, so old calls still work
     assert set(specs["add_task"]["properties"]) == {"title", "due_date"} | new
     assert specs["list_tasks"]["properties"]["status"]["enum"] == ["open", "done", "all"]
     assert specs["list_tasks"]["required"] == []

@@ -282,6 +282,12 @@ def _m8_sync(conn: sqlite3.Connection) -> None:
     )
 
 
+def _m9_reminders(conn: sqlite3.Connection) -> None:
+    # When to remind (local time, like due dates) and when the reminder was shown, so each shows once.
+    _add_columns(conn, "tasks", {"remind_at": "TEXT", "reminded_at": "TEXT"})
+    conn.execute("CREATE INDEX IF NOT EXISTS tasks_remind ON tasks (remind_at) WHERE reminded_at IS NULL")
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m1_tutorial_tables,
     _m2_sessions_and_models,
@@ -291,6 +297,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m6_forget_undo,
     _m7_said_on,
     _m8_sync,
+    _m9_reminders,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -34,7 +34,7 @@ from planner.storage.tasks import PRIORITIES, TaskError, check_notes, check_titl
 
 FORMATS = ("json", "todotxt", "ics")
 FIELDS = ("uid", "title", "status", "due_date", "due_time", "priority", "tags", "notes", "repeat")
-FIELDS += ("created_at", "completed_at")
+FIELDS += ("created_at", "completed_at", "remind_at")
 TODO_PRIORITY = {"high": "A", "medium": "B", "low": "C"}
 
 
@@ -210,6 +210,15 @@ def check_row(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
             if when.tzinfo is not None:  # stored as local time, like the planner's own
                 when = when.astimezone().replace(tzinfo=None)
             fields[key] = when.isoformat(timespec="seconds")
+    if raw.get("remind_at"):
+        try:
+            when = dt.datetime.fromisoformat(str(raw["remind_at"]))
+        except ValueError:
+            raise TaskError(
+                f"remind_at {str(raw['remind_at'])[:40]!r} is not a date and time like 2026-12-04T14:00"
+            ) from None
+        check_year(when.date())
+        fields["remind_at"] = when.replace(tzinfo=None).isoformat(timespec="minutes")
     uid = str(raw.get("uid") or "").strip()
     if not uid:
         # Written by another program: the same task gets the same uid, so it imports once.

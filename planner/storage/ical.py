@@ -9,6 +9,7 @@
     notes           DESCRIPTION
     repeat          RRULE
     status          STATUS (NEEDS-ACTION or COMPLETED) and COMPLETED (when)
+    remind_at       VALARM (DISPLAY) with an absolute TRIGGER; a relative one is read against DUE
 
 Calendar apps that show no to-dos can get dated tasks as events too
 (VEVENT, UID "<uid>.event@planner"); reading a file, events are tasks only
@@ -89,6 +90,12 @@ def to_vtodo(task: dict[str, Any], stamp: dt.datetime, repeat_when_done: bool = 
             item.add("completed", done)
     else:
         item.add("status", "NEEDS-ACTION")
+    if task.get("remind_at"):
+        alarm = icalendar.Alarm()
+        alarm.add("action", "DISPLAY")
+        alarm.add("description", Text(safe_text(task["title"])))
+        alarm.add("trigger", dt.datetime.fromisoformat(task["remind_at"]).astimezone(dt.UTC))  # stored as local time
+        item.add_component(alarm)
     return item
 
 
@@ -174,7 +181,27 @@ def to_row(component: icalendar.cal.Component) -> dict[str, Any]:
         row["repeat"] = component["rrule"].to_ical().decode()
     if component.get("completed") is not None:
         row["completed_at"] = component["completed"].dt.isoformat()
+    row["remind_at"] = _alarm(component, due)
     return row
+
+
+def _alarm(component: icalendar.cal.Component, due: Any) -> str | None:
+    """The first display alarm's moment as local time (YYYY-MM-DDTHH:MM), or None."""
+    for alarm in component.walk("VALARM"):
+        trigger = alarm.get("trigger")
+        when = getattr(trigger, "dt", None)
+        if isinstance(when, dt.timedelta):  # relative to the due moment (or the start)
+            base = getattr(due, "dt", None)
+            if base is None:
+                continue
+            if not isinstance(base, dt.datetime):
+                base = dt.datetime.combine(base, dt.time())
+            when = base + when
+        if isinstance(when, dt.datetime):
+            if when.tzinfo is not None:
+                when = when.astimezone().replace(tzinfo=None)
+            return when.isoformat(timespec="minutes")
+    return None
 
 
 def parse(text: str, events: bool = False) -> list[tuple[str, dict[str, Any]]]:

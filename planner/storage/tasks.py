@@ -208,7 +208,26 @@ def brief(task: Task | None) -> dict[str, Any]:
             out[key] = task[key]
     if task.get("recurrence"):
         out["repeat"] = describe_repeat(task["recurrence"])
+    if task.get("remind_at"):
+        out["remind_at"] = task["remind_at"].replace("T", " ")
     return out
+
+
+def due_reminders(conn: sqlite3.Connection, now: dt.datetime) -> list[Task]:
+    """Open tasks whose reminder time has come and that were not shown yet, soonest first."""
+    rows = conn.execute(
+        "SELECT * FROM tasks WHERE status = 'open' AND remind_at IS NOT NULL AND remind_at <= ? "
+        "AND reminded_at IS NULL ORDER BY remind_at, id",
+        (now.isoformat(timespec="minutes"),),
+    )
+    return [dict(r) for r in rows]
+
+
+def mark_reminded(conn: sqlite3.Connection, ids: list[int], now: dt.datetime) -> None:
+    """Note that these reminders were shown (call inside a write transaction)."""
+    conn.executemany(
+        "UPDATE tasks SET reminded_at = ? WHERE id = ?", [(now.isoformat(timespec="seconds"), i) for i in ids]
+    )
 
 
 def clean_tags(value: Any) -> list[str]:

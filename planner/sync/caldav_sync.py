@@ -53,7 +53,7 @@ from planner.tools import ToolContext, dispatch
 
 log = logging.getLogger("planner")
 
-SYNCED = ("title", "status", "due_date", "due_time", "priority", "tags", "notes", "repeat")
+SYNCED = ("title", "status", "due_date", "due_time", "priority", "tags", "notes", "repeat", "remind_at")
 
 
 class SyncError(Exception):

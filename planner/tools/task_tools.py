@@ -11,7 +11,7 @@ import datetime as dt
 import re
 from typing import Any
 
-from planner.dates import DateError, When, check_time, next_due, parse_repeat, resolve
+from planner.dates import DateError, When, check_time, next_due, parse_repeat, resolve, resolve_remind
 from planner.storage.tasks import (
     PRIORITIES,
     SORTS,
@@ -74,6 +74,15 @@ def read_repeat(value: str) -> str | None:
         raise ToolError(f"repeat: {e}") from None
 
 
+def read_remind(ctx: ToolContext, value: str, due_date: str | None, due_time: str | None) -> str | None:
+    """A reminder phrase as a local time (YYYY-MM-DDTHH:MM); "none" or an empty string clears it."""
+    try:
+        when = resolve_remind(value, ctx.today(), due_date, due_time)
+    except DateError as e:
+        raise ToolError(f"remind: {e}") from None
+    return when.isoformat(timespec="minutes") if when else None
+
+
 def _result(key: str, task: Task | None, notes: list[str], **extra: Any) -> dict[str, Any]:
     out: dict[str, Any] = {key: brief(task), **extra}
     if notes:
@@ -91,6 +100,10 @@ FIELDS = {
     "repeat": {
         "type": "string",
         "description": "Only if it repeats, in the user's words (every monday, monthly on the 1st).",
+    },
+    "remind": {
+        "type": "string",
+        "description": "Only if the user asked to be reminded, in their words (an hour before, at 9 the day before).",
     },
 }
 
@@ -114,6 +127,7 @@ def add_task(
     tags: list[str] | None = None,
     notes: str | None = None,
     repeat: str | None = None,
+    remind: str | None = None,
 ) -> dict[str, Any]:
     """Add one task (a to-do or a reminder) to the user's list. Call once per task."""
     said: list[str] = []
@@ -130,6 +144,8 @@ def add_task(
         if first is None:
             raise ToolError(f"repeat: the rule {fields['recurrence']} has no date from today on")
         fields["due_date"] = first.isoformat()
+    if remind:
+        fields["remind_at"] = read_remind(ctx, remind, fields.get("due_date"), fields.get("due_time"))
     with ctx.store.write() as conn:
         task = insert(conn, ctx.turn, fields, clean_tags(tags or []), "add_task")
     return _result("added", task, said)
@@ -203,6 +219,9 @@ def complete_task(ctx: ToolContext, id: int) -> dict[str, Any]:
             return {"completed": brief(task), "repeat": "that was the last date of its repeat rule"}
         keep = ("title", "due_time", "priority", "notes", "recurrence")
         fields = {k: before[k] for k in keep} | {"due_date": following.isoformat()}
+        if before.get("remind_at"):  # the next one is reminded as long before its date as this one was
+            ahead = dt.datetime.fromisoformat(before["remind_at"]) - dt.datetime.combine(due, dt.time())
+            fields["remind_at"] = (dt.datetime.combine(following, dt.time()) + ahead).isoformat(timespec="minutes")
         nxt = insert(conn, ctx.turn, fields, before["tags"], "complete_task")
     return {"completed": brief(task), "next": brief(nxt)}
 
@@ -228,6 +247,7 @@ def update_task(
     tags: list[str] | None = None,
     notes: str | None = None,
     repeat: str | None = None,
+    remind: str | None = None,
 ) -> dict[str, Any]:
     """Change a task: rename, reschedule, set priority, tags, notes or repeat. Only what is given changes; an empty string clears."""
     said: list[str] = []
@@ -249,11 +269,21 @@ def update_task(
         changes["recurrence"] = read_repeat(repeat)
     new_tags = clean_tags(tags) if tags is not None else None
     if not changes and new_tags is None:
-        raise ToolError("give at least one thing to change: title, due_date, due_time, priority, tags, notes or repeat")
+        if remind is None:
+            raise ToolError(
+                "give at least one thing to change: title, due_date, due_time, priority, tags, notes, repeat or remind"
+            )
     with ctx.store.write() as conn:
         before = require(conn, id)
         if changes.get("due_time") and not (changes.get("due_date") or before["due_date"]):
             changes["due_date"] = ctx.today().isoformat()
+        if remind is not None:
+            due = changes.get("due_date", before["due_date"])
+            at = changes.get("due_time", before["due_time"])
+            changes["remind_at"] = read_remind(ctx, remind, due, at) if remind.strip() else None
+            changes["reminded_at"] = None
+        elif before.get("remind_at") and ("due_date" in changes or "due_time" in changes):
+            said.append(f"the reminder stays at {before['remind_at'].replace('T', ' ')}; set remind to move it")
         if changes:
             conn.execute(
                 f"UPDATE tasks SET {', '.join(f'{k} = ?' for k in changes)} WHERE id = ?", [*changes.values(), id]
