@@ -264,3 +264,23 @@ def test_an_unreachable_server_and_a_wrong_password_are_one_line_and_change_noth
         sync_config(store, Config(caldav_url=shown))
     assert PASSWORD not in str(e.value)
     assert titles(store) == {"kept": "open"} and phone.todos(include_completed=True) == []
+
+
+def test_a_reminder_reaches_the_phone_as_an_alarm_and_a_new_alarm_there_comes_back(ctx, store, tasklist):
+    url, phone = tasklist
+    dispatch(ctx, "add_task", {"title": "dentist", "due_date": "friday 3pm", "remind": "an hour before"})
+    go(store, url)
+    (alarm,) = phone_todos(phone)["dentist"].walk("VALARM")
+    assert alarm["trigger"].dt == dt.datetime(2026, 12, 4, 14, 0).astimezone(dt.UTC)
+    for obj in phone.todos(include_completed=True):  # the phone moves the alarm to two hours before
+        ics = icalendar.Calendar.from_ical(obj.data)
+        todo = next(c for c in ics.walk() if c.name == "VTODO")
+        (alarm,) = todo.walk("VALARM")
+        alarm.pop("trigger")
+        alarm.add("trigger", dt.timedelta(hours=-2))
+        todo.pop("last-modified", None)
+        todo.add("last-modified", dt.datetime.now(dt.UTC) + dt.timedelta(seconds=5))
+        obj.data = ics.to_ical().decode()
+        obj.save()
+    assert go(store, url).received == 1
+    assert exchange.all_tasks(store)[0]["remind_at"] == "2026-12-04T13:00"

@@ -223,6 +223,16 @@ def due_reminders(conn: sqlite3.Connection, now: dt.datetime) -> list[Task]:
     return [dict(r) for r in rows]
 
 
+def upcoming_reminders(conn: sqlite3.Connection, start: dt.datetime, end: dt.datetime) -> list[Task]:
+    """Open tasks with a reminder still to show between start and end, soonest first."""
+    rows = conn.execute(
+        "SELECT * FROM tasks WHERE status = 'open' AND reminded_at IS NULL AND remind_at > ? AND remind_at <= ? "
+        "ORDER BY remind_at, id",
+        (start.isoformat(timespec="minutes"), end.isoformat(timespec="minutes")),
+    )
+    return [dict(r) for r in rows]
+
+
 def mark_reminded(conn: sqlite3.Connection, ids: list[int], now: dt.datetime) -> None:
     """Note that these reminders were shown (call inside a write transaction)."""
     conn.executemany(

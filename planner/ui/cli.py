@@ -29,7 +29,7 @@ from planner.memory.history import latest_session, new_session_name
 from planner.model.client import ModelError, Ollama
 from planner.settings import GUARD_PROFILES, VERSION, Config, ConfigError, parse_today
 from planner.storage.db import DatabaseError, Store, explain
-from planner.ui import offline
+from planner.ui import offline, reminders
 from planner.ui.commands import safe
 from planner.ui.repl import ONE_SHOT_SESSION, err, rich_terminal, run_once, run_repl
 from planner.ui.traceview import SideCalls, Trace
@@ -45,6 +45,7 @@ subcommands (no model needed; --db and --today may stand before or after them):
   tasks [open|done|all]                                       the task table, as /tasks
   agenda [DAYS]                                               the agenda, as /agenda
   sync                                                        the tasks with a CalDAV task list, both ways
+  remind [--check]                                            coming reminders; --check: due now (cron), 1 if any
   doctor                                                      can the planner run here? (asks Ollama)
   mcp [--web] [--yes]                                         serve the tools to an MCP client on stdio
 
@@ -403,9 +404,13 @@ def _main(argv: list[str] | None) -> int:
         finally:
             agent.close()
             store.close()
+    watcher = None
     if interactive:
         print(f"Planner · {config.model} · session {session} · {config.db_path}")
         print("Ask me to add, list, change or finish tasks. /help lists commands; exit quits.")
+        for text in reminders.due_now(store):  # what fell due since last time
+            print(safe(text))
+        watcher = reminders.Watcher(store, lambda text: print(f"\n{safe(text)}", flush=True)).start()
     try:
         return run_repl(agent, interactive, sys.stdout, trace)
     except Exception as e:  # a bug: the log gets the traceback, the user one line
@@ -414,5 +419,7 @@ def _main(argv: list[str] | None) -> int:
         err(str(known) if known else f"something went wrong inside the planner; details are in {config.log_path}")
         return 1
     finally:
+        if watcher:
+            watcher.close()
         agent.close()
         store.close()

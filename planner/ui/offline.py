@@ -6,6 +6,7 @@
     python agent.py tasks [open|done|all]
     python agent.py agenda [DAYS]
     python agent.py sync               the tasks with a CalDAV task list, both ways (PLANNER_CALDAV_URL)
+    python agent.py remind [--check]   the coming reminders; --check: what is due now, exit 1 if any (cron)
 
 Global options (--db, --today) may stand before or after the subcommand. Every
 fault is one line on stderr and exit status 1; 2 is a bad option.
@@ -30,6 +31,7 @@ SUBCOMMANDS = (
     "backup",
     "tasks",
     "agenda",
+    "remind",
     "sync",
     "doctor",
     "mcp",
@@ -77,6 +79,8 @@ def parser(what: str, base: Config) -> argparse.ArgumentParser:
         p.add_argument("--events", action="store_true", help="ics only: import events as dated tasks too")
     elif what == "backup":
         p.add_argument("file", type=Path, help="where to write the copy (a new .db file)")
+    elif what == "remind":
+        p.add_argument("--check", action="store_true", help="print what is due now; exit 1 when something was")
     elif what == "sync":
         pass  # the list and its user come from PLANNER_CALDAV_URL, _USER and _PASSWORD
     elif what == "tasks":
@@ -105,9 +109,15 @@ def run(what: str, argv: list[str]) -> int:
         err(str(e))
         return 1
     try:
-        return {"export": export, "import": import_, "backup": backup, "tasks": show, "agenda": show, "sync": sync}[
-            what
-        ](store, args, today or dt.date.today(), what)
+        return {
+            "export": export,
+            "import": import_,
+            "backup": backup,
+            "tasks": show,
+            "agenda": show,
+            "sync": sync,
+            "remind": remind,
+        }[what](store, args, today or dt.date.today(), what)
     except OSError as e:
         err(f"cannot write {getattr(args, 'output', None) or getattr(args, 'file', '')}: {e.strerror}")
         return 1
@@ -173,6 +183,18 @@ def import_(store: Store, args: argparse.Namespace, today: dt.date, what: str) -
     for problem in result["problems"]:
         print(f"  not imported: {problem}", file=sys.stderr)
     return 1 if result["problems"] else 0
+
+
+def remind(store: Store, args: argparse.Namespace, today: dt.date, what: str) -> int:
+    """remind: the reminders of the next days, or with --check what is due now (for cron)."""
+    from planner.ui import reminders
+    from planner.ui.commands import safe
+
+    if args.check:
+        return reminders.check(store, lambda text: print(safe(text), flush=True))
+    lines = reminders.upcoming(store)
+    print(safe("\n".join(lines)) if lines else "no reminders in the next 7 days")
+    return 0
 
 
 def sync(store: Store, args: argparse.Namespace, today: dt.date, what: str) -> int:

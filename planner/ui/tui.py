@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.application import run_in_terminal
 from prompt_toolkit.completion import Completer, Completion
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings
@@ -31,6 +32,7 @@ from rich.text import Text
 from planner.agent.loop import Agent, TurnResult
 from planner.model.client import ModelError
 from planner.storage.maintenance import overview
+from planner.ui import reminders
 from planner.ui.commands import COMMANDS, EXIT_WORDS, Stats, run_command, safe
 from planner.ui.tables import agenda_table, stats_table, task_table
 from planner.ui.traceview import SideCalls, Trace
@@ -120,6 +122,7 @@ class TerminalUI:
         console: Console | None = None,
     ):
         self.agent: Agent  # given to run(); built after this UI so that its confirm() is the agent's
+        self.waiting_reminders: list[str] = []  # came due while a reply was on screen
         self.console = console or Console(highlight=False)
         self.quiet = quiet
         self.verbose = verbose
@@ -163,6 +166,18 @@ class TerminalUI:
             for example in EXAMPLES:
                 self.console.print(f"[dim]  {example}[/]")
 
+    def remind(self, text: str) -> None:
+        """Show a reminder that came due (from the watcher's thread): above the prompt while one is
+        waiting, else before the next prompt, so a streaming reply is never drawn over."""
+        app = self.session.app
+        loop = getattr(app, "loop", None)
+        if app.is_running and loop is not None:
+            loop.call_soon_threadsafe(
+                lambda: run_in_terminal(lambda: self.console.print(Text(safe(text), style="bold")))
+            )
+        else:
+            self.waiting_reminders.append(text)
+
     def confirm(self, question: str) -> bool:
         """y/N for a destructive tool. The trace so far and the question stay on the screen: the live
         view is stopped (its region erased), the trace printed for good, and a fresh live view started
@@ -192,8 +207,20 @@ class TerminalUI:
         """Show the banner, then read and answer until Ctrl-D, exit, or two Ctrl-C in a row; returns the exit status."""
         self.agent = agent
         self.banner(db_path)
+        for text in reminders.due_now(agent.context.store):  # what fell due since last time
+            self.console.print(Text(safe(text), style="bold"))
+        watcher = reminders.Watcher(agent.context.store, self.remind).start()
+        try:
+            return self._loop()
+        finally:
+            watcher.close()
+
+    def _loop(self) -> int:
+        """Read and answer until Ctrl-D, exit, or two Ctrl-C in a row."""
         last_interrupt = 0.0
         while True:
+            while self.waiting_reminders:
+                self.console.print(Text(safe(self.waiting_reminders.pop(0)), style="bold"))
             try:
                 line = self.session.prompt("you> ").strip()
             except EOFError:
