@@ -288,3 +288,28 @@ def test_verbose_shows_the_critic_and_the_background_calls_in_the_full_terminal(
     # shown when it finishes: with the first reply or, if it ended later, under the next request
     assert sum(line.startswith("  · memory extraction: critic ") for line in shown[first:]) >= 1
     assert sum(line.startswith("  · main ") for line in shown) == 3
+
+
+@pytest.mark.slow
+def test_reminders_show_at_start_and_above_the_waiting_prompt(spawn, tmp_path):
+    import datetime as dt
+
+    from planner.storage.db import Store
+
+    store = Store(tmp_path / "planner.db")
+    with store.write() as conn:
+        conn.execute(
+            "INSERT INTO tasks (title, uid, remind_at) VALUES ('pay rent', 'u1', ?)",
+            ((dt.datetime.now() - dt.timedelta(hours=1)).isoformat(timespec="minutes"),),
+        )
+    child = spawn()
+    assert "reminder: pay rent" in child.before  # what fell due since last time, under the banner
+    with store.write() as conn:
+        conn.execute(
+            "INSERT INTO tasks (title, uid, remind_at) VALUES ('stretch', 'u2', ?)",
+            (dt.datetime.now().isoformat(timespec="minutes"),),
+        )
+    child.expect("reminder: stretch", timeout=15)  # while the prompt waits
+    child.sendline("/tasks")
+    child.expect("stretch")
+    store.close()
