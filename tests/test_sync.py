@@ -233,21 +233,21 @@ def test_the_first_sync_with_a_full_list_merges_by_title_and_date(ctx, store, ta
 def test_a_sync_killed_halfway_loses_and_duplicates_nothing(ctx, store, tmp_path, tasklist):
     url, phone = tasklist
     with store.write() as conn:
-        conn.executemany("INSERT INTO tasks (title, uid) VALUES (?, ?)", [(f"task {i}", f"u{i}") for i in range(120)])
+        conn.executemany("INSERT INTO tasks (title, uid) VALUES (?, ?)", [(f"task {i}", f"u{i}") for i in range(60)])
     env = clean_env(PLANNER_HOME=str(tmp_path), PLANNER_CALDAV_URL=url, PLANNER_CALDAV_USER=USER,
                     PLANNER_CALDAV_PASSWORD=PASSWORD)  # fmt: skip
     cmd = [sys.executable, str(ROOT / "agent.py"), "sync", "--db", str(store.path)]
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
-    while len(phone.todos(include_completed=True)) < 20 and time.monotonic() < deadline:
+    while len(phone.todos(include_completed=True)) < 10 and time.monotonic() < deadline:
         time.sleep(0.05)
     p.send_signal(signal.SIGKILL)
     p.wait()
-    assert 0 < len(phone.todos(include_completed=True)) < 120  # killed halfway
+    assert 0 < len(phone.todos(include_completed=True)) < 60  # killed halfway
     for _ in range(2):
         assert subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120).returncode == 0
     uids = [o.icalendar_component["uid"] for o in phone.todos(include_completed=True)]
-    assert len(uids) == len(set(uids)) == 120 and len(exchange.all_tasks(store)) == 120
+    assert len(uids) == len(set(uids)) == 60 and len(exchange.all_tasks(store)) == 60
 
 
 def test_an_unreachable_server_and_a_wrong_password_are_one_line_and_change_nothing(ctx, store, tasklist, radicale):
