@@ -210,6 +210,9 @@ class Sync:
                 before = snapshot(conn, task["id"])
                 changes = {**(before or {}), **fields}
                 changes["recurrence"] = fields.get("recurrence")
+                changes["remind_at"] = fields.get("remind_at")
+                if changes["remind_at"] != (before or {}).get("remind_at"):
+                    changes["reminded_at"] = None  # a new reminder time shows again
                 restore(conn, task["id"], {k: v for k, v in changes.items() if k != "tags"})
                 set_tags(conn, task["id"], tags)
                 record(conn, self.turn, "sync", task["id"], before)

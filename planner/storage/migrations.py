@@ -1,0 +1,266 @@
+"""The schema as a tiny ordered list of migrations: MIGRATIONS[i] takes a database from version i to i + 1.
+
+PRAGMA user_version holds the version; db.migrate runs the missing steps, each
+in the one transaction that also sets the version, so a crash never leaves a
+half-migrated file. Never change a step that has shipped: add one.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
+    return {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+
+
+def _script(conn: sqlite3.Connection, sql: str) -> None:
+    # Not executescript(): it commits first, which would split a migration
+    # across transactions.
+    buffer = ""
+    for piece in sql.split(";"):
+        buffer += piece + ";"
+        if sqlite3.complete_statement(buffer):  # a trigger body holds ';' of its own
+            if buffer.strip(" \n;"):
+                conn.execute(buffer)
+            buffer = ""
+
+
+def _add_columns(conn: sqlite3.Connection, table: str, columns: dict[str, str]) -> None:
+    have = _columns(conn, table)
+    for name, decl in columns.items():
+        if name not in have:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {decl}")
+
+
+def _m1_tutorial_tables(conn: sqlite3.Connection) -> None:
+    # The tutorial's tables, exactly; IF NOT EXISTS keeps a tutorial file's data.
+    _script(
+        conn,
+        """
+        CREATE TABLE IF NOT EXISTS tasks (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            title TEXT NOT NULL,
+            due_date TEXT,
+            status TEXT NOT NULL DEFAULT 'open',
+            created_at TEXT DEFAULT CURRENT_TIMESTAMP
+        );
+        CREATE TABLE IF NOT EXISTS messages (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            session TEXT NOT NULL,
+            role TEXT NOT NULL,
+            content TEXT,
+            tool_calls TEXT,
+            tool_name TEXT,
+            created_at TEXT DEFAULT CURRENT_TIMESTAMP
+        );
+        CREATE TABLE IF NOT EXISTS memories (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            text TEXT NOT NULL,
+            embedding BLOB,
+            created_at TEXT DEFAULT CURRENT_TIMESTAMP
+        );
+        """,
+    )
+    # A tutorial file may predate a column; add what is missing.
+    _add_columns(conn, "tasks", {"due_date": "TEXT", "created_at": "TEXT"})
+    _add_columns(conn, "messages", {"tool_calls": "TEXT", "tool_name": "TEXT", "created_at": "TEXT"})
+    _add_columns(conn, "memories", {"embedding": "BLOB", "created_at": "TEXT"})
+
+
+def _m2_sessions_and_models(conn: sqlite3.Connection) -> None:
+    # embed_model: which model made each vector, so a model change is detected.
+    _add_columns(conn, "memories", {"embed_model": "TEXT", "updated_at": "TEXT"})
+    _script(
+        conn,
+        """
+        -- window_start: id of the first message sent to the model (memory.py)
+        CREATE TABLE IF NOT EXISTS sessions (
+            name TEXT PRIMARY KEY,
+            created_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP,
+            window_start INTEGER NOT NULL DEFAULT 0
+        );
+        INSERT OR IGNORE INTO sessions (name, created_at)
+            SELECT session, MIN(created_at) FROM messages GROUP BY session;
+        CREATE INDEX IF NOT EXISTS messages_session_id ON messages (session, id);
+        CREATE INDEX IF NOT EXISTS tasks_status ON tasks (status);
+        """,
+    )
+
+
+def _m3_typed_memories(conn: sqlite3.Connection) -> None:
+    # Memories become typed, scored cells with a keyword index beside the vectors.
+    _add_columns(
+        conn,
+        "memories",
+        {
+            "kind": "TEXT NOT NULL DEFAULT 'fact'",
+            "salience": "REAL NOT NULL DEFAULT 0.5",
+            "topic": "TEXT NOT NULL DEFAULT ''",
+            "source": "TEXT NOT NULL DEFAULT 'remember'",
+        },
+    )
+    _script(
+        conn,
+        """
+        UPDATE memories SET updated_at = COALESCE(updated_at, created_at, CURRENT_TIMESTAMP);
+        -- reason: update (a newer version), supersede (contradicted), forget (removed)
+        CREATE TABLE IF NOT EXISTS memory_history (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            memory_id INTEGER NOT NULL,
+            old_text TEXT NOT NULL,
+            new_text TEXT,
+            reason TEXT NOT NULL,
+            changed_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP
+        );
+        CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
+            text, content='memories', content_rowid='id', tokenize='porter unicode61'
+        );
+        CREATE TRIGGER IF NOT EXISTS memories_fts_insert AFTER INSERT ON memories BEGIN
+            INSERT INTO memories_fts (rowid, text) VALUES (new.id, new.text);
+        END;
+        CREATE TRIGGER IF NOT EXISTS memories_fts_delete AFTER DELETE ON memories BEGIN
+            INSERT INTO memories_fts (memories_fts, rowid, text) VALUES ('delete', old.id, old.text);
+        END;
+        CREATE TRIGGER IF NOT EXISTS memories_fts_update AFTER UPDATE OF text ON memories BEGIN
+            INSERT INTO memories_fts (memories_fts, rowid, text) VALUES ('delete', old.id, old.text);
+            INSERT INTO memories_fts (rowid, text) VALUES (new.id, new.text);
+        END;
+        INSERT INTO memories_fts (memories_fts) VALUES ('rebuild');
+        CREATE TABLE IF NOT EXISTS memory_topics (
+            topic TEXT PRIMARY KEY,
+            summary TEXT NOT NULL,
+            memory_count INTEGER NOT NULL,
+            updated_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP
+        );
+        -- one row per finished turn whose memories are still to be extracted
+        CREATE TABLE IF NOT EXISTS memory_jobs (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            session TEXT NOT NULL,
+            user_text TEXT NOT NULL,
+            reply TEXT NOT NULL,
+            today TEXT NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP
+        );
+        CREATE TABLE IF NOT EXISTS conversation_summaries (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            session TEXT NOT NULL,
+            summary TEXT NOT NULL,
+            first_message_id INTEGER NOT NULL,
+            last_message_id INTEGER NOT NULL,
+            message_count INTEGER NOT NULL,
+            created_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP
+        );
+        CREATE INDEX IF NOT EXISTS conversation_summaries_session ON conversation_summaries (session, id)
+        """,
+    )
+
+
+def _m4_task_events(conn: sqlite3.Connection) -> None:
+    # The change log behind /undo (tasks.py): each task as it was and as it became.
+    _script(
+        conn,
+        """
+        CREATE TABLE IF NOT EXISTS task_events (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            turn TEXT NOT NULL,
+            tool TEXT NOT NULL,
+            task_id INTEGER NOT NULL,
+            before TEXT,
+            after TEXT,
+            created_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP,
+            undone_at TEXT
+        );
+        CREATE INDEX IF NOT EXISTS task_events_turn ON task_events (turn, id);
+        CREATE INDEX IF NOT EXISTS task_events_pending ON task_events (id) WHERE undone_at IS NULL
+        """,
+    )
+
+
+def _m5_planner_fields(conn: sqlite3.Connection) -> None:
+    # Priority, notes, a due time, completion time, a repeat rule (RRULE) and a
+    # stable uid (so export -> import is idempotent); tags in their own table.
+    _add_columns(
+        conn,
+        "tasks",
+        {
+            "due_time": "TEXT",
+            "priority": "TEXT",
+            "notes": "TEXT",
+            "completed_at": "TEXT",
+            "recurrence": "TEXT",
+            "uid": "TEXT",
+        },
+    )
+    _script(
+        conn,
+        """
+        UPDATE tasks SET uid = lower(hex(randomblob(16))) WHERE uid IS NULL;
+        CREATE UNIQUE INDEX IF NOT EXISTS tasks_uid ON tasks (uid);
+        CREATE INDEX IF NOT EXISTS tasks_due ON tasks (status, due_date);
+        CREATE TABLE IF NOT EXISTS task_tags (
+            task_id INTEGER NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+            tag TEXT NOT NULL,
+            PRIMARY KEY (task_id, tag)
+        ) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS task_tags_tag ON task_tags (tag)
+        """,
+    )
+
+
+# Ordered; index i upgrades user_version i to i + 1. Append only.
+def _m6_forget_undo(conn: sqlite3.Connection) -> None:
+    # A forgotten memory keeps its whole row and vector under the turn that forgot it, so /undo brings it back.
+    # after_event: the newest task_events.id when it was forgotten, so /undo knows which came last.
+    _add_columns(
+        conn,
+        "memory_history",
+        {"turn": "TEXT", "row": "TEXT", "embedding": "BLOB", "undone_at": "TEXT", "after_event": "INTEGER"},
+    )
+    conn.execute("CREATE INDEX IF NOT EXISTS memory_history_pending ON memory_history (turn) WHERE undone_at IS NULL")
+
+
+def _m7_said_on(conn: sqlite3.Connection) -> None:
+    # The planner's date when the fact was last said (its "today", which a background extraction
+    # carries from the turn), shown with the memory so the model can answer "when" and prefer the newer.
+    _add_columns(conn, "memories", {"said_on": "TEXT"})
+    conn.execute("UPDATE memories SET said_on = substr(COALESCE(updated_at, created_at), 1, 10) WHERE said_on IS NULL")
+
+
+def _m8_sync(conn: sqlite3.Connection) -> None:
+    # CalDAV sync state: for each task last synced, where it lives on the server, the ETag it had
+    # there, and a hash of its fields as synced (a change on either side since shows as a difference).
+    _script(
+        conn,
+        """
+        CREATE TABLE IF NOT EXISTS sync_items (
+            uid TEXT PRIMARY KEY,
+            href TEXT NOT NULL,
+            etag TEXT,
+            synced TEXT NOT NULL
+        );
+        CREATE TABLE IF NOT EXISTS sync_meta (key TEXT PRIMARY KEY, value TEXT)
+        """,
+    )
+
+
+def _m9_reminders(conn: sqlite3.Connection) -> None:
+    # When to remind (local time, like due dates) and when the reminder was shown, so each shows once.
+    _add_columns(conn, "tasks", {"remind_at": "TEXT", "reminded_at": "TEXT"})
+    conn.execute("CREATE INDEX IF NOT EXISTS tasks_remind ON tasks (remind_at) WHERE reminded_at IS NULL")
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
+    _m1_tutorial_tables,
+    _m2_sessions_and_models,
+    _m3_typed_memories,
+    _m4_task_events,
+    _m5_planner_fields,
+    _m6_forget_undo,
+    _m7_said_on,
+    _m8_sync,
+    _m9_reminders,
+]
+SCHEMA_VERSION = len(MIGRATIONS)
