@@ -21,11 +21,25 @@ parts the same way.
 
 from __future__ import annotations
 
-from planner.agent.build import build_agent
-from planner.agent.loop import Agent, TurnResult
+from typing import Any
+
 from planner.ui.cli import main
 
-__all__ = ["Agent", "TurnResult", "build_agent", "main"]
+__all__ = ["Agent", "TurnResult", "build_agent", "main"]  # noqa: F822  (the first three load on use)
+
+
+def __getattr__(name: str) -> Any:
+    # The agent loads when it is asked for, so `python agent.py export` and the cron check start fast.
+    if name in ("Agent", "TurnResult"):
+        from planner.agent import loop
+
+        return getattr(loop, name)
+    if name == "build_agent":
+        from planner.agent.build import build_agent
+
+        return build_agent
+    raise AttributeError(name)
+
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -23,16 +23,18 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from planner.agent.build import build_agent
-from planner.memory.history import latest_session, new_session_name
-from planner.model.client import ModelError, Ollama
 from planner.settings import GUARD_PROFILES, VERSION, Config, ConfigError, parse_today
 from planner.storage.db import DatabaseError, Store, explain
-from planner.ui import offline, reminders
-from planner.ui.commands import safe
-from planner.ui.repl import ONE_SHOT_SESSION, err, rich_terminal, run_once, run_repl
-from planner.ui.traceview import SideCalls, Trace
+from planner.ui import offline
+from planner.ui.text import err, safe
+
+if TYPE_CHECKING:
+    from planner.model.client import Ollama
+
+# The agent, the model client and the interfaces load only for a conversation: a subcommand
+# (`remind --check` from cron every minute, `export`, `--help`) starts in a tenth of the time.
 
 log = logging.getLogger("planner")
 
@@ -206,6 +208,8 @@ def missing_models(names: list[str], config: Config) -> str:
 
 def ensure_models(llm: Ollama, config: Config, interactive: bool) -> str | None:
     """Check the server and models; offer pulls. Returns an error line or None."""
+    from planner.model.client import ModelError
+
     try:
         have = llm.models()
     except ModelError as e:
@@ -236,6 +240,9 @@ def ensure_models(llm: Ollama, config: Config, interactive: bool) -> str | None:
 
 def show_pull(llm: Ollama, name: str) -> None:
     """Pull a model, showing progress on stderr (a progress bar in a real terminal)."""
+    from planner.model.client import ModelError
+    from planner.ui.repl import rich_terminal
+
     if rich_terminal(os.environ, sys.stderr):
         from rich.console import Console
 
@@ -340,6 +347,13 @@ def _main(argv: list[str] | None) -> int:
     except ConfigError as e:
         err(str(e))
         return 2
+    from planner.agent.build import build_agent
+    from planner.memory.history import latest_session, new_session_name
+    from planner.model.client import Ollama
+    from planner.ui import reminders
+    from planner.ui.repl import ONE_SHOT_SESSION, rich_terminal, run_once, run_repl
+    from planner.ui.traceview import SideCalls, Trace
+
     one_shot = options.message
     if one_shot == "-":
         one_shot = sys.stdin.read().strip()

@@ -21,6 +21,7 @@ from planner.model.client import ModelError
 from planner.storage.db import DatabaseError, explain
 from planner.storage.tasks import new_turn
 from planner.tools import ToolContext, dispatch
+from planner.ui.text import inline, safe  # noqa: F401  (safe: re-exported)
 
 
 @dataclass
@@ -54,16 +55,6 @@ class Stats:
         self.tool_seconds += r.tool_seconds
         self.prefix_reuse += r.prefix_reuse
         self.last = r
-
-
-def safe(text: str) -> str:
-    """Text with control characters made visible, so stored data cannot drive the terminal."""
-    return "".join(ch if ch.isprintable() or ch in "\n\t" else f"\\x{ord(ch):02x}" for ch in text)
-
-
-def inline(text: str) -> str:
-    """safe() for one table cell: line breaks shown as \\n too, so a title never breaks its row."""
-    return safe(text.replace("\r", "\\r").replace("\n", "\\n").replace("\t", " "))
 
 
 Handler = Callable[[Agent, str, Stats], str]

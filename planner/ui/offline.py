@@ -24,6 +24,7 @@ from pathlib import Path
 from planner.settings import Config, ConfigError, parse_today
 from planner.storage import maintenance
 from planner.storage.db import DatabaseError, Store, explain
+from planner.ui.text import err
 
 SUBCOMMANDS = (
     "export",
@@ -52,13 +53,6 @@ def split(argv: list[str]) -> tuple[str | None, list[str]]:
         else:
             return (word, argv[:i] + argv[i + 1 :]) if word in SUBCOMMANDS else (None, argv)
     return None, argv
-
-
-def err(message: str) -> None:
-    """One line for the user on stderr."""
-    from planner.ui.commands import safe
-
-    print(f"error: {safe(message)}", file=sys.stderr, flush=True)
 
 
 def parser(what: str, base: Config) -> argparse.ArgumentParser:
@@ -188,7 +182,7 @@ def import_(store: Store, args: argparse.Namespace, today: dt.date, what: str) -
 def remind(store: Store, args: argparse.Namespace, today: dt.date, what: str) -> int:
     """remind: the reminders of the next days, or with --check what is due now (for cron)."""
     from planner.ui import reminders
-    from planner.ui.commands import safe
+    from planner.ui.text import safe
 
     if args.check:
         return reminders.check(store, lambda text: print(safe(text), flush=True))

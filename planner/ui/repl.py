@@ -14,12 +14,8 @@ from typing import Any, TextIO
 from planner.agent.loop import INTERRUPTED, Agent
 from planner.prompts import TOO_MANY_STEPS
 from planner.ui.commands import EXIT_WORDS, Stats, run_command, safe
+from planner.ui.text import err  # noqa: F401  (re-exported)
 from planner.ui.traceview import Trace
-
-
-def err(message: str) -> None:
-    """One line for the user on stderr, control characters made visible (Ollama's and SQLite's text too)."""
-    print(f"error: {safe(message)}", file=sys.stderr, flush=True)
 
 
 class Printer:

@@ -19,7 +19,7 @@ import threading
 import time
 from typing import Any
 
-from planner.ui.commands import safe
+from planner.ui.text import safe
 
 
 def call_text(name: Any, arguments: Any) -> str:
