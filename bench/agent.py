@@ -169,6 +169,24 @@ def startup(memories: int) -> dict:
     }
 
 
+def cron_check() -> dict:
+    """Seconds from exec to exit of `python agent.py remind --check` (run by cron every minute): no agent loads."""
+    with tempfile.TemporaryDirectory() as d:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PLANNER_")}
+        env.update(PLANNER_HOME=d, PATH="/usr/bin:/bin")
+        samples = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, str(ROOT / "agent.py"), "remind", "--check"], env=env, capture_output=True)
+            samples.append(time.perf_counter() - t0)
+    return {
+        "what": "start-up to exit, remind --check",
+        "value": statistics.median(samples),
+        "unit": "s",
+        "target": 0.25,
+    }
+
+
 def shared_prefix(a: str, b: str) -> int:
     """Length of the common start of two strings (binary search on slices, no per-character loop)."""
     lo, hi = 0, min(len(a), len(b))
@@ -249,7 +267,7 @@ def one_recall(memories: int, repeats: int = 30) -> float:
 def run(quick: bool) -> list[dict]:
     """All agent benchmarks as table rows."""
     if quick:
-        return [*overhead(10, 1_000, 5), startup(1_000), *prefix_reuse(20)]
+        return [*overhead(10, 1_000, 5), startup(1_000), cron_check(), *prefix_reuse(20)]
     pairs = [(10, 1_000), (1_000, 1_000), (10_000, 1_000), (10, 100_000), (10_000, 100_000)]
     rows = [r for m, k in pairs for r in overhead(m, k, 30)]
     # A turn at 100k memories should cost the 1k turn plus one 100k recall, not two recalls (shared search).
@@ -268,6 +286,6 @@ def run(quick: bool) -> list[dict]:
             "target": 1.3,
         }
     )
-    rows += [startup(1_000), startup(100_000)]
+    rows += [startup(1_000), startup(100_000), cron_check()]
     rows += prefix_reuse(200)
     return rows
