@@ -19,7 +19,6 @@ import signal
 import sqlite3
 import sys
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,10 +27,11 @@ from typing import TYPE_CHECKING
 from planner.settings import GUARD_PROFILES, VERSION, Config, ConfigError, parse_today
 from planner.storage.db import DatabaseError, Store, explain
 from planner.ui import offline
+from planner.ui.models import ensure_models, missing_models, show_pull  # noqa: F401  (re-exported)
 from planner.ui.text import err, safe
 
 if TYPE_CHECKING:
-    from planner.model.client import Ollama
+    pass
 
 # The agent, the model client and the interfaces load only for a conversation: a subcommand
 # (`remind --check` from cron every minute, `export`, `--help`) starts in a tenth of the time.
@@ -191,78 +191,6 @@ def setup_logging(path: Path) -> None:
 
 
 # ---------------------------------------------------------------- start-up checks
-
-
-def missing_models(names: list[str], config: Config) -> str:
-    """One message for every missing model: the pull line for each, and the flag that runs without it."""
-    roles = {config.model: "main", config.critic_model: "critic", config.embed_model: "embedding"}
-    without = []
-    if config.critic_model in names and config.critic_model != config.model:
-        without.append("--no-reflect --no-auto-memory run without the critic")
-    if config.embed_model in names:
-        without.append("the embedding model is needed for long-term memory")
-    lines = [f"{len(names)} model{'s are' if len(names) > 1 else ' is'} not pulled:"]
-    lines += [f"  ollama pull {n}    # {roles.get(n, 'model')}" for n in names]
-    return "\n".join(lines + [f"  ({w})" for w in without])
-
-
-def ensure_models(llm: Ollama, config: Config, interactive: bool) -> str | None:
-    """Check the server and models; offer pulls. Returns an error line or None."""
-    from planner.model.client import ModelError
-
-    try:
-        have = llm.models()
-    except ModelError as e:
-        return str(e)
-    # The critic also writes memories and summaries in the background.
-    wanted = [config.model, config.embed_model] + (
-        [config.critic_model] if config.reflect or config.auto_memory else []
-    )
-    missing = [n for n in dict.fromkeys(wanted) if n not in have and f"{n}:latest" not in have]
-    if missing and not interactive:
-        return missing_models(missing, config)
-    for name in missing:
-        answer = input(f"Model {name!r} is not pulled. Pull it now? [Y/n] ").strip().lower()
-        if answer not in ("", "y", "yes"):
-            return missing_models([name], config)
-        try:
-            show_pull(llm, name)
-        except ModelError as e:
-            return f"could not pull {name!r}: {e}"
-    try:
-        caps = llm.capabilities(config.model)
-    except ModelError as e:
-        return str(e)
-    if caps and "tools" not in caps:
-        return f"model {config.model!r} cannot call tools; choose one that can (e.g. qwen3.5 or llama3.1) with --model"
-    return None
-
-
-def show_pull(llm: Ollama, name: str) -> None:
-    """Pull a model, showing progress on stderr (a progress bar in a real terminal)."""
-    from planner.model.client import ModelError
-    from planner.ui.repl import rich_terminal
-
-    if rich_terminal(os.environ, sys.stderr):
-        from rich.console import Console
-
-        from planner.ui.tui import pull_with_progress
-
-        line = pull_with_progress(llm, name, Console(stderr=True))
-        if line.startswith("error: "):
-            raise ModelError(line.removeprefix("error: "))
-        print(line, file=sys.stderr)
-        return
-    last = 0.0
-    for status, done, total in llm.pull(name):
-        now = time.monotonic()
-        if total and now - last > 0.2:
-            last = now
-            print(f"\r{status}: {done / total:6.1%} of {total / 1e9:.2f} GB", end="", file=sys.stderr, flush=True)
-    print(f"\rpulled {name}{' ' * 30}", file=sys.stderr, flush=True)
-
-
-# ---------------------------------------------------------------- confirmations
 
 
 def make_confirm(config: Config, interactive: bool, lock: threading.Lock) -> Callable[[str], bool] | None:
