@@ -239,7 +239,7 @@ def test_a_sync_killed_halfway_loses_and_duplicates_nothing(ctx, store, tmp_path
     cmd = [sys.executable, str(ROOT / "agent.py"), "sync", "--db", str(store.path)]
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
-    while len(phone.todos(include_completed=True)) < 10 and time.monotonic() < deadline:
+    while len(phone.todos(include_completed=True)) < 3 and time.monotonic() < deadline:
         time.sleep(0.05)
     p.send_signal(signal.SIGKILL)
     p.wait()
