@@ -248,13 +248,14 @@ class _Handler(BaseHTTPRequestHandler):
         """On a hub, find the fake this request's prefix belongs to and strip the prefix; False: none (404 sent)."""
         if self.hub is None:
             return True
-        prefix, _, rest = self.path.partition("/api/") if "/api/" in self.path else (self.path.rstrip("/"), "", "")
-        fake = self.hub.fakes.get(prefix)
+        # "/t7/api/chat" -> fake /t7, path "/api/chat"; "/t7" or "/t7/" -> path "/"
+        prefix, slash, rest = self.path.lstrip("/").partition("/")
+        fake = self.hub.fakes.get("/" + prefix)
         if fake is None:
             self._json(404, {"error": "fake: no test is served under this prefix"})
             return False
         self.fake = fake
-        self.path = "/api/" + rest if _ else "/"
+        self.path = slash + rest or "/"
         return True
 
     def log_message(self, *args: Any) -> None:

@@ -26,7 +26,8 @@ from planner.tools import dispatch
 def test_10_any_title_and_notes_stay_one_value_in_ics(title, notes):
     import icalendar
 
-    from planner.storage.exchange import _ics_safe, to_ics
+    from planner.storage.exchange import to_ics
+    from planner.storage.ical import safe_text as _ics_safe
 
     task = {"uid": "u1", "title": title, "status": "open", "due_date": "2026-12-04", "due_time": None,
             "priority": None, "tags": [], "notes": notes or None, "repeat": None}  # fmt: skip

@@ -158,9 +158,6 @@ def to_ics(tasks: list[dict[str, Any]], now: dt.datetime | None = None, events: 
     return cal.to_ical().decode("utf-8")
 
 
-_ics_safe = ical.safe_text  # the name the attack tests know
-
-
 def export(store: Store, fmt: str, events: bool = False) -> str:
     """All tasks in one of FORMATS (`events`: ics only, dated tasks as events too)."""
     tasks = all_tasks(store)

@@ -248,13 +248,10 @@ class Sync:
             obj.save(precondition="etag")  # If-Match: a change there since the listing is not overwritten
         else:
             obj = self.tasks.save_todo(data)
-        etag = self._etag(obj)
+        etag = getattr(obj, "etag", None)  # the server's answer to the PUT carries it
         with self.store.write() as conn:
             self._remember(conn, task["uid"], str(obj.url), etag, task)
         self.report.sent += 1
-
-    def _etag(self, obj: Any) -> str | None:
-        return getattr(obj, "etag", None)  # the server's answer to the PUT carries it
 
     # -- the run
 
@@ -262,7 +259,8 @@ class Sync:
         """Sync both ways once; returns what it did."""
         state = self._state()
         remote = _remote(self.tasks)
-        local = {t["uid"]: t | {"id": self._id(t["uid"])} for t in all_tasks(self.store)}
+        ids = dict(self.store.conn().execute("SELECT uid, id FROM tasks").fetchall())
+        local = {t["uid"]: t | {"id": ids[t["uid"]]} for t in all_tasks(self.store)}
         by_title = {(r["row"]["title"], r["row"]["due_date"]): uid for uid, r in remote.items() if uid not in local}
         for uid, task in list(local.items()):
             if uid in state or uid in remote:
@@ -282,9 +280,6 @@ class Sync:
                 log.exception("sync of %s failed", uid)
                 self.report.problems.append(f"{(local.get(uid) or {}).get('title', uid)}: {type(e).__name__}: {e}")
         return self.report
-
-    def _id(self, uid: str) -> int:
-        return self.store.conn().execute("SELECT id FROM tasks WHERE uid = ?", (uid,)).fetchone()[0]
 
     def _one(self, uid: str, here: dict | None, there: dict | None, last: dict | None) -> None:
         if here is not None and there is None:

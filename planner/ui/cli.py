@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from planner.settings import GUARD_PROFILES, VERSION, Config, ConfigError, parse_today
 from planner.storage.db import DatabaseError, Store, explain
 from planner.ui import offline
-from planner.ui.models import ensure_models, missing_models, show_pull  # noqa: F401  (re-exported)
+from planner.ui.models import ensure_models
 from planner.ui.text import err, safe
 
 if TYPE_CHECKING:

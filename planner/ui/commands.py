@@ -21,7 +21,7 @@ from planner.model.client import ModelError
 from planner.storage.db import DatabaseError, explain
 from planner.storage.tasks import new_turn
 from planner.tools import ToolContext, dispatch
-from planner.ui.text import inline, safe  # noqa: F401  (safe: re-exported)
+from planner.ui.text import inline
 
 
 @dataclass

@@ -120,6 +120,7 @@ class PlannerServer:
         self.ctx = ToolContext(store=store, memory=memory, today=today, confirm=None, web=web)
         self.yes = config.yes
         self.offered = [s["function"] for s in tool_specs(self.ctx)]  # lookup only with --web
+        self.offered_names = {s["name"] for s in self.offered}
         self.changed: collections.deque[tuple[float, int]] = collections.deque()  # (when, task id) changed
         self.subscribed: dict[str, Any] = {}  # uri -> the session that subscribed (protocol 2025-11-25)
         self.bus = InMemorySubscriptionBus()  # subscriptions/listen streams (protocol 2026-07-28)
@@ -175,7 +176,7 @@ class PlannerServer:
             if lines:
                 await self.notify_all()
             return result({"undone": lines} if lines else {"undone": [], "note": "nothing to undo"}, True)
-        t = TOOLS.get(name) if isinstance(name, str) and name in {s["name"] for s in self.offered} else None
+        t = TOOLS.get(name) if isinstance(name, str) and name in self.offered_names else None
         confirmed = False
         if t is not None and self.asks(t) and "confirm" in args:
             confirmed = args.pop("confirm")

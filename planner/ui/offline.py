@@ -217,7 +217,8 @@ def backup(store: Store, args: argparse.Namespace, today: dt.date, what: str) ->
 def show(store: Store, args: argparse.Namespace, today: dt.date, what: str) -> int:
     """tasks / agenda: the same tables as /tasks and /agenda, without a model."""
     from planner.tools import ToolContext
-    from planner.ui.commands import agenda_text, safe, tasks_table
+    from planner.ui.commands import agenda_text, tasks_table
+    from planner.ui.text import safe
 
     ctx = ToolContext(store=store, today=lambda: today)
     text = tasks_table(ctx, args.status) if what == "tasks" else agenda_text(ctx, str(args.days))

@@ -33,7 +33,9 @@ def line(task: Task) -> str:
 def due_now(store: Store, now: dt.datetime | None = None) -> list[str]:
     """The reminders that came due and were not shown yet, as lines; they count as shown from now."""
     now = now or dt.datetime.now()
-    with store.write() as conn:
+    if not due_reminders(store.conn(), now):  # the usual tick: one read, no write lock taken
+        return []
+    with store.write() as conn:  # again under the lock: another planner may have shown them meanwhile
         tasks = due_reminders(conn, now)
         mark_reminded(conn, [t["id"] for t in tasks], now)
     return [line(t) for t in tasks]

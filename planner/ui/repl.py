@@ -13,8 +13,8 @@ from typing import Any, TextIO
 
 from planner.agent.loop import INTERRUPTED, Agent
 from planner.prompts import TOO_MANY_STEPS
-from planner.ui.commands import EXIT_WORDS, Stats, run_command, safe
-from planner.ui.text import err  # noqa: F401  (re-exported)
+from planner.ui.commands import EXIT_WORDS, Stats, run_command
+from planner.ui.text import err, safe
 from planner.ui.traceview import Trace
 
 

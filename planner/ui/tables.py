@@ -17,7 +17,8 @@ from rich.text import Text
 
 from planner.agent.loop import Agent
 from planner.tools import ToolContext, dispatch
-from planner.ui.commands import Stats, agenda_sections, extras, inline, safe, stats_footer, stats_rows, when
+from planner.ui.commands import Stats, agenda_sections, extras, stats_footer, stats_rows, when
+from planner.ui.text import inline, safe
 
 
 def _table(*columns: tuple[str, dict[str, Any]]) -> Table:

@@ -33,8 +33,9 @@ from planner.agent.loop import Agent, TurnResult
 from planner.model.client import ModelError
 from planner.storage.maintenance import overview
 from planner.ui import reminders
-from planner.ui.commands import COMMANDS, EXIT_WORDS, Stats, run_command, safe
+from planner.ui.commands import COMMANDS, EXIT_WORDS, Stats, run_command
 from planner.ui.tables import agenda_table, stats_table, task_table
+from planner.ui.text import safe
 from planner.ui.traceview import SideCalls, Trace
 
 ARGUMENTS = {"tasks": ["open", "done", "all"], "reflect": ["on", "off"], "think": ["on", "off"]}
