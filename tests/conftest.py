@@ -4,6 +4,7 @@ wired to both exactly as cli.main wires the real one."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import sys
 from pathlib import Path
@@ -19,7 +20,7 @@ from planner.memory.vectors import Embedder
 from planner.model.client import Ollama
 from planner.settings import Config
 from planner.storage.db import Store
-from planner.tools import ToolContext
+from planner.tools import ToolContext, dispatch
 
 ROOT = Path(__file__).resolve().parent.parent
 TODAY = dt.date(2026, 12, 1)  # a Tuesday
@@ -165,3 +166,24 @@ def pty_planner(fake, tmp_path):
     yield start
     for c in children:
         c.close(force=True)
+
+
+def run(ctx, name, **args):
+    """Dispatch a tool call that must succeed (and give JSON); its result."""
+    result, ok = dispatch(ctx, name, args)
+    json.dumps(result)
+    assert ok, result
+    return result
+
+
+@pytest.fixture
+def planner(ctx):
+    """A week of varied tasks."""
+    run(ctx, "add_task", title="file taxes", due_date="2026-11-20", priority="high", tags=["money"])
+    run(ctx, "add_task", title="buy milk", due_date="tomorrow", tags=["shopping", "#Home"])
+    run(ctx, "add_task", title="call the bank", due_date="friday", priority="high", tags="money, phone")
+    run(ctx, "add_task", title="read a book", notes="the one about bridges")
+    run(ctx, "add_task", title="plan trip", due_date="dec 24", priority="low")
+    done = run(ctx, "add_task", title="old chore", due_date="2026-11-25", tags=["home"])["added"]["id"]
+    run(ctx, "complete_task", id=done)
+    return ctx

@@ -13,10 +13,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import capable_dates
+import capable_scenarios
 import pytest
-from capable_scenarios import SCENARIOS, Scenario
+from capable_scenarios import Scenario
 
 from planner.tools import dispatch
+
+# Dates, times and repeats first: SCENARIOS[0] is the date move it always was.
+SCENARIOS = capable_dates.SCENARIOS + capable_scenarios.SCENARIOS
 
 
 def seed(ctx, store, s: Scenario) -> None:

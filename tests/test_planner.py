@@ -1,44 +1,20 @@
 """The planner domain: fields, filters, the agenda, export and import, migrations (dates: test_dates.py)."""
 
-import datetime as dt
 import json
 import sqlite3
 import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, TODAY, call, clean_env
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from conftest import ROOT, TODAY, call, clean_env, run
 
-from planner.storage import exchange, ical
+from planner.storage import exchange
 from planner.storage.db import Store
 from planner.storage.tasks import undo_last_turn
 from planner.tools import ToolContext, dispatch
 from planner.ui.commands import Stats, run_command
 
-
-def run(ctx, name, **args):
-    result, ok = dispatch(ctx, name, args)
-    json.dumps(result)
-    assert ok, result
-    return result
-
-
 # ---------------------------------------------------------------- fields and filters
-
-
-@pytest.fixture
-def planner(ctx):
-    """A week of varied tasks."""
-    run(ctx, "add_task", title="file taxes", due_date="2026-11-20", priority="high", tags=["money"])
-    run(ctx, "add_task", title="buy milk", due_date="tomorrow", tags=["shopping", "#Home"])
-    run(ctx, "add_task", title="call the bank", due_date="friday", priority="high", tags="money, phone")
-    run(ctx, "add_task", title="read a book", notes="the one about bridges")
-    run(ctx, "add_task", title="plan trip", due_date="dec 24", priority="low")
-    done = run(ctx, "add_task", title="old chore", due_date="2026-11-25", tags=["home"])["added"]["id"]
-    run(ctx, "complete_task", id=done)
-    return ctx
 
 
 def titles(result):
@@ -321,31 +297,6 @@ def test_a_file_that_is_not_tasks_writes_nothing(store):
     assert r["added"] == 1 and len(r["problems"]) == 2 and [t["title"] for t in everything(store)] == ["ok"]
 
 
-def test_ics_has_events_for_dated_tasks_that_a_calendar_can_read(planner, store):
-    run(planner, "add_task", title="a meeting with a very long title " * 4, due_date="2026-12-09", due_time="14:30",
-        repeat="every 2 weeks", notes="room 4; bring notes, please")  # fmt: skip
-    text = exchange.to_ics(exchange.all_tasks(store), now=dt.datetime(2026, 12, 1, tzinfo=dt.UTC), events=True)
-    assert text.startswith("BEGIN:VCALENDAR\r\n") and text.endswith("END:VCALENDAR\r\n")
-    assert all(len(line.encode()) <= 75 for line in text.split("\r\n"))
-    unfolded = text.replace("\r\n ", "")
-    import icalendar
-
-    items = {str(c["summary"]): c for c in icalendar.Calendar.from_ical(text).walk() if c.name == "VEVENT"}
-    taxes = items["file taxes"]
-    assert (taxes["dtstart"].dt, taxes["dtend"].dt, taxes["priority"]) == (
-        dt.date(2026, 11, 20),
-        dt.date(2026, 11, 21),
-        1,
-    )
-    meeting = items[("a meeting with a very long title " * 4).strip()]
-    assert (
-        meeting["dtstart"].dt == dt.datetime(2026, 12, 9, 14, 30)
-        and meeting["rrule"].to_ical() == b"FREQ=WEEKLY;INTERVAL=2"
-    )
-    assert "DESCRIPTION:room 4\\; bring notes\\, please" in unfolded
-    assert unfolded.count("BEGIN:VEVENT") == 6 and unfolded.count("BEGIN:VTODO") == 7  # events: not the undated book
-
-
 def test_export_and_import_from_the_command_line(planner, store, tmp_path):
     env = clean_env(PLANNER_HOME=str(tmp_path))
     out = tmp_path / "tasks.json"
@@ -406,129 +357,3 @@ def test_json_from_other_programs_imports_once_and_rec_uses_the_common_todotxt_f
         assert exchange.to_rec(exchange.from_rec(rec)) == rec.lstrip("+")
     line = exchange.parse_todotxt_line("pay rent due:2027-01-01 rec:+1m")
     assert line["repeat"] == "FREQ=MONTHLY" and line["title"] == "pay rent"
-
-
-# ---------------------------------------------------------------- iCalendar to-dos
-
-OTHER_APP_ICS = """BEGIN:VCALENDAR\r
-VERSION:2.0\r
-PRODID:-//Another App//EN\r
-BEGIN:VTODO\r
-UID:{5C1E-42}\r
-SUMMARY:Renew passport\r
-DUE;TZID=Europe/Lisbon:20261210T090000\r
-PRIORITY:2\r
-CATEGORIES:admin,travel\r
-DESCRIPTION:bring two photos\r
-STATUS:NEEDS-ACTION\r
-END:VTODO\r
-BEGIN:VTODO\r
-UID:done-1@example.org\r
-SUMMARY:Book flights\r
-DUE;VALUE=DATE:20261130\r
-STATUS:COMPLETED\r
-COMPLETED:20261129T180000Z\r
-END:VTODO\r
-BEGIN:VTODO\r
-UID:no-title@example.org\r
-DUE;VALUE=DATE:20261201\r
-END:VTODO\r
-BEGIN:VEVENT\r
-UID:party@example.org\r
-SUMMARY:Ana's birthday party\r
-DTSTART;VALUE=DATE:20261212\r
-RRULE:FREQ=YEARLY\r
-END:VEVENT\r
-END:VCALENDAR\r
-"""
-
-
-def test_ics_export_is_to_dos_that_import_back_as_the_same_tasks(planner, store, tmp_path):
-    import icalendar
-
-    run(planner, "add_task", title="stand-up", due_date="2026-12-02", due_time="09:15", repeat="every weekday",
-        notes="line one\nline two; with, punctuation")  # fmt: skip
-    text = exchange.to_ics(exchange.all_tasks(store))
-    todos = [c for c in icalendar.Calendar.from_ical(text).walk() if c.name == "VTODO"]
-    assert len(todos) == 7 and "BEGIN:VEVENT" not in text  # every task, done ones too; events only when asked
-    taxes = next(c for c in todos if str(c["summary"]) == "file taxes")
-    assert (taxes["due"].dt, taxes["priority"], str(taxes["status"])) == (dt.date(2026, 11, 20), 1, "NEEDS-ACTION")
-    chore = next(c for c in todos if str(c["summary"]) == "old chore")
-    assert str(chore["status"]) == "COMPLETED" and chore["completed"].dt.tzinfo is not None
-    fresh = Store(tmp_path / "fresh.db")
-    try:
-        result = exchange.import_text(fresh, text, exchange.guess_format("tasks.ics", text))
-        assert result == {"added": 7, "skipped": 0, "problems": []}
-        keys = ("uid", "title", "status", "due_date", "due_time", "priority", "tags", "notes", "repeat")
-        strip = lambda tasks: [{k: t[k] for k in keys} for t in tasks]  # noqa: E731
-        assert strip(exchange.all_tasks(fresh)) == strip(exchange.all_tasks(store))
-        again = exchange.import_text(fresh, text, "ics")
-        assert again == {"added": 0, "skipped": 7, "problems": []}  # the same uids: nothing twice
-    finally:
-        fresh.close()
-
-
-def test_ics_from_another_app_imports_its_to_dos_and_events_only_when_asked(store):
-    result = exchange.import_text(store, OTHER_APP_ICS, exchange.guess_format("calendar.txt", OTHER_APP_ICS))
-    assert result["added"] == 2 and result["skipped"] == 0
-    assert len(result["problems"]) == 1 and "title must not be empty" in result["problems"][0]  # reported, not written
-    tasks = {t["title"]: t for t in exchange.all_tasks(store)}
-    passport = tasks["Renew passport"]
-    local = dt.datetime(2026, 12, 10, 9, 0, tzinfo=dt.timezone(dt.timedelta(0))).astimezone()  # Lisbon is UTC+0 then
-    assert passport["due_date"] == local.date().isoformat() and passport["due_time"] == f"{local:%H:%M}"
-    assert (passport["priority"], passport["tags"], passport["notes"]) == (
-        "high",
-        ["admin", "travel"],
-        "bring two photos",
-    )
-    assert passport["uid"].startswith("ics-")  # {5C1E-42} is not a plain word; the same UID maps to the same uid
-    assert tasks["Book flights"]["status"] == "done" and tasks["Book flights"]["uid"] == "done-1@example.org"
-    assert "Ana's birthday party" not in tasks
-    with_events = exchange.import_text(store, OTHER_APP_ICS, "ics", events=True)
-    assert with_events["added"] == 1 and with_events["skipped"] == 2
-    party = next(t for t in exchange.all_tasks(store) if t["title"] == "Ana's birthday party")
-    assert (party["due_date"], party["repeat"]) == ("2026-12-12", "FREQ=YEARLY")
-
-
-def test_an_ics_file_that_is_not_a_calendar_is_one_problem_and_writes_nothing(store):
-    result = exchange.import_text(store, "BEGIN:VCALENDAR\r\nthis is not ical\r\n", "ics")
-    assert result["added"] == 0 and result["problems"][0].startswith("not a task file: not an iCalendar file")
-    assert exchange.all_tasks(store) == []
-
-
-def test_ics_import_and_export_from_the_command_line(store, tmp_path):
-    env = clean_env(PLANNER_HOME=str(tmp_path))
-    cal = tmp_path / "calendar.ics"
-    cal.write_text(OTHER_APP_ICS)
-    agent = [sys.executable, str(ROOT / "agent.py")]
-    p = subprocess.run([*agent, "import", str(cal), "--events"], env=env, capture_output=True, text=True)
-    assert p.returncode == 1 and "imported 3 tasks" in p.stderr and "not imported: VTODO 3" in p.stderr
-    p = subprocess.run([*agent, "export", "--format", "ics", "--events"], env=env, capture_output=True, text=True)
-    assert p.returncode == 0 and p.stdout.count("BEGIN:VTODO") == 3 and p.stdout.count("BEGIN:VEVENT") == 3
-    p = subprocess.run([*agent, "export", "--events"], env=env, capture_output=True, text=True)
-    assert p.returncode == 2 and p.stderr == "error: --events needs --format ics\n"
-
-
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(
-    title=st.text(min_size=1, max_size=60).filter(lambda s: s.strip() and ical.safe_text(s).strip() == s.strip()),
-    notes=st.none() | st.text(min_size=1, max_size=60).filter(lambda s: ical.safe_text(s).strip() == s),
-    due=st.none() | st.dates(dt.date(1990, 1, 1), dt.date(2100, 12, 31)),
-    time=st.none() | st.times().map(lambda t: f"{t:%H:%M}"),
-    priority=st.sampled_from([None, "high", "medium", "low"]),
-    repeat=st.sampled_from([None, "FREQ=DAILY", "FREQ=WEEKLY;INTERVAL=2;BYDAY=MO,WE", "FREQ=MONTHLY;BYMONTHDAY=31,-1"]),
-    done=st.booleans(),
-)
-def test_any_task_survives_ics_export_and_import(tmp_path_factory, title, notes, due, time, priority, repeat, done):
-    task = {"uid": "u1", "title": title.strip(), "status": "done" if done else "open", "priority": priority,
-            "due_date": due.isoformat() if due else None, "due_time": time if due else None, "tags": ["a", "b"],
-            "notes": notes, "repeat": repeat if due else None, "created_at": None,
-            "completed_at": "2026-11-30T18:00:00" if done else None}  # fmt: skip
-    fresh = Store(tmp_path_factory.mktemp("ics") / "p.db")
-    try:
-        assert exchange.import_text(fresh, exchange.to_ics([task]), "ics")["problems"] == []
-        (back,) = exchange.all_tasks(fresh)
-    finally:
-        fresh.close()
-    keys = ("uid", "title", "status", "due_date", "due_time", "priority", "tags", "notes", "repeat", "completed_at")
-    assert {k: back[k] for k in keys} == {k: task[k] for k in keys}
