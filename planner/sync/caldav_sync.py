@@ -38,7 +38,7 @@ from typing import Any
 import icalendar
 
 from planner.storage import ical
-from planner.storage.db import Store
+from planner.storage.db import DatabaseError, Store
 from planner.storage.exchange import all_tasks, check_row
 from planner.storage.tasks import (
     TaskError,
@@ -274,7 +274,7 @@ class Sync:
         for uid in sorted(set(local) | set(remote) | set(state)):
             try:
                 self._one(uid, local.get(uid), remote.get(uid), state.get(uid))
-            except SyncError:
+            except DatabaseError:  # the file itself (busy, full, read-only): one line from the caller, not one per task
                 raise
             except Exception as e:  # one item the server refused: said, and the rest goes on
                 log.exception("sync of %s failed", uid)
