@@ -54,6 +54,9 @@ class Config:
     caldav_url: str | None = None  # the CalDAV task list `sync` keeps in step (PLANNER_CALDAV_URL)
     caldav_user: str | None = None  # its user name (PLANNER_CALDAV_USER)
     caldav_password: str | None = field(default=None, repr=False)  # its password (PLANNER_CALDAV_PASSWORD), never shown
+    # Lists with a task list (collection) of their own: {list: url} (PLANNER_CALDAV_LISTS="work=URL home=URL").
+    caldav_lists: dict[str, str] = field(default_factory=dict)
+    caldav_timeout: float = 60.0  # seconds one CalDAV request may take, start to end (PLANNER_CALDAV_TIMEOUT)
     max_turns: int = 8  # model calls per attempt before giving up
     max_reflections: int = 1  # critic-requested retries per user turn
     num_ctx: int = 8192  # main model context window (never changed mid-session)
@@ -104,7 +107,10 @@ class Config:
                     setattr(c, name, int(env[var]))
                 except ValueError:
                     raise ConfigError(f"{var} must be a whole number, not {env[var]!r}") from None
-        for var, name in (("PLANNER_TIMEOUT", "timeout"), ("PLANNER_REPLY_TIMEOUT", "reply_timeout")):
+        if env.get("PLANNER_CALDAV_LISTS"):
+            c.caldav_lists = parse_lists(env["PLANNER_CALDAV_LISTS"])
+        for var, name in (("PLANNER_TIMEOUT", "timeout"), ("PLANNER_REPLY_TIMEOUT", "reply_timeout"),
+                          ("PLANNER_CALDAV_TIMEOUT", "caldav_timeout")):  # fmt: skip
             if env.get(var):
                 try:
                     setattr(c, name, float(env[var]))
@@ -144,6 +150,17 @@ def parse_bool(value: str, source: str) -> bool:
     if v in TRUE or v in FALSE:
         return v in TRUE
     raise ConfigError(f"{source} must be one of 1/0, true/false, yes/no, on/off, not {value!r}")
+
+
+def parse_lists(value: str) -> dict[str, str]:
+    """PLANNER_CALDAV_LISTS: `list=URL` pairs separated by spaces or commas."""
+    out = {}
+    for pair in value.replace(",", " ").split():
+        name, sep, url = pair.partition("=")
+        if not sep or not name or not url.startswith(("http://", "https://")):
+            raise ConfigError(f"PLANNER_CALDAV_LISTS takes list=URL pairs (work=https://...), not {pair!r}")
+        out[name] = url
+    return out
 
 
 def parse_today(value: str, source: str) -> dt.date:

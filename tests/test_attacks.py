@@ -19,8 +19,8 @@ from planner.dates import DateError, next_due, parse_repeat, resolve
 from planner.memory.history import History, session_messages
 from planner.model.client import ModelError, Ollama
 from planner.storage.exchange import export, import_text
+from planner.storage.fields import TaskError, clean_tags
 from planner.storage.query import run
-from planner.storage.tasks import TaskError, clean_tags
 from planner.tools import TOOLS, dispatch
 
 NAMES = set(TOOLS)

@@ -348,10 +348,10 @@ def test_the_data_folder_and_every_file_in_it_are_private(fake, tmp_path):
 def test_the_log_rotates_at_its_size_cap(tmp_path, monkeypatch):
     import logging
 
-    from planner.ui import cli
+    from planner.ui import logs
 
-    monkeypatch.setattr(cli, "LOG_BYTES", 2000)
-    cli.setup_logging(tmp_path / "agent.log")
+    monkeypatch.setattr(logs, "LOG_BYTES", 2000)
+    logs.setup_logging(tmp_path / "agent.log")
     log = logging.getLogger("planner")
     for i in range(200):
         log.info("line %d %s", i, "x" * 50)

@@ -79,7 +79,16 @@ def test_tools_carry_the_registrys_schemas_and_annotations_from_the_tool_facts(t
             assert t.annotations.read_only_hint is (name in READ_ONLY_TOOLS)
             assert t.annotations.open_world_hint is False
         destructive = {n for n, t in tools.items() if t.annotations.destructive_hint}
-        assert destructive == {"complete_task", "update_task", "delete_task", "forget", "undo_last_change"}
+        assert destructive == {
+            "complete_task",
+            "update_task",
+            "delete_task",
+            "cancel_task",
+            "reopen_task",
+            "rename_list",
+            "forget",
+            "undo_last_change",
+        }
         assert tools["list_tasks"].annotations.idempotent_hint and not tools["add_task"].annotations.idempotent_hint
         assert resources == {"planner://agenda", "planner://tasks/open", "planner://memories"}
         assert prompts == {"daily_review", "weekly_plan"}

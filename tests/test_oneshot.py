@@ -7,6 +7,8 @@ import sqlite3
 from conftest import call
 from test_cli import db_tasks, run_agent
 
+from planner.storage.db import SCHEMA_VERSION
+
 
 def test_one_shot_request_from_the_command_line_and_from_stdin(fake, tmp_path):
     fake.script(
@@ -91,7 +93,7 @@ def test_doctor_says_what_is_there_and_exits_0_only_when_everything_needed_is(fa
     p = run_agent(fake, tmp_path, [], "doctor")
     assert p.returncode == 0, p.stdout
     for words in ("ok ollama", "version", "ok main", "main (9.0B; completion, tools)", "auto -> standard",
-                  "planner.db 600", "schema 9", "1 sessions", "everything the planner needs is here"):  # fmt: skip
+                  "planner.db 600", f"schema {SCHEMA_VERSION}", "1 sessions", "everything the planner needs is here"):  # fmt: skip
         assert words in " ".join(p.stdout.split()), (words, p.stdout)
     p = run_agent(fake, tmp_path, [], "doctor", "--model", "missing-model")
     assert p.returncode == 1 and "ollama pull missing-model" in p.stdout

@@ -8,7 +8,7 @@ import sys
 import pytest
 from conftest import ROOT, TODAY, call, clean_env, run
 
-from planner.storage import exchange
+from planner.storage import exchange, todotxt
 from planner.storage.db import Store
 from planner.storage.tasks import undo_last_turn
 from planner.tools import ToolContext, dispatch
@@ -36,9 +36,13 @@ def test_tags_are_cleaned_and_shown(planner):
         ({"overdue": True}, ["file taxes"]),
         ({"overdue": "true", "tag": "shopping"}, []),
         ({"text": "BRIDGES"}, ["read a book"]),  # notes too, any case
-        ({"due_before": "end of month", "due_after": "2026-12-02"}, ["buy milk", "call the bank", "plan trip"]),
+        ({"due_before": "end of month", "due_after": "2026-12-02"}, ["call the bank", "buy milk", "plan trip"]),
+        (
+            {"due_before": "end of month", "due_after": "2026-12-02", "sort": "due"},
+            ["buy milk", "call the bank", "plan trip"],
+        ),
         ({"status": "done", "tag": "home"}, ["old chore"]),
-        ({"status": "all", "tag": "home"}, ["old chore", "buy milk"]),
+        ({"status": "all", "tag": "home"}, ["buy milk", "old chore"]),  # open first, most urgent first
         ({"sort": "priority"}, ["file taxes", "call the bank", "plan trip", "buy milk", "read a book"]),
         ({"sort": "title", "priority": "high"}, ["call the bank", "file taxes"]),
         ({"text": "100%_"}, []),  # LIKE wildcards are literal
@@ -252,7 +256,7 @@ def test_todotxt_round_trips_what_todotxt_can_hold(planner, store, tmp_path):
     run(planner, "add_task", title="yoga", due_date="monday", due_time="07:15", repeat="every monday")
     text = exchange.export(store, "todotxt")
     lines = text.splitlines()
-    assert lines[0].startswith("(A) ") and "+money due:2026-11-20 uid:" in lines[0]
+    assert lines[0].startswith("(A) ") and "@money due:2026-11-20 uid:" in lines[0]  # tags are @contexts
     assert lines[5].startswith("x 20") and lines[5].count("20") >= 2  # done: completion and creation dates
     assert "time:07:15 rec:FREQ=WEEKLY;BYDAY=MO" in lines[6]
     other = Store(tmp_path / "other.db")
@@ -275,9 +279,13 @@ def test_todotxt_from_another_program_imports_once_and_bad_lines_are_reported(st
         "line 5: due_date '2026-02-31' is not a date like 2026-12-04",
     ]
     tasks = everything(store)
-    assert (tasks[0]["title"], tasks[0]["priority"], tasks[0]["tags"], tasks[0]["due_date"]) == (
-        "Pay rent", "medium", ["home", "phone"], "2026-12-05"
-    )  # fmt: skip
+    assert (tasks[0]["title"], tasks[0]["priority"], tasks[0]["list"], tasks[0]["tags"], tasks[0]["due_date"]) == (
+        "Pay rent",
+        "medium",
+        "home",
+        ["phone"],
+        "2026-12-05",
+    )  # fmt: skip  (a +project is the list, an @context a tag)
     assert tasks[1]["status"] == "done" and tasks[1]["completed_at"].startswith("2026-11-30")
     assert exchange.import_text(store, text, "todotxt")["added"] == 0
 
@@ -350,10 +358,10 @@ def test_json_from_other_programs_imports_once_and_rec_uses_the_common_todotxt_f
     r = exchange.import_text(store, json.dumps(rows), "json")
     assert r["added"] == 1 and r["problems"] == ["task 2: due_date 'next tuesday' is not a date like 2026-12-04"]
     assert exchange.import_text(store, json.dumps(rows[:1]), "json")["skipped"] == 1  # the same uid again
-    assert exchange.to_rec("FREQ=WEEKLY") == "1w" and exchange.to_rec("FREQ=MONTHLY;INTERVAL=2") == "2m"
-    assert exchange.to_rec("FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR") == "1b"
-    assert exchange.to_rec("FREQ=WEEKLY;BYDAY=MO,TH") == "FREQ=WEEKLY;BYDAY=MO,TH"  # no short form: the rule
+    assert todotxt.to_rec("FREQ=WEEKLY") == "1w" and todotxt.to_rec("FREQ=MONTHLY;INTERVAL=2") == "2m"
+    assert todotxt.to_rec("FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR") == "1b"
+    assert todotxt.to_rec("FREQ=WEEKLY;BYDAY=MO,TH") == "FREQ=WEEKLY;BYDAY=MO,TH"  # no short form: the rule
     for rec in ("1w", "+1w", "2m", "1b", "3d", "1y", "FREQ=WEEKLY;BYDAY=MO,TH"):
-        assert exchange.to_rec(exchange.from_rec(rec)) == rec.lstrip("+")
-    line = exchange.parse_todotxt_line("pay rent due:2027-01-01 rec:+1m")
+        assert todotxt.to_rec(todotxt.from_rec(rec)) == rec.lstrip("+")
+    line = todotxt.parse_line("pay rent due:2027-01-01 rec:+1m")
     assert line["repeat"] == "FREQ=MONTHLY" and line["title"] == "pay rent"

@@ -181,7 +181,7 @@ def test_edits_on_each_side_travel_and_a_conflict_keeps_the_newer_and_undo_bring
     dispatch(ctx, "update_task", {"id": 1, "title": "dentist (here)"})
     phone_edit(phone, "dentist", summary="dentist (phone)")  # later: the phone's change is newer
     report = go(store, url)
-    assert report.conflicts == ['"dentist (here)": theirs']
+    assert report.conflicts == ['"dentist (here)": theirs (title)']
     assert "dentist (phone)" in titles(store) and "dentist (phone)" in phone_todos(phone)
     assert any("dentist (phone) → dentist (here)" in line for line in undo_last_turn(store))  # ours, back
     go(store, url)

@@ -25,6 +25,10 @@ def test_the_promised_tools_are_registered_with_their_arguments():
         "complete_task",
         "update_task",
         "delete_task",
+        "cancel_task",
+        "reopen_task",
+        "list_lists",
+        "rename_list",
         "agenda",
         "get_today",
         "remember",
@@ -35,16 +39,17 @@ def test_the_promised_tools_are_registered_with_their_arguments():
     }
     assert specs["add_task"]["required"] == ["title"]
     new = {"due_time", "priority", "tags", "notes", "repeat", "remind"}  # optional, so old calls still work
+    new |= {"start_date", "list", "estimate", "parent"}
     assert set(specs["add_task"]["properties"]) == {"title", "due_date"} | new
-    assert specs["list_tasks"]["properties"]["status"]["enum"] == ["open", "done", "all"]
+    assert specs["list_tasks"]["properties"]["status"]["enum"] == ["open", "waiting", "done", "cancelled", "all"]
     assert specs["list_tasks"]["required"] == []
     filters = {"status", "tag", "priority", "due_before", "due_after", "overdue", "text", "sort", "limit"}
-    assert set(specs["list_tasks"]["properties"]) == filters
-    assert set(specs["update_task"]["properties"]) == {"id", "title", "due_date"} | new
+    assert set(specs["list_tasks"]["properties"]) == filters | {"list", "parent"}
+    assert set(specs["update_task"]["properties"]) == {"id", "title", "due_date", "add_note"} | new
     assert specs["update_task"]["required"] == ["id"]
     assert specs["recall"]["required"] == ["query"]
     assert specs["query_planner"]["required"] == ["sql"] and specs["lookup"]["required"] == ["topic"]
-    assert READ_ONLY_TOOLS == {"list_tasks", "agenda", "get_today", "recall", "query_planner", "lookup"}
+    assert READ_ONLY_TOOLS == {"list_tasks", "list_lists", "agenda", "get_today", "recall", "query_planner", "lookup"}
 
 
 def test_tool_decorator_returns_the_function_unchanged():
@@ -273,11 +278,7 @@ def test_tool_facts_are_declared_once_on_each_tool():
     assert (
         {n for n, (_, ce, _) in declared.items() if ce}
         == CHANGES_EXISTING
-        == {
-            "update_task",
-            "complete_task",
-            "delete_task",
-        }
+        == {"update_task", "complete_task", "delete_task", "cancel_task", "reopen_task", "rename_list"}
     )
     assert {n for n, (_, _, d) in declared.items() if d} == {"delete_task", "forget"}
     # A tool that reads never changes anything, and one that asks first is never read-only.

@@ -1,20 +1,19 @@
-"""Export and import of tasks: JSON (everything), todo.txt, and ICS for calendar apps.
+"""Export and import of tasks: JSON (everything), todo.txt, iCalendar and Taskwarrior.
 
-    python agent.py export [--format json|todotxt|ics] [--events] [-o FILE]
-    python agent.py import FILE [--format json|todotxt|ics] [--events]
+    python agent.py export [--format json|todotxt|ics|taskwarrior] [--events] [-o FILE]
+    python agent.py import FILE [--format json|todotxt|ics|taskwarrior] [--events]
 
-Every task has a uid, written in all three formats. Import skips a task whose
-uid is already in the database, so importing a file twice adds nothing; a
-todo.txt line from another program has no uid, so it gets one from a hash of
-the line and the same line imports once. Rows are checked as the tools check
-them; a bad row is reported by its line (or index) and not written. One
-import is one transaction and one undoable turn (`/undo`).
+Every task has a uid, written in every format. Import skips a task whose uid
+is already in the database, so importing a file twice adds nothing; a row
+from another program without a uid gets one from a hash of its content and
+its place among identical rows, so two same-title lines stay two tasks and
+the same file still imports once. Rows are checked as the tools check them
+(check_row); a bad row is reported by its line (or index) and not written,
+and the others are. One import is one transaction and one undoable turn.
 
-Trade-offs: todo.txt has no place for notes, so they are not exported there, and
-no escapes, so a title word it would read as metadata (+tag, @context, due:...)
-is written with a backslash in front, which our import removes;
-ICS writes every task as a to-do (VTODO, ical.py), which task apps read but not
-every calendar shows; `--events` adds dated tasks as events for those.
+Formats: todotxt.py, ical.py and taskwarrior.py read and write their own;
+this module holds the driver, the planner's JSON, and the one row check.
+Parsing is linear in the file's size, and a file over MAX_BYTES is refused.
 """
 
 from __future__ import annotations
@@ -23,31 +22,57 @@ import datetime as dt
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 import icalendar
 
 from planner.dates import DateError, check_time, check_year, parse_repeat
-from planner.storage import ical
+from planner.storage import ical, taskwarrior, todotxt
 from planner.storage.db import Store
-from planner.storage.tasks import PRIORITIES, TaskError, check_notes, check_title, clean_tags, insert, new_turn, tags_of
+from planner.storage.fields import (
+    PRIORITIES,
+    TaskError,
+    annotations_of,
+    check_annotations,
+    check_list,
+    check_notes,
+    check_status,
+    check_title,
+    clean_tags,
+)
+from planner.storage.tasks import insert, new_turn, tags_of
 
-FORMATS = ("json", "todotxt", "ics")
-FIELDS = ("uid", "title", "status", "due_date", "due_time", "priority", "tags", "notes", "repeat")
-FIELDS += ("created_at", "completed_at", "remind_at")
-TODO_PRIORITY = {"high": "A", "medium": "B", "low": "C"}
+FORMATS = ("json", "todotxt", "ics", "taskwarrior")
+FIELDS = ("uid", "title", "status", "due_date", "due_time", "start_date", "priority", "tags", "list")
+FIELDS += ("estimate_minutes", "parent", "notes", "annotations", "repeat", "created_at", "completed_at", "remind_at")
+MAX_BYTES = 20_000_000  # of one file to import: a year of a busy planner is well under 1 MB
 
 
-def all_tasks(store: Store) -> list[dict[str, Any]]:
-    """Every task, oldest first, with its tags and its repeat rule as `repeat`."""
+def all_tasks(store: Store, with_copies: bool = True) -> list[dict[str, Any]]:
+    """Every task, oldest first, as the formats write it: `repeat` for the rule, `parent` as the parent's uid,
+    annotations as a list; `ical` and `extra` (other apps' data) kept aside for the writers that use them."""
     conn = store.conn()
     out = []
     for row in conn.execute("SELECT * FROM tasks ORDER BY id"):
         task = dict(row)
         task["tags"] = tags_of(conn, task["id"])
         task["repeat"] = task.pop("recurrence", None)
-        out.append({k: task.get(k) for k in FIELDS})
+        task["parent"] = task.pop("parent_uid", None)
+        task["annotations"] = annotations_of(task)
+        shown = {k: task.get(k) for k in FIELDS}
+        if with_copies:
+            shown["ical"], shown["extra"] = task.get("ical"), _extra(task)
+        out.append(shown)
     return out
+
+
+def _extra(task: dict[str, Any]) -> dict[str, Any]:
+    try:
+        value = json.loads(task.get("extra") or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 # ---------------------------------------------------------------- export
@@ -55,7 +80,13 @@ def all_tasks(store: Store) -> list[dict[str, Any]]:
 
 def to_json(tasks: list[dict[str, Any]], memories: list[dict[str, Any]] | None = None) -> str:
     """All fields of every task (and, when given, the memories); "contains" says which."""
-    doc: dict[str, Any] = {"format": "planner-tasks", "version": 1, "contains": ["tasks"], "tasks": tasks}
+    rows = []
+    for t in tasks:
+        row = {k: t.get(k) for k in FIELDS}
+        if t.get("extra"):
+            row["extra"] = t["extra"]  # other tools' fields, so a JSON backup keeps them too
+        rows.append(row)
+    doc: dict[str, Any] = {"format": "planner-tasks", "version": 1, "contains": ["tasks"], "tasks": rows}
     if memories is not None:
         doc["contains"].append("memories")
         doc["memories"] = memories
@@ -70,80 +101,11 @@ def export_memories(store: Store) -> str:
     return to_json(all_tasks(store), [dict(r) for r in rows])
 
 
-def to_todotxt(tasks: list[dict[str, Any]]) -> str:
-    """One todo.txt line per task: x, (A), dates, title, +tags, due:, time:, rec:, uid:."""
-    lines = []
-    for t in tasks:
-        parts = []
-        pri = TODO_PRIORITY.get(t["priority"] or "")
-        if t["status"] == "done":
-            parts.append("x")
-            parts.append((t["completed_at"] or t["created_at"] or "")[:10])
-        elif pri:
-            parts.append(f"({pri})")
-        if t["created_at"]:
-            parts.append(t["created_at"][:10])
-        parts.append(_todo_title(t["title"]))
-        parts += [f"+{tag}" for tag in t["tags"]]
-        if t["due_date"]:
-            parts.append(f"due:{t['due_date']}")
-        if t["due_time"]:
-            parts.append(f"time:{t['due_time']}")
-        if t["repeat"]:
-            parts.append(f"rec:{to_rec(t['repeat'])}")
-        if t["status"] == "done" and pri:
-            parts.append(f"pri:{pri}")  # the spec drops (A) from done tasks; keep it as a key
-        parts.append(f"uid:{t['uid']}")
-        lines.append(" ".join(p for p in parts if p))
-    return "".join(line + "\n" for line in lines)
-
-
-TODO_KEYS = ("due", "time", "rec", "uid", "pri")
-_TODO_META = re.compile(rf"[+@]\S|(?:{'|'.join(TODO_KEYS)}):\S|\\")  # a title word todo.txt would misread
-_TODO_LEAD = re.compile(r"x|\([A-Z]\)|\d{4}-\d{2}-\d{2}")  # a first word read as done, priority or date
-
-
-_REC_UNITS = {"d": "DAILY", "w": "WEEKLY", "m": "MONTHLY", "y": "YEARLY"}
-
-
-def to_rec(rule: str) -> str:
-    """A repeat rule in todo.txt's common rec: form (1w, 2m, 1b) where it has one, else the RRULE itself."""
-    parts = dict(p.partition("=")[::2] for p in rule.split(";"))
-    n = parts.pop("INTERVAL", "1")
-    freq = parts.pop("FREQ", "")
-    if parts == {"BYDAY": "MO,TU,WE,TH,FR"} and freq == "WEEKLY" and n == "1":
-        return "1b"  # business days
-    unit = {v: k for k, v in _REC_UNITS.items()}.get(freq)
-    return f"{n}{unit}" if unit and not parts else rule
-
-
-def from_rec(value: str) -> str:
-    """todo.txt's rec: value (1w, +2m, 1b, or an RRULE) as an RRULE."""
-    m = re.fullmatch(r"\+?(\d{1,3})([dwmyb])", value.strip().lower())
-    if not m:
-        return value  # an RRULE, or something parse_repeat will explain
-    n, unit = int(m[1]), m[2]
-    if unit == "b":
-        return "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR" if n == 1 else f"FREQ=DAILY;INTERVAL={n}"
-    return f"FREQ={_REC_UNITS[unit]}" + (f";INTERVAL={n}" if n > 1 else "")
-
-
-def _todo_title(title: str) -> str:
-    """A title on one line, with each word todo.txt would read as metadata escaped by a backslash.
-
-    todo.txt has no escapes of its own; our import strips the backslash, other programs show it.
-    """
-    words = title.split()
-    return " ".join(
-        "\\" + w if _TODO_META.match(w) or (i == 0 and _TODO_LEAD.fullmatch(w)) else w for i, w in enumerate(words)
-    )
-
-
 def to_ics(tasks: list[dict[str, Any]], now: dt.datetime | None = None, events: bool = False) -> str:
     """A calendar of to-dos, one per task (ical.py); with `events`, dated tasks as events as well.
 
-    Written with the icalendar library, which escapes and folds every text value: a title holding
-    a bare CR or "END:VTODO" stays one SUMMARY.
+    Each to-do is written over the copy another app wrote, when there is one, so its other
+    properties come back as they were.
     """
     cal = icalendar.Calendar()
     cal.add("prodid", "-//planner//tasks//EN")
@@ -163,10 +125,37 @@ def export(store: Store, fmt: str, events: bool = False) -> str:
     tasks = all_tasks(store)
     if fmt == "ics":
         return to_ics(tasks, events=events)
-    return {"json": to_json, "todotxt": to_todotxt}[fmt](tasks)
+    writer: dict[str, Callable[[list[dict[str, Any]]], str]] = {
+        "json": to_json, "todotxt": todotxt.write, "taskwarrior": taskwarrior.write,
+    }  # fmt: skip
+    return writer[fmt](tasks)
 
 
 # ---------------------------------------------------------------- import
+
+
+def _date(raw: dict[str, Any], key: str) -> str | None:
+    if not raw.get(key):
+        return None
+    try:
+        return check_year(dt.date.fromisoformat(str(raw[key])[:10])).isoformat()
+    except DateError:
+        raise
+    except ValueError as e:
+        raise TaskError(f"{key} {str(raw[key])[:40]!r} is not a date like 2026-12-04") from e
+
+
+def _moment(raw: dict[str, Any], key: str, spec: str = "seconds") -> str | None:
+    if not raw.get(key):
+        return None
+    try:
+        when = dt.datetime.fromisoformat(str(raw[key]))
+    except ValueError:
+        raise TaskError(f"{key} {str(raw[key])[:40]!r} is not a date and time like 2026-12-01T09:30") from None
+    if when.tzinfo is not None:  # stored as local time, like the planner's own
+        when = when.astimezone().replace(tzinfo=None)
+    check_year(when.date())
+    return when.isoformat(timespec=spec)
 
 
 def check_row(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
@@ -176,18 +165,8 @@ def check_row(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     title = raw.get("title")
     if not isinstance(title, str):
         raise TaskError(f"title must be text, not {type(title).__name__}")
-    fields: dict[str, Any] = {"title": check_title(title)}
-    status = raw.get("status") or "open"
-    if status not in ("open", "done"):
-        raise TaskError(f"status must be open or done, not {status!r}")
-    fields["status"] = status
-    if raw.get("due_date"):
-        try:
-            fields["due_date"] = check_year(dt.date.fromisoformat(str(raw["due_date"]))).isoformat()
-        except DateError:
-            raise
-        except ValueError as e:
-            raise TaskError(f"due_date {str(raw['due_date'])[:40]!r} is not a date like 2026-12-04") from e
+    fields: dict[str, Any] = {"title": check_title(title), "status": check_status(raw.get("status") or "open")}
+    fields["due_date"], fields["start_date"] = _date(raw, "due_date"), _date(raw, "start_date")
     if raw.get("due_time"):
         fields["due_time"] = check_time(str(raw["due_time"]))
     if raw.get("priority"):
@@ -196,35 +175,45 @@ def check_row(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         fields["priority"] = raw["priority"]
     if raw.get("notes"):
         fields["notes"] = check_notes(str(raw["notes"]))
+    fields["annotations"] = check_annotations(raw.get("annotations"))
+    fields["list"] = check_list(raw["list"]) if isinstance(raw.get("list"), str) else None
+    if raw.get("estimate_minutes") is not None:
+        n = raw["estimate_minutes"]
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 43200:
+            raise TaskError(f"estimate_minutes must be a whole number of minutes from 1 to 43200, not {n!r}")
+        fields["estimate_minutes"] = n
     if raw.get("repeat"):
         fields["recurrence"] = parse_repeat(str(raw["repeat"]))
     for key in ("created_at", "completed_at"):
-        if raw.get(key):
-            try:
-                when = dt.datetime.fromisoformat(str(raw[key]))
-            except ValueError:
-                raise TaskError(f"{key} {str(raw[key])[:40]!r} is not a date and time like 2026-12-01T09:30") from None
-            if when.tzinfo is not None:  # stored as local time, like the planner's own
-                when = when.astimezone().replace(tzinfo=None)
-            fields[key] = when.isoformat(timespec="seconds")
-    if raw.get("remind_at"):
-        try:
-            when = dt.datetime.fromisoformat(str(raw["remind_at"]))
-        except ValueError:
-            raise TaskError(
-                f"remind_at {str(raw['remind_at'])[:40]!r} is not a date and time like 2026-12-04T14:00"
-            ) from None
-        check_year(when.date())
-        fields["remind_at"] = when.replace(tzinfo=None).isoformat(timespec="minutes")
+        fields[key] = _moment(raw, key)
+    fields["remind_at"] = _moment(raw, "remind_at", "minutes")
     uid = str(raw.get("uid") or "").strip()
-    if not uid:
-        # Written by another program: the same task gets the same uid, so it imports once.
-        key = json.dumps([fields["title"], fields.get("due_date"), fields.get("due_time")], ensure_ascii=False)
-        uid = "import-" + hashlib.sha256(key.encode()).hexdigest()[:20]
     if not re.fullmatch(r"[\w.@-]{1,100}", uid):
         raise TaskError(f"uid {uid[:40]!r} is not a plain word (letters, digits, . @ - _)")
     fields["uid"] = uid
-    return fields, clean_tags(raw.get("tags") or [])
+    if raw.get("parent"):
+        parent = str(raw["parent"])
+        if not re.fullmatch(r"[\w.@-]{1,100}", parent):
+            raise TaskError(f"parent {parent[:40]!r} is not a uid")
+        fields["parent_uid"] = parent
+    if isinstance(raw.get("ical"), str):
+        fields["ical"] = raw["ical"]
+    if isinstance(raw.get("extra"), dict) and raw["extra"]:
+        fields["extra"] = json.dumps(raw["extra"], ensure_ascii=False)
+    return {k: v for k, v in fields.items() if v is not None}, clean_tags(raw.get("tags") or [])
+
+
+def give_uids(rows: list[tuple[str, Any]]) -> None:
+    """A uid for each row written by another program without one: a hash of its title and due date and
+    time (as earlier planners made it), and for the 2nd, 3rd ... identical row that count after it."""
+    seen: dict[str, int] = {}
+    for _, raw in rows:
+        if not isinstance(raw, dict) or str(raw.get("uid") or "").strip() or not isinstance(raw.get("title"), str):
+            continue
+        key = json.dumps([raw["title"].strip(), raw.get("due_date"), raw.get("due_time")], ensure_ascii=False)
+        digest = hashlib.sha256(key.encode()).hexdigest()[:20]
+        seen[digest] = seen.get(digest, 0) + 1
+        raw["uid"] = f"import-{digest}" + (f"-{seen[digest]}" if seen[digest] > 1 else "")
 
 
 def parse_json(text: str) -> list[tuple[str, Any]]:
@@ -236,70 +225,44 @@ def parse_json(text: str) -> list[tuple[str, Any]]:
     return [(f"task {i + 1}", row) for i, row in enumerate(rows)]
 
 
-def parse_todotxt_line(line: str) -> dict[str, Any]:
-    """One todo.txt line as an import row."""
-    words = line.split()
-    row: dict[str, Any] = {"status": "open", "tags": []}
-    if words and words[0] == "x":
-        row["status"] = "done"
-        words.pop(0)
-        if words and re.fullmatch(r"\d{4}-\d{2}-\d{2}", words[0]):
-            row["completed_at"] = words.pop(0)
-    if words and re.fullmatch(r"\([A-Z]\)", words[0]):
-        row["priority"] = {"A": "high", "B": "medium"}.get(words.pop(0)[1], "low")
-    if words and re.fullmatch(r"\d{4}-\d{2}-\d{2}", words[0]):
-        row["created_at"] = words.pop(0)
-    title = []
-    for w in words:
-        key, sep, value = w.partition(":")
-        if w.startswith("\\"):  # escaped by _todo_title: part of the title as written
-            title.append(w[1:])
-        elif w[:1] in "+@" and len(w) > 1:
-            row["tags"].append(w[1:])
-        elif sep and value and key in TODO_KEYS:
-            name = {"due": "due_date", "time": "due_time", "rec": "repeat", "uid": "uid", "pri": "priority"}[key]
-            row[name] = {"A": "high", "B": "medium"}.get(value, "low") if key == "pri" else value
-            if key == "rec":
-                row[name] = from_rec(value)
-        else:
-            title.append(w)
-    row["title"] = " ".join(title)
-    if not row.get("uid"):
-        # A line from another program: the same line gets the same uid, so it imports once.
-        row["uid"] = "todotxt-" + hashlib.sha256(" ".join(line.split()).encode()).hexdigest()[:20]
-    return row
-
-
-def parse_todotxt(text: str) -> list[tuple[str, Any]]:
-    """(where, row) pairs, one per non-empty line."""
-    return [(f"line {n}", parse_todotxt_line(line)) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
-
-
 def guess_format(name: str, text: str) -> str:
-    """json, ics or todotxt, from the file name or how it starts."""
-    if name.endswith(".json") or text.lstrip()[:1] in "[{":
-        return "json"
-    if name.lower().endswith(".ics") or text.lstrip()[:15].upper() == "BEGIN:VCALENDAR":
+    """json, ics, taskwarrior or todotxt, from the file name or how it starts."""
+    head = text.lstrip()[:200]
+    if name.lower().endswith(".ics") or head[:15].upper() == "BEGIN:VCALENDAR":
         return "ics"
+    if name.lower().endswith(".json") or head[:1] == "{" or re.match(r"\[\s*(\{|\])", head):
+        return "taskwarrior" if taskwarrior.looks_like(head) else "json"
     return "todotxt"
 
 
-def import_text(store: Store, text: str, fmt: str, events: bool = False) -> dict[str, Any]:
-    """Add the tasks of a json, todotxt or ics file that are not there yet (`events`: ics events too);
-    returns counts and problems."""
+def import_text(
+    store: Store, text: str, fmt: str, events: bool = False, progress: Callable[[int, int], None] | None = None
+) -> dict[str, Any]:
+    """Add the tasks of a file that are not there yet; returns counts and problems (`progress(done, total)`)."""
+    text = text.removeprefix("\ufeff")  # a byte-order mark from an editor on Windows
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
+        return {"added": 0, "skipped": 0, "problems": [f"the file is over {MAX_BYTES // 1_000_000} MB; split it"]}
     try:
         if fmt == "ics":
             rows = ical.parse(text, events)
+        elif fmt == "taskwarrior":
+            rows = taskwarrior.parse(text)
         else:
-            rows = parse_json(text) if fmt == "json" else parse_todotxt(text)
+            rows = parse_json(text) if fmt == "json" else todotxt.parse(text)
     except ValueError as e:  # json.JSONDecodeError is a ValueError
         return {"added": 0, "skipped": 0, "problems": [f"not a task file: {e}"]}
     except RecursionError:
         return {"added": 0, "skipped": 0, "problems": ["not a task file: it is nested too deeply to read"]}
+    give_uids(rows)
     turn = new_turn()  # the whole import is one /undo
     added, skipped, problems = 0, 0, []
     with store.write() as conn:
-        for where, raw in rows:
+        for n, (where, raw) in enumerate(rows, 1):
+            if progress and n % 200 == 0:
+                progress(n, len(rows))
+            if isinstance(raw, Exception):
+                problems.append(f"{where}: {raw}")
+                continue
             try:
                 fields, tags = check_row(raw)
             except (TaskError, DateError, ValueError, TypeError) as e:
@@ -310,4 +273,6 @@ def import_text(store: Store, text: str, fmt: str, events: bool = False) -> dict
                 continue
             insert(conn, turn, fields, tags, "import")
             added += 1
+    if progress:
+        progress(len(rows), len(rows))
     return {"added": added, "skipped": skipped, "problems": problems}

@@ -1,21 +1,29 @@
-"""Tasks as iCalendar to-dos (VTODO) and back: the one mapping for export, import and later sync.
+"""Tasks as iCalendar to-dos (VTODO) and back: the one mapping for export, import and the CalDAV sync.
 
-    task field      VTODO property
-    uid             UID ("<uid>@planner"; a UID from another program is written back as it came)
-    title           SUMMARY
-    due_date/time   DUE (a date, or a floating local date-time; a zoned time becomes local time)
-    priority        PRIORITY (high 1, medium 5, low 9; 1-4 / 5 / 6-9 when read)
-    tags            CATEGORIES
-    notes           DESCRIPTION
-    repeat          RRULE
-    status          STATUS (NEEDS-ACTION or COMPLETED) and COMPLETED (when)
-    remind_at       VALARM (DISPLAY) with an absolute TRIGGER; a relative one is read against DUE
+    task field        VTODO property
+    uid               UID ("<uid>@planner"; a UID from another program is written back as it came)
+    title             SUMMARY
+    due_date/time     DUE (a date, or a floating local date-time; a zoned time becomes local time)
+    start_date        DTSTART (not before)
+    priority          PRIORITY (high 1, medium 5, low 9; 1-4 / 5 / 6-9 when read)
+    tags              CATEGORIES
+    notes             DESCRIPTION; later dated notes as COMMENT ("2026-12-01T10:00 text")
+    repeat            RRULE
+    status            STATUS (NEEDS-ACTION, IN-PROCESS, COMPLETED, CANCELLED) and COMPLETED (when)
+    list              X-PLANNER-LIST (in files; a synced list is its collection)
+    estimate_minutes  ESTIMATED-DURATION (the calext task extensions draft)
+    parent            RELATED-TO;RELTYPE=PARENT (the parent's UID)
+    remind_at         one VALARM with TRIGGER;VALUE=DATE-TIME (a relative one is read against DUE)
 
-Calendar apps that show no to-dos can get dated tasks as events too
-(VEVENT, UID "<uid>.event@planner"); reading a file, events are tasks only
-when asked (`--events`), dated by DTSTART. Everything read comes back as the
-raw row the importer checks like any other (exchange._clean), so a field
-that cannot be stored is reported, never written.
+Nothing else is the planner's. A to-do read from another app is kept whole
+(the task's `ical`), and writing it back starts from that copy and replaces
+only the properties of the fields that changed, so LOCATION, URL, ATTENDEE,
+ATTACH, GEO, CLASS, X-*, other RELATED-TO, alarms the planner did not write and
+parameters such as TZID come back as they came. A change bumps SEQUENCE and
+sets DTSTAMP and LAST-MODIFIED (RFC 5545 3.8.7). Reading is tolerant: a value
+icalendar cannot parse is kept as it was written (vBroken); only a broken
+property the planner owns makes the to-do unreadable, and then only that
+to-do is skipped, with one line that names it.
 """
 
 from __future__ import annotations
@@ -23,13 +31,27 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import re
+from collections.abc import Callable
 from typing import Any
 
 import icalendar
 
+from planner.dates import MAX_YEAR, MIN_YEAR
+
 SUFFIX = "@planner"
 EVENT_SUFFIX = ".event@planner"
 PRIORITY_OUT = {"high": 1, "medium": 5, "low": 9}
+STATUS_OUT = {"open": "NEEDS-ACTION", "done": "COMPLETED", "cancelled": "CANCELLED"}
+MAX_COMPONENTS = 100_000
+
+# Keep what cannot be parsed as it was written (vBroken) instead of refusing the whole calendar:
+# one odd to-do from another app must not make the others unreadable. VEVENT already works so.
+for _cls in (icalendar.Calendar, icalendar.Todo, icalendar.Alarm):
+    _cls.ignore_exceptions = True
+
+
+class ReadError(ValueError):
+    """A to-do the planner cannot read; the message says what is wrong with it."""
 
 
 class Text(icalendar.vText):
@@ -49,89 +71,59 @@ def safe_text(text: str) -> str:
     return re.sub(r"[\x00-\x08\x0e-\x1f\x7f]", "", text)
 
 
-def _when(task: dict[str, Any]) -> dt.date | dt.datetime | None:
-    if not task.get("due_date"):
-        return None
-    day = dt.date.fromisoformat(task["due_date"])
-    if task.get("due_time"):
-        hour, minute = map(int, task["due_time"].split(":"))
-        return dt.datetime.combine(day, dt.time(hour, minute))  # floating local time, as the planner keeps it
-    return day
-
-
-def _common(item: icalendar.cal.Component, task: dict[str, Any], stamp: dt.datetime) -> None:
-    item.add("dtstamp", stamp)
-    item.add("summary", Text(safe_text(task["title"])))
-    if task.get("repeat"):
-        item.add("rrule", icalendar.vRecur.from_ical(task["repeat"]))
-    if task.get("priority"):
-        item.add("priority", PRIORITY_OUT[task["priority"]])
-    if task.get("tags"):
-        item.add("categories", [safe_text(x) for x in task["tags"]])
-    if task.get("notes"):
-        item.add("description", Text(safe_text(task["notes"])))
-
-
-def to_vtodo(task: dict[str, Any], stamp: dt.datetime, repeat_when_done: bool = True) -> icalendar.Todo:
-    """One task as a VTODO. A sync sends a completed instance without its repeat rule
-    (`repeat_when_done=False`): the series goes on in the next task, and no app should roll it again."""
-    item = icalendar.Todo()
-    item.add("uid", uid_of(task["uid"]))
-    if task["status"] == "done" and not repeat_when_done:
-        task = {**task, "repeat": None}
-    _common(item, task, stamp)
-    due = _when(task)
-    if due is not None:
-        item.add("due", due)
-    if task["status"] == "done":
-        item.add("status", "COMPLETED")
-        if task.get("completed_at"):
-            done = dt.datetime.fromisoformat(task["completed_at"]).astimezone(dt.UTC)  # stored as local time
-            item.add("completed", done)
-    else:
-        item.add("status", "NEEDS-ACTION")
-    if task.get("remind_at"):
-        alarm = icalendar.Alarm()
-        alarm.add("action", "DISPLAY")
-        alarm.add("description", Text(safe_text(task["title"])))
-        alarm.add("trigger", dt.datetime.fromisoformat(task["remind_at"]).astimezone(dt.UTC))  # stored as local time
-        item.add_component(alarm)
-    return item
-
-
 def uid_of(uid: str) -> str:
     """The UID a task is written with: a uid from another program (it holds an @) as it came."""
     return uid if "@" in uid else f"{uid}{SUFFIX}"
 
 
-def to_vevent(task: dict[str, Any], stamp: dt.datetime) -> icalendar.Event | None:
-    """A dated task as an event on its day (or at its time), for calendars that show no to-dos; None if undated."""
-    start = _when(task)
-    if start is None:
-        return None
-    item = icalendar.Event()
-    item.add("uid", f"{task['uid']}{EVENT_SUFFIX}")
-    _common(item, task, stamp)
-    item.add("dtstart", start)
-    if not isinstance(start, dt.datetime) and start < dt.date.max:  # a date stored before dates were bounded
-        item.add("dtend", start + dt.timedelta(days=1))
-    return item
+# ---------------------------------------------------------------- reading
+
+
+def _one(component: icalendar.cal.Component, name: str, latest: bool = False) -> Any:
+    """A property that may appear once; written twice with different values it is unreadable
+    (unless `latest`: then the latest time wins, as for COMPLETED and LAST-MODIFIED)."""
+    value = component.get(name)
+    if not isinstance(value, list):
+        return value
+    if latest:
+        times = [v.dt for v in value if isinstance(getattr(v, "dt", None), dt.datetime | dt.date)]
+        return max(value, key=lambda v: _utc(v.dt)) if len(times) == len(value) else value[0]
+    if len({v.to_ical() for v in value}) > 1:
+        raise ReadError(f"it has {len(value)} different {name.upper()} values")
+    return value[0]
+
+
+def _utc(when: dt.date | dt.datetime) -> dt.datetime:
+    if not isinstance(when, dt.datetime):
+        when = dt.datetime.combine(when, dt.time())
+    return when if when.tzinfo else when.replace(tzinfo=dt.UTC)
 
 
 def _local(value: Any) -> tuple[str | None, str | None]:
-    """(due_date, due_time) from a DUE or DTSTART value: a zoned time is read as local time."""
+    """(date, time) from a DUE or DTSTART value: a zoned time is read as local time."""
     when = getattr(value, "dt", value)
     if isinstance(when, dt.datetime):
         if when.tzinfo is not None:
             when = when.astimezone().replace(tzinfo=None)
-        return when.date().isoformat(), f"{when:%H:%M}"
+        return _in_range(when.date()).isoformat(), f"{when:%H:%M}"
     if isinstance(when, dt.date):
-        return when.isoformat(), None
+        return _in_range(when).isoformat(), None
     return None, None
 
 
+def _in_range(day: dt.date) -> dt.date:
+    if not MIN_YEAR <= day.year <= MAX_YEAR:
+        raise ReadError(f"its date {day.isoformat()} is outside {MIN_YEAR}-{MAX_YEAR}")
+    return day
+
+
 def _uid(component: icalendar.cal.Component) -> str | None:
-    uid = str(component.get("uid") or "").strip()
+    return local_uid(str(_one(component, "uid") or ""))
+
+
+def local_uid(uid: str) -> str | None:
+    """The planner's uid for a UID as written in a file or on a server (uid_of, the other way)."""
+    uid = uid.strip()
     for suffix in (EVENT_SUFFIX, SUFFIX):
         if uid.endswith(suffix):
             return uid[: -len(suffix)]
@@ -160,60 +152,297 @@ def _categories(component: icalendar.cal.Component) -> list[str]:
     return out
 
 
+def _list_of(component: icalendar.cal.Component, name: str) -> list[Any]:
+    value = component.get(name)
+    return [] if value is None else value if isinstance(value, list) else [value]
+
+
+def _parent(component: icalendar.cal.Component) -> Any:
+    """The RELATED-TO that names the parent (RELTYPE PARENT, the default), or None."""
+    for rel in _list_of(component, "related-to"):
+        if str(getattr(rel, "params", {}).get("RELTYPE", "PARENT")).upper() == "PARENT":
+            return rel
+    return None
+
+
+def _comments(component: icalendar.cal.Component) -> list[dict[str, str]]:
+    out = []
+    for value in _list_of(component, "comment"):
+        text = str(value)
+        m = re.match(r"(\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2})?) (.*)", text, re.S)
+        out.append({"at": m[1], "text": m[2]} if m else {"at": "", "text": text})
+    return out
+
+
+def _broken(component: icalendar.cal.Component) -> None:
+    owned = {"DUE", "DTSTART", "SUMMARY", "RRULE", "STATUS", "PRIORITY", "COMPLETED"}
+    for name, error in getattr(component, "errors", []):
+        if name.upper() in owned:
+            raise ReadError(f"its {name.upper()} cannot be read ({error})")
+
+
 def to_row(component: icalendar.cal.Component) -> dict[str, Any]:
-    """A VTODO or VEVENT as an import row (the same keys as a JSON export's task)."""
-    due = component.get("due") if component.name == "VTODO" else component.get("dtstart")
-    if due is None and component.name == "VTODO":
-        due = component.get("dtstart")  # a to-do with a start and no due date: dated by its start
+    """A VTODO or VEVENT as an import row (the same keys as a JSON export's task); raises ReadError."""
+    _broken(component)
+    todo = component.name == "VTODO"
+    due = _one(component, "due") if todo else _one(component, "dtstart")
+    start = _one(component, "dtstart") if todo else None
     due_date, due_time = _local(due) if due is not None else (None, None)
-    status = str(component.get("status") or "").upper()
+    status = str(_one(component, "status") or "").upper()
+    completed = _one(component, "completed", latest=True)
+    estimate = _one(component, "estimated-duration")
+    estimate_td = getattr(estimate, "dt", None) if estimate is not None else None
+    parent = _parent(component)
     row: dict[str, Any] = {
-        "title": str(component.get("summary") or "").strip(),
-        "status": "done" if status == "COMPLETED" or component.get("completed") is not None else "open",
+        "title": str(_one(component, "summary") or "").strip(),
+        "status": "cancelled" if status == "CANCELLED" else "done" if status == "COMPLETED" or completed else "open",
         "due_date": due_date,
         "due_time": due_time,
-        "priority": _priority(component.get("priority")),
+        "start_date": _local(start)[0] if start is not None else None,
+        "priority": _priority(_one(component, "priority")),
         "tags": _categories(component),
-        "notes": str(component.get("description") or "") or None,
+        "notes": str(_one(component, "description") or "") or None,
+        "annotations": _comments(component),
         "uid": _uid(component),
+        "list": str(component.get("x-planner-list") or "") or None,
+        "estimate_minutes": int(estimate_td.total_seconds() // 60) if isinstance(estimate_td, dt.timedelta) else None,
+        "parent": local_uid(str(parent)) if parent is not None else None,
+        "repeat": _one(component, "rrule").to_ical().decode() if component.get("rrule") is not None else None,
     }
-    if component.get("rrule") is not None:
-        row["repeat"] = component["rrule"].to_ical().decode()
-    if component.get("completed") is not None:
-        row["completed_at"] = component["completed"].dt.isoformat()
-    row["remind_at"] = _alarm(component, due)
+    if completed is not None and isinstance(getattr(completed, "dt", None), dt.datetime):
+        row["completed_at"] = completed.dt.isoformat()
+    row["remind_at"] = _reminder(component, due)[0]
     return row
 
 
-def _alarm(component: icalendar.cal.Component, due: Any) -> str | None:
-    """The first display alarm's moment as local time (YYYY-MM-DDTHH:MM), or None."""
-    for alarm in component.walk("VALARM"):
-        trigger = alarm.get("trigger")
-        when = getattr(trigger, "dt", None)
+def _reminder(component: icalendar.cal.Component, due: Any) -> tuple[str | None, Any]:
+    """The planner's reminder: the first alarm whose moment can be read, as local time, and that alarm."""
+    for alarm in component.subcomponents:  # its own alarms only, never a nested component's (linear)
+        if alarm.name != "VALARM" or alarm.errors:
+            continue
+        when = getattr(alarm.get("trigger"), "dt", None)
         if isinstance(when, dt.timedelta):  # relative to the due moment (or the start)
             base = getattr(due, "dt", None)
             if base is None:
                 continue
             if not isinstance(base, dt.datetime):
                 base = dt.datetime.combine(base, dt.time())
-            when = base + when
+            try:
+                when = base + when
+            except OverflowError:
+                continue
         if isinstance(when, dt.datetime):
-            if when.tzinfo is not None:
-                when = when.astimezone().replace(tzinfo=None)
-            return when.isoformat(timespec="minutes")
-    return None
+            try:
+                if when.tzinfo is not None:
+                    when = when.astimezone().replace(tzinfo=None)
+            except (OverflowError, ValueError):
+                continue
+            if MIN_YEAR <= when.year <= MAX_YEAR:  # an alarm past 9000 is kept as written, not a reminder
+                return when.isoformat(timespec="minutes"), alarm
+    return None, None
 
 
-def parse(text: str, events: bool = False) -> list[tuple[str, dict[str, Any]]]:
-    """(where, row) pairs for every VTODO in a calendar file, and every VEVENT when `events`."""
+def components(text: str, kinds: tuple[str, ...] = ("VTODO",)) -> list[tuple[str, Any]]:
+    """(where, component or ReadError) for each top-level component of these kinds, in file order.
+
+    Components nested where iCalendar puts none (a VTODO inside a VTODO) are reported, not read.
+    """
     try:
         calendars = icalendar.Calendar.from_ical(text, multiple=True)
     except ValueError as e:
         raise ValueError(f"not an iCalendar file ({e})") from None
-    rows = []
-    kinds = ("VTODO", "VEVENT") if events else ("VTODO",)
+    if not calendars:
+        raise ValueError("not an iCalendar file (no complete BEGIN:VCALENDAR ... END:VCALENDAR in it)")
+    out: list[tuple[str, Any]] = []
     for cal in calendars:
-        for n, component in enumerate((c for c in cal.walk() if c.name in kinds), 1):
+        counts: dict[str, int] = {}
+        for component in cal.subcomponents:
+            if component.name not in kinds:
+                continue
+            counts[component.name] = counts.get(component.name, 0) + 1
             summary = str(component.get("summary") or "")[:40]
-            rows.append((f"{component.name} {n} ({summary!r})", to_row(component)))
+            where = f"{component.name} {counts[component.name]} ({summary!r})"
+            if len(out) >= MAX_COMPONENTS:
+                raise ValueError(f"it holds more than {MAX_COMPONENTS:,} components")
+            nested = [c.name for c in component.subcomponents if c.name in ("VTODO", "VEVENT", "VJOURNAL")]
+            out.append((where, ReadError(f"it has a {nested[0]} inside it") if nested else component))
+    return out
+
+
+def parse(text: str, events: bool = False) -> list[tuple[str, Any]]:
+    """(where, row or ReadError) for every VTODO in a calendar file, and every VEVENT when `events`."""
+    rows: list[tuple[str, Any]] = []
+    for where, component in components(text, ("VTODO", "VEVENT") if events else ("VTODO",)):
+        if isinstance(component, ReadError):
+            rows.append((where, component))
+            continue
+        try:
+            row = to_row(component)
+        except ReadError as e:
+            rows.append((where, e))
+            continue
+        if component.name == "VTODO":
+            row["ical"] = component.to_ical().decode()  # kept whole: written back with what we do not own
+        rows.append((where, row))
     return rows
+
+
+# ---------------------------------------------------------------- writing
+
+
+def _when(day: str | None, time: str | None) -> dt.date | dt.datetime | None:
+    if not day:
+        return None
+    d = dt.date.fromisoformat(day)
+    if time:
+        hour, minute = map(int, time.split(":"))
+        return dt.datetime.combine(d, dt.time(hour, minute))  # floating local time, as the planner keeps it
+    return d
+
+
+def _utc_of(local: str) -> dt.datetime:
+    """A stored local time as UTC (the planner stores local wall-clock times)."""
+    return dt.datetime.fromisoformat(local).astimezone(dt.UTC)
+
+
+def _put(item: icalendar.cal.Component, names: tuple[str, ...], values: list[tuple[str, Any, dict | None]]) -> None:
+    for name in names:
+        item.pop(name, None)
+    for name, value, params in values:
+        item.add(name, value, parameters=params)
+
+
+def _write_status(item: icalendar.cal.Component, task: dict[str, Any]) -> None:
+    had_percent = item.get("percent-complete") is not None
+    values: list[tuple[str, Any, dict | None]] = [("status", STATUS_OUT.get(task["status"], "NEEDS-ACTION"), None)]
+    if task["status"] == "done":
+        when = _utc_of(task["completed_at"]) if task.get("completed_at") else dt.datetime.now(dt.UTC)
+        values.append(("completed", when, None))
+        if had_percent:
+            values.append(("percent-complete", 100, None))
+    _put(item, ("status", "completed", "percent-complete"), values)
+
+
+def _write_parent(item: icalendar.cal.Component, task: dict[str, Any]) -> None:
+    keep = [r for r in _list_of(item, "related-to") if r is not _parent(item)]
+    item.pop("related-to", None)
+    for rel in keep:
+        item.add("related-to", rel)
+    if task.get("parent"):
+        item.add("related-to", uid_of(task["parent"]), parameters={"RELTYPE": "PARENT"})
+
+
+def _write_alarm(item: icalendar.cal.Component, task: dict[str, Any], due: Any) -> None:
+    _, mine = _reminder(item, due)
+    if mine is not None:
+        item.subcomponents.remove(mine)
+    if task.get("remind_at"):
+        alarm = icalendar.Alarm()
+        alarm.add("action", "DISPLAY")
+        alarm.add("description", Text(safe_text(task["title"])))
+        alarm.add("trigger", _utc_of(task["remind_at"]), parameters={"VALUE": "DATE-TIME"})  # RFC 5545 3.8.6.3
+        item.add_component(alarm)
+
+
+# field -> (the row keys it is, how it is written): compared with the copy read, a field that is the
+# same keeps its properties exactly as they were.
+Writer = Callable[[icalendar.cal.Component, dict[str, Any], Any], None]
+WRITERS: dict[str, tuple[tuple[str, ...], Writer]] = {
+    "title": (("title",), lambda i, t, d: _put(i, ("summary",), [("summary", Text(safe_text(t["title"])), None)])),
+    "due": (("due_date", "due_time"), lambda i, t, d: _put(
+        i, ("due",), [("due", w, None)] if (w := _when(t.get("due_date"), t.get("due_time"))) else [])),
+    "start": (("start_date",), lambda i, t, d: _put(
+        i, ("dtstart",), [("dtstart", _when(t["start_date"], None), None)] if t.get("start_date") else [])),
+    "priority": (("priority",), lambda i, t, d: _put(
+        i, ("priority",), [("priority", PRIORITY_OUT[t["priority"]], None)] if t.get("priority") else [])),
+    "tags": (("tags",), lambda i, t, d: _put(
+        i, ("categories",), [("categories", [safe_text(x) for x in t["tags"]], None)] if t.get("tags") else [])),
+    "notes": (("notes",), lambda i, t, d: _put(
+        i, ("description",), [("description", Text(safe_text(t["notes"])), None)] if t.get("notes") else [])),
+    "annotations": (("annotations",), lambda i, t, d: _put(i, ("comment",), [
+        ("comment", Text(safe_text(f"{a['at']} {a['text']}".strip())), None) for a in t.get("annotations") or []])),
+    "repeat": (("repeat",), lambda i, t, d: _put(
+        i, ("rrule",), [("rrule", icalendar.vRecur.from_ical(t["repeat"]), None)] if t.get("repeat") else [])),
+    "status": (("status",), lambda i, t, d: _write_status(i, t)),
+    "list": (("list",), lambda i, t, d: _put(
+        i, ("x-planner-list",), [("x-planner-list", Text(safe_text(t["list"])), None)] if t.get("list") else [])),
+    "estimate": (("estimate_minutes",), lambda i, t, d: _put(i, ("estimated-duration",), [
+        ("estimated-duration", dt.timedelta(minutes=t["estimate_minutes"]), None)] if t.get("estimate_minutes") else [])),
+    "parent": (("parent",), lambda i, t, d: _write_parent(i, t)),
+    "reminder": (("remind_at",), lambda i, t, d: _write_alarm(i, t, d)),
+}  # fmt: skip
+
+
+def _same(keys: tuple[str, ...], task: dict[str, Any], was: dict[str, Any]) -> bool:
+    def norm(k: str, v: Any) -> Any:
+        if k == "tags":
+            return sorted(v or [])
+        if k == "annotations":
+            return [(a.get("at") or "", a.get("text")) for a in v or []]
+        return v or None
+
+    return all(norm(k, task.get(k)) == norm(k, was.get(k)) for k in keys)
+
+
+def base_of(text: str | None) -> icalendar.Todo | None:
+    """The to-do in a stored copy (a VTODO or a VCALENDAR holding one), or None."""
+    if not text:
+        return None
+    try:
+        found = icalendar.Calendar.from_ical(text) if text.lstrip().upper().startswith("BEGIN:VCALENDAR") else None
+        todo = next((c for c in found.subcomponents if c.name == "VTODO"), None) if found else None
+        return todo or icalendar.Todo.from_ical(text)
+    except (ValueError, StopIteration):
+        return None
+
+
+def to_vtodo(
+    task: dict[str, Any], stamp: dt.datetime, repeat_when_done: bool = True, base: icalendar.Todo | None = None,
+    changed_at: dt.datetime | None = None,
+) -> icalendar.Todo:  # fmt: skip
+    """One task as a VTODO, written over `base` (else the task's stored copy): only what changed is replaced.
+
+    A sync sends a completed instance without its repeat rule (`repeat_when_done=False`): the series
+    goes on in the next task, and no app should roll it again.
+    """
+    if task["status"] == "done" and not repeat_when_done:
+        task = {**task, "repeat": None}
+    item = base if base is not None else base_of(task.get("ical"))
+    try:
+        was = to_row(item) if item is not None else None
+    except ReadError:
+        was = None  # a copy we cannot read: every field of ours is written over it
+    if item is None:
+        item = icalendar.Todo()
+        item.add("uid", uid_of(task["uid"]))
+    due = _one(item, "due") if was is not None else None
+    changed = [name for name, (keys, _) in WRITERS.items() if was is None or not _same(keys, task, was)]
+    for name in changed:
+        WRITERS[name][1](item, task, due if name == "reminder" else None)
+    if changed and was is not None:  # a revision of a to-do another app has: RFC 5545 3.8.7.4
+        try:
+            sequence = int(str(_one(item, "sequence") or 0)) + 1
+        except (ValueError, ReadError):
+            sequence = 1
+        _put(item, ("sequence",), [("sequence", sequence, None)])
+    if changed or item.get("dtstamp") is None:
+        _put(item, ("dtstamp",), [("dtstamp", stamp, None)])
+        if changed_at is not None or was is not None:
+            _put(item, ("last-modified",), [("last-modified", changed_at or stamp, None)])
+    return item
+
+
+def to_vevent(task: dict[str, Any], stamp: dt.datetime) -> icalendar.Event | None:
+    """A dated task as an event on its day (or at its time), for calendars that show no to-dos; None if undated."""
+    start = _when(task.get("due_date"), task.get("due_time"))
+    if start is None:
+        return None
+    item = icalendar.Event()
+    item.add("uid", f"{task['uid']}{EVENT_SUFFIX}")
+    item.add("dtstamp", stamp)
+    for name in ("title", "priority", "tags", "notes", "repeat"):
+        WRITERS[name][1](item, task, None)
+    item.add("dtstart", start)
+    if not isinstance(start, dt.datetime) and start < dt.date.max:  # a date stored before dates were bounded
+        item.add("dtend", start + dt.timedelta(days=1))
+    return item

@@ -252,6 +252,41 @@ def _m9_reminders(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX IF NOT EXISTS tasks_remind ON tasks (remind_at) WHERE reminded_at IS NULL")
 
 
+def _m10_task_model(conn: sqlite3.Connection) -> None:
+    # The fields other planners have: a list (project), a start date (not before), an estimate, a parent
+    # (by uid, as RELATED-TO names it), dated notes after the first, the to-do as another app last
+    # wrote it (ical) and other tools' fields (extra, JSON: Taskwarrior's UDAs), so a sync or export
+    # writes back everything the planner does not own.
+    # Status gains 'cancelled'. The sync remembers each task's fields as last agreed (for a merge by
+    # field) and which collection it lives in; a stored URL loses any user name or password in it.
+    _add_columns(
+        conn,
+        "tasks",
+        {
+            "list": "TEXT",
+            "start_date": "TEXT",
+            "estimate_minutes": "INTEGER",
+            "parent_uid": "TEXT",
+            "annotations": "TEXT",
+            "ical": "TEXT",
+            "extra": "TEXT",
+        },
+    )
+    conn.execute("CREATE INDEX IF NOT EXISTS tasks_list ON tasks (list) WHERE list IS NOT NULL")
+    conn.execute("CREATE INDEX IF NOT EXISTS tasks_parent ON tasks (parent_uid) WHERE parent_uid IS NOT NULL")
+    _add_columns(conn, "sync_items", {"collection": "TEXT NOT NULL DEFAULT ''", "fields": "TEXT"})
+    for key, value in conn.execute("SELECT key, value FROM sync_meta").fetchall():
+        if value and "://" in value and value != _without_userinfo(value):
+            conn.execute("UPDATE sync_meta SET value = ? WHERE key = ?", (_without_userinfo(value), key))
+
+
+def _without_userinfo(url: str) -> str:
+    """A URL without the user name and password an older planner stored in it."""
+    scheme, sep, rest = url.partition("://")
+    host, slash, path = rest.partition("/")
+    return f"{scheme}{sep}{host.rpartition('@')[2]}{slash}{path}"
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m1_tutorial_tables,
     _m2_sessions_and_models,
@@ -262,5 +297,6 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m7_said_on,
     _m8_sync,
     _m9_reminders,
+    _m10_task_model,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,4 +1,4 @@
-"""Tasks in the database: how they are shown, filtered and written, the change log, and undo.
+"""Tasks in the database: writing them, the change log, undo and redo.
 
 Every task write saves the task as it was and as it became in `task_events`,
 in the same transaction as the write, tagged with the user turn that made it:
@@ -7,9 +7,10 @@ in the same transaction as the write, tagged with the user turn that made it:
       before NULL: the turn created the task; after NULL: it deleted it
 
 `undo_last_turn()` walks the newest turn's events backwards and puts each task
-back as it was. Because the log is in the file, undo works after a restart and
-across processes; the price is one small row per change. Undo is one level per
-turn (a second /undo reverts the turn before), with no redo.
+back as it was; `redo_last_undo()` walks the most recently undone turn forwards
+again. Because the log is in the file, undo works after a restart and across
+processes; the price is one small row per change. Values are checked in
+fields.py; listing and the agenda are in listing.py.
 """
 
 from __future__ import annotations
@@ -20,20 +21,19 @@ import secrets
 import sqlite3
 from typing import Any
 
-from planner.dates import describe_repeat
 from planner.storage.db import Store
+from planner.storage.fields import Task, TaskError
 
-MAX_TITLE = 500
-MAX_NOTES = 4000
+BULK_LIMIT = 3  # a request that would change more existing tasks than this asks the user first
 
-
-class TaskError(ValueError):
-    """A task value storage will not write, or a task that is not there; the message says what to fix."""
-
-
-BULK_LIMIT = 3  # a turn that would change more tasks than this asks the user first
-
-Task = dict[str, Any]  # a tasks row as a dict, plus "tags" once tasks have tags
+# Columns a write may set: the keys of a changes dict are checked against these before any SQL is built.
+COLUMNS = frozenset(
+    {
+        "title", "status", "due_date", "due_time", "start_date", "priority", "notes", "annotations",
+        "completed_at", "created_at", "recurrence", "uid", "list", "estimate_minutes", "parent_uid",
+        "remind_at", "reminded_at", "ical", "extra",
+    }
+)  # fmt: skip
 
 
 def new_turn() -> str:
@@ -47,13 +47,35 @@ def now() -> str:
 
 
 def snapshot(conn: sqlite3.Connection, task_id: int) -> Task | None:
-    """Everything stored about one task (its tags too), or None if there is no such task."""
+    """Everything stored about one task (its tags and its parent's id too), or None if there is no such task.
+
+    Not the copy another app wrote (`ical`): it can be large, it is not the user's edit, and a restore
+    that leaves it alone keeps the newest copy, which the next write starts from.
+    """
     row = conn.execute("SELECT * FROM tasks WHERE id = ?", (task_id,)).fetchone()
     if row is None:
         return None
     task = dict(row)
+    task.pop("ical", None)
     task["tags"] = tags_of(conn, task_id)
+    task["parent"] = parent_id(conn, task.get("parent_uid"))
     return task
+
+
+def parent_id(conn: sqlite3.Connection, uid: str | None) -> int | None:
+    """The id of the task with this uid (a parent), or None."""
+    if not uid:
+        return None
+    row = conn.execute("SELECT id FROM tasks WHERE uid = ?", (uid,)).fetchone()
+    return row[0] if row else None
+
+
+def children(conn: sqlite3.Connection, uid: str, status: str | None = "open") -> list[Task]:
+    """The subtasks of the task with this uid (open ones by default)."""
+    rows = conn.execute(
+        "SELECT id FROM tasks WHERE parent_uid = ? AND (? IS NULL OR status = ?) ORDER BY id", (uid, status, status)
+    )
+    return [t for r in rows.fetchall() if (t := snapshot(conn, r[0])) is not None]
 
 
 def tags_of(conn: sqlite3.Connection, task_id: int) -> list[str]:
@@ -75,6 +97,12 @@ def require(conn: sqlite3.Connection, task_id: int) -> Task:
     return task
 
 
+def by_uid(conn: sqlite3.Connection, uid: str) -> Task | None:
+    """One task by uid, or None."""
+    row = conn.execute("SELECT id FROM tasks WHERE uid = ?", (uid,)).fetchone()
+    return snapshot(conn, row[0]) if row else None
+
+
 def record(conn: sqlite3.Connection, turn: str | None, tool: str, task_id: int, before: Task | None) -> Task | None:
     """Log one change to a task (call inside the write transaction, after the write); returns the task now."""
     after = snapshot(conn, task_id)
@@ -87,6 +115,47 @@ def record(conn: sqlite3.Connection, turn: str | None, tool: str, task_id: int, 
 
 def _dump(task: Task | None) -> str | None:
     return None if task is None else json.dumps(task, ensure_ascii=False)
+
+
+def _checked(changes: dict[str, Any]) -> dict[str, Any]:
+    unknown = set(changes) - COLUMNS
+    if unknown:
+        raise TaskError(f"a task has no field {sorted(unknown)[0]!r}")
+    return changes
+
+
+def insert(conn: sqlite3.Connection, turn: str | None, fields: dict[str, Any], tags: list[str], tool: str) -> Task:
+    """Add a task (fields: tasks columns) with its tags, logged; returns it as stored."""
+    row = _checked({"status": "open", "created_at": now(), "uid": secrets.token_hex(16), **fields})
+    cols = list(row)
+    cur = conn.execute(
+        f"INSERT INTO tasks ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})", [row[c] for c in cols]
+    )
+    set_tags(conn, cur.lastrowid, tags)
+    return record(conn, turn, tool, cur.lastrowid, None)  # type: ignore[return-value]
+
+
+def update(
+    conn: sqlite3.Connection, turn: str | None, tool: str, task_id: int, changes: dict[str, Any],
+    tags: list[str] | None = None,
+) -> tuple[Task, Task]:  # fmt: skip
+    """Change some fields (and, when given, the tags) of one task, logged; returns (before, after)."""
+    before = require(conn, task_id)
+    _checked(changes)
+    if changes:
+        sets = ", ".join(f"{k} = ?" for k in changes)
+        conn.execute(f"UPDATE tasks SET {sets} WHERE id = ?", [*changes.values(), task_id])
+    if tags is not None:
+        set_tags(conn, task_id, tags)
+    return before, record(conn, turn, tool, task_id, before)  # type: ignore[return-value]
+
+
+def delete(conn: sqlite3.Connection, turn: str | None, tool: str, task_id: int) -> Task:
+    """Delete one task, logged (its subtasks keep their parent's uid, so undo puts the family back); returns it."""
+    before = require(conn, task_id)
+    conn.execute("DELETE FROM tasks WHERE id = ?", (task_id,))
+    record(conn, turn, tool, task_id, before)
+    return before
 
 
 def restore(conn: sqlite3.Connection, task_id: int, task: Task | None) -> None:
@@ -104,6 +173,9 @@ def restore(conn: sqlite3.Connection, task_id: int, task: Task | None) -> None:
         marks = ", ".join("?" for _ in cols)
         conn.execute(f"INSERT INTO tasks ({', '.join(cols)}) VALUES ({marks})", [values[c] for c in cols])
     set_tags(conn, task_id, task.get("tags") or [])
+
+
+# ---------------------------------------------------------------- undo and redo
 
 
 def newest_turn(store: Store) -> tuple[str | None, bool, bool]:
@@ -125,22 +197,40 @@ def newest_turn(store: Store) -> tuple[str | None, bool, bool]:
     return turn, bool(task and task["turn"] == turn), bool(forgot and forgot["turn"] == turn)
 
 
+def pending_undo(conn: sqlite3.Connection, turn: str) -> list[dict[str, Any]]:
+    """The events an undo of `turn` would revert, newest first: {"id", "task_id", "tool", "before", "after"}."""
+    rows = conn.execute(
+        "SELECT id, task_id, tool, before, after FROM task_events WHERE turn = ? AND undone_at IS NULL ORDER BY id DESC",
+        (turn,),
+    ).fetchall()
+    return [_event(r) for r in rows]
+
+
+def _event(r: sqlite3.Row) -> dict[str, Any]:
+    return {
+        "id": r["id"], "task_id": r["task_id"], "tool": r["tool"],
+        "before": json.loads(r["before"]) if r["before"] else None,
+        "after": json.loads(r["after"]) if r["after"] else None,
+    }  # fmt: skip
+
+
 def undo_last_turn(store: Store) -> list[str]:
-    """Revert the newest turn that changed tasks; returns one line per task put back (empty: nothing to undo)."""
+    """Revert the newest turn that changed tasks; returns one line per task put back (empty: nothing to undo).
+
+    Undoing a sync also forgets the sync record of each task that sync received, so the next
+    sync takes it again from the server rather than deleting it there.
+    """
     lines: list[str] = []
     with store.write() as conn:
         row = conn.execute("SELECT turn FROM task_events WHERE undone_at IS NULL ORDER BY id DESC LIMIT 1").fetchone()
         if row is None:
             return []
-        events = conn.execute(
-            "SELECT id, task_id, before, after FROM task_events WHERE turn = ? AND undone_at IS NULL ORDER BY id DESC",
-            (row["turn"],),
-        ).fetchall()
+        events = pending_undo(conn, row["turn"])
         for e in events:
-            before = json.loads(e["before"]) if e["before"] else None
-            after = json.loads(e["after"]) if e["after"] else None
-            restore(conn, e["task_id"], before)
-            lines.append(describe_undo(e["task_id"], before, after))
+            restore(conn, e["task_id"], e["before"])
+            if e["tool"] == "sync" and e["before"] is None and e["after"]:
+                conn.execute("DELETE FROM sync_items WHERE uid = ?", (e["after"]["uid"],))
+            lines.append(describe_undo(e["task_id"], e["before"], e["after"]))
         conn.execute(
             f"UPDATE task_events SET undone_at = ? WHERE id IN ({', '.join('?' for _ in events)})",
             [now(), *(e["id"] for e in events)],
@@ -154,10 +244,11 @@ def describe_undo(task_id: int, before: Task | None, after: Task | None) -> str:
         return f'removed task {task_id} "{(after or {}).get("title", "")}" (it was added)'
     if after is None:
         return f'restored task {task_id} "{before["title"]}" (it was deleted)'
+    hidden = ("id", "completed_at", "uid", "ical", "parent", "reminded_at")
     changes = [
         f"{k} {_show(after.get(k))} → {_show(before.get(k))}"
         for k in before
-        if k not in ("id", "completed_at", "uid") and before.get(k) != after.get(k)
+        if k not in hidden and before.get(k) != after.get(k)
     ]
     return f'task {task_id} "{before["title"]}": ' + ("; ".join(changes) or "unchanged")
 
@@ -182,35 +273,12 @@ def describe_call(conn: sqlite3.Connection, name: str, args: Any) -> str:
         task = None
     what = f'task {task["id"]} "{task["title"]}"' if task else f"task {args.get('id')}"
     verb = {"complete_task": "complete", "delete_task": "DELETE", "update_task": "change"}.get(name, name)
+    verb = {"cancel_task": "cancel", "reopen_task": "reopen"}.get(name, verb)
     extra = ", ".join(f"{k}={v}" for k, v in args.items() if k != "id")
     return f"{verb} {what}" + (f" ({extra})" if extra and name == "update_task" else "")
 
 
-# ---------------------------------------------------------------- fields, listing and the agenda
-
-PRIORITIES = ("high", "medium", "low")
-MAX_TAGS = 10
-SORTS = {
-    "due": "t.due_date IS NULL, t.due_date, t.due_time IS NULL, t.due_time, t.id",
-    "priority": "CASE t.priority WHEN 'high' THEN 0 WHEN 'medium' THEN 1 WHEN 'low' THEN 2 ELSE 3 END, "
-    "t.due_date IS NULL, t.due_date, t.id",
-    "created": "t.created_at, t.id",
-    "title": "t.title COLLATE NOCASE, t.id",
-}
-
-
-def brief(task: Task | None) -> dict[str, Any]:
-    """A task as the model sees it: always id, title, due_date and status; the rest only when set."""
-    task = task or {}
-    out = {k: task.get(k) for k in ("id", "title", "due_date", "status")}
-    for key in ("due_time", "priority", "tags", "notes"):
-        if task.get(key):
-            out[key] = task[key]
-    if task.get("recurrence"):
-        out["repeat"] = describe_repeat(task["recurrence"])
-    if task.get("remind_at"):
-        out["remind_at"] = task["remind_at"].replace("T", " ")
-    return out
+# ---------------------------------------------------------------- reminders
 
 
 def due_reminders(conn: sqlite3.Connection, now: dt.datetime) -> list[Task]:
@@ -238,118 +306,3 @@ def mark_reminded(conn: sqlite3.Connection, ids: list[int], now: dt.datetime) ->
     conn.executemany(
         "UPDATE tasks SET reminded_at = ? WHERE id = ?", [(now.isoformat(timespec="seconds"), i) for i in ids]
     )
-
-
-def clean_tags(value: Any) -> list[str]:
-    """Tags from a list or a comma/space separated string: lower case, no '#' or '+', deduplicated."""
-    if isinstance(value, str):
-        if len(value) > MAX_TAGS * 50:
-            raise TaskError(f"give at most {MAX_TAGS} tags")
-        value = value.replace(",", " ").split()
-    if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
-        raise TaskError("tags must be a list of words")
-    if len(value) > MAX_TAGS * 5:  # checked before any work: an import may carry 100,000 tags
-        raise TaskError(f"give at most {MAX_TAGS} tags, not {len(value)}")
-    tags: dict[str, None] = {}  # ordered and linear to dedupe
-    for t in value:
-        tag = "-".join(t.strip().lstrip("#+@").lower().split())
-        if not tag:
-            continue
-        if len(tag) > 40:
-            raise TaskError(f"the tag {tag[:40]!r}... is too long; keep tags to one or two words")
-        tags[tag] = None
-    if len(tags) > MAX_TAGS:
-        raise TaskError(f"give at most {MAX_TAGS} tags")
-    return sorted(tags)
-
-
-def insert(conn: sqlite3.Connection, turn: str | None, fields: dict[str, Any], tags: list[str], tool: str) -> Task:
-    """Add a task (fields: tasks columns) with its tags, logged; returns it as stored."""
-    row = {"status": "open", "created_at": now(), "uid": secrets.token_hex(16), **fields}
-    cols = list(row)
-    cur = conn.execute(
-        f"INSERT INTO tasks ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})", [row[c] for c in cols]
-    )
-    set_tags(conn, cur.lastrowid, tags)
-    return record(conn, turn, tool, cur.lastrowid, None)  # type: ignore[return-value]
-
-
-def search(
-    conn: sqlite3.Connection,
-    status: str = "open",
-    tag: str | None = None,
-    priority: str | None = None,
-    due_before: str | None = None,
-    due_after: str | None = None,
-    overdue_on: str | None = None,
-    text: str | None = None,
-    sort: str = "due",
-    limit: int = 20,
-) -> tuple[list[Task], int]:
-    """Tasks matching every filter given, sorted, at most `limit`; and how many matched in all."""
-    # (value, condition): a condition applies when its value is given.
-    filters = [
-        (None if status == "all" else status, "t.status = ?"),
-        (tag, "EXISTS (SELECT 1 FROM task_tags g WHERE g.task_id = t.id AND g.tag = ?)"),
-        (priority, "t.priority = ?"),
-        (due_before, "t.due_date <= ?"),
-        (due_after, "t.due_date >= ?"),
-        (overdue_on, "t.status = 'open' AND t.due_date < ?"),
-    ]
-    where = [cond for value, cond in filters if value]
-    params: list[Any] = [value for value, _ in filters if value]
-    if text:
-        like = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        where.append("(t.title LIKE ? ESCAPE '\\' OR COALESCE(t.notes, '') LIKE ? ESCAPE '\\')")
-        params += [like, like]
-    clause = f"WHERE {' AND '.join(where)}" if where else ""
-    total = conn.execute(f"SELECT COUNT(*) FROM tasks t {clause}", params).fetchone()[0]
-    rows = conn.execute(f"SELECT t.* FROM tasks t {clause} ORDER BY {SORTS[sort]} LIMIT ?", [*params, limit])
-    found = []
-    for r in rows:
-        task = dict(r)
-        task["tags"] = tags_of(conn, task["id"])
-        found.append(task)
-    return found, total
-
-
-def agenda(conn: sqlite3.Connection, today: dt.date, days: int, cap: int = 30) -> dict[str, Any]:
-    """Open tasks that are overdue, due today, and due in the next `days` days, grouped by day."""
-    end = today + dt.timedelta(days=days)
-    overdue, n_overdue = search(conn, due_before=(today - dt.timedelta(days=1)).isoformat(), limit=cap)
-    coming, n_coming = search(conn, due_after=today.isoformat(), due_before=end.isoformat(), limit=cap * 3)
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for task in coming:
-        groups.setdefault(task["due_date"], []).append(brief(task))
-    out_days = []
-    for date, items in groups.items():
-        d = dt.date.fromisoformat(date)
-        label = "today" if d == today else "tomorrow" if d == today + dt.timedelta(days=1) else f"{d:%A}"
-        out_days.append({"date": date, "label": label, "tasks": items})
-    undated = conn.execute("SELECT COUNT(*) FROM tasks WHERE status = 'open' AND due_date IS NULL").fetchone()[0]
-    result: dict[str, Any] = {
-        "today": f"{today:%A} {today.isoformat()}",
-        "overdue": [brief(t) for t in overdue],
-        "days": out_days,
-        "without_date": undated,
-    }
-    if n_overdue > len(overdue) or n_coming > len(coming):
-        result["more"] = n_overdue - len(overdue) + n_coming - len(coming)
-    return result
-
-
-def check_title(value: str) -> str:
-    """A task title that is not empty and not absurdly long."""
-    title = value.strip()
-    if not title:
-        raise TaskError("title must not be empty")
-    if len(title) > MAX_TITLE:
-        raise TaskError(f"title is {len(title)} characters; keep it under {MAX_TITLE}")
-    return title
-
-
-def check_notes(value: str) -> str | None:
-    """Notes on a task; an empty string clears them."""
-    if len(value) > MAX_NOTES:
-        raise TaskError(f"notes are {len(value)} characters; keep them under {MAX_NOTES}")
-    return value.strip() or None

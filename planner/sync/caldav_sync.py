@@ -1,28 +1,28 @@
-"""Two-way sync of the tasks with one CalDAV task list (VTODO), e.g. on Radicale, Nextcloud or Fastmail.
+"""Two-way sync of the tasks with CalDAV task lists (VTODO), e.g. on Radicale, Nextcloud or Fastmail.
 
-    python agent.py sync        (and /sync)    PLANNER_CALDAV_URL, _USER, _PASSWORD from the environment
+    python agent.py sync [--yes] [--create]   (and /sync)   PLANNER_CALDAV_URL (+ PLANNER_CALDAV_LISTS)
 
-One sync lists the server's to-dos (href, ETag, data) and compares each with
-what was synced last time (`sync_items`: href, ETag, a hash of the fields):
+One sync lists each collection's to-dos and compares every task with what
+both sides agreed on last time (storage/syncstate.py):
 
-    here          there              what happens
-    new           -                  sent (the first sync merges: same uid, else same title and due date)
-    -             new                added here
-    changed       same ETag          sent
-    same          new ETag           taken here
-    changed       new ETag           the newer change wins (our change log's time against LAST-MODIFIED);
-                                     the other is kept in the change log, so /undo brings it back
-    deleted       same ETag          deleted there
-    same          gone               deleted here
-    deleted/gone  edited/changed     the edit wins: the task comes back where it was deleted
+    here       there            what happens
+    new        -                sent (the first sync merges: same uid, else same title and due date)
+    -          new              added here
+    changed    changed          merged by field: a field changed on one side takes that side's value;
+                                a field changed on both sides keeps the newer (our change log against
+                                LAST-MODIFIED) and the other value goes into the change log (/undo)
+    deleted    unchanged        deleted there       } asked first when more than 3, or when the listing
+    unchanged  gone             deleted here        } looks like a glitch (empty, far smaller, replaced)
+    deleted/gone  changed       the edit wins: the task comes back where it was deleted
 
-Everything this sync changes here is one turn in the change log: one /undo
-reverts it (the next sync then sends what /undo put back). A to-do completed
-elsewhere that repeats rolls forward here once, through complete_task, and a
-completed instance is sent without its repeat rule, so no app rolls it again.
-Each item's server write comes before its local record, in its own
-transaction: a sync killed halfway leaves tasks the next sync recognises by
-uid, so nothing is lost or duplicated.
+A to-do written back starts from the server's copy (ical.to_vtodo), so what
+other apps wrote survives. Everything one sync changes here is one /undo;
+undoing it forgets what that sync received, so the next sync takes it again
+instead of deleting it on the phone. Each item is written on the server
+before it is recorded here, one at a time, so a sync killed halfway is
+finished by the next one. A to-do that cannot be read, or that the server
+refuses, is one line in the report and is tried again next time; nothing
+else stops. Two syncs of one database never run at once.
 """
 
 from __future__ import annotations
@@ -37,27 +37,31 @@ from typing import Any
 
 import icalendar
 
-from planner.storage import ical
+from planner.storage import ical, syncstate
 from planner.storage.db import DatabaseError, Store
 from planner.storage.exchange import all_tasks, check_row
-from planner.storage.tasks import (
-    TaskError,
-    insert,
-    new_turn,
-    record,
-    restore,
-    set_tags,
-    snapshot,
-)
+from planner.storage.fields import TaskError
+from planner.storage.tasks import BULK_LIMIT, by_uid, insert, new_turn, record, restore, set_tags, snapshot
+from planner.sync.dav import Dav, DavError, Resource, safe_url
 from planner.tools import ToolContext, dispatch
+from planner.tools.policy import Door, Effect, decide, settle
 
 log = logging.getLogger("planner")
 
-SYNCED = ("title", "status", "due_date", "due_time", "priority", "tags", "notes", "repeat", "remind_at")
+SYNCED = ("title", "status", "due_date", "due_time", "start_date", "priority", "tags", "notes", "annotations")
+SYNCED += ("repeat", "remind_at", "estimate_minutes", "parent")
+Progress = Callable[[int, int], None]
+# The columns a version from the server sets here, each one, also to nothing.
+TAKEN = ("title", "status", "due_date", "due_time", "start_date", "priority", "notes", "annotations", "recurrence",
+         "remind_at", "estimate_minutes", "parent_uid", "completed_at")  # fmt: skip
 
 
 class SyncError(Exception):
     """The sync could not run (server unreachable, refused, not a task list); nothing was lost."""
+
+    def __init__(self, message: str, missing: bool = False):
+        super().__init__(message)
+        self.missing = missing  # the task list is not there: `sync --create` makes it
 
 
 @dataclass
@@ -68,8 +72,10 @@ class Report:
     received: int = 0
     deleted_here: int = 0
     deleted_there: int = 0
-    conflicts: list[str] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
+    merged: list[str] = field(default_factory=list)  # tasks changed on both sides, and which fields met
+    conflicts: list[str] = field(default_factory=list)  # fields changed on both sides: whose value was kept
+    kept: list[str] = field(default_factory=list)  # deletions not made (no yes): why, once
+    problems: list[str] = field(default_factory=list)  # to-dos skipped this time, one line each
 
     def line(self) -> str:
         """The report in one line for the user."""
@@ -77,287 +83,547 @@ class Report:
             f"sent {self.sent}, received {self.received}, deleted {self.deleted_there} there "
             f"and {self.deleted_here} here"
         )
+        if self.merged:
+            text += f"; merged {len(self.merged)} changed on both sides ({'; '.join(self.merged)})"
         if self.conflicts:
             text += f"; {len(self.conflicts)} changed on both sides, the newer kept ({'; '.join(self.conflicts)})"
         return text
 
 
-def fingerprint(task: dict[str, Any]) -> str:
-    """A hash of the fields a sync carries, as it carries them (a completed instance has no repeat)."""
+def synced_fields(task: dict[str, Any]) -> dict[str, Any]:
+    """The fields a sync carries, as it carries them (a completed instance has no repeat)."""
     view = {k: task.get(k) for k in SYNCED}
     view["tags"] = sorted(view["tags"] or [])
+    view["annotations"] = [{"at": a.get("at") or "", "text": a["text"]} for a in view["annotations"] or []]
     if view["status"] == "done":
         view["repeat"] = None
-    return hashlib.sha256(json.dumps(view, sort_keys=True).encode()).hexdigest()[:24]
+    for k, v in view.items():
+        if v in ("", []) and k not in ("tags", "annotations"):
+            view[k] = None
+    return view
 
 
-def to_ics(task: dict[str, Any], changed_at: dt.datetime | None, uid: str | None = None) -> str:
-    """One task as a calendar object resource: a VCALENDAR with its VTODO (under `uid`, the UID it has there)."""
-    cal = icalendar.Calendar()
-    cal.add("prodid", "-//planner//tasks//EN")
-    cal.add("version", "2.0")
-    stamp = dt.datetime.now(dt.UTC)
-    todo = ical.to_vtodo(task, stamp, repeat_when_done=False)
-    todo.add("last-modified", changed_at or stamp)
-    if uid:
-        todo["uid"] = icalendar.vText(uid)  # a UID never changes at its href
-    cal.add_component(todo)
-    return cal.to_ical().decode()
+def fingerprint(task: dict[str, Any]) -> str:
+    """A hash of the synced fields (what older records kept instead of the fields)."""
+    return hashlib.sha256(json.dumps(synced_fields(task), sort_keys=True).encode()).hexdigest()[:24]
 
 
-def connect(url: str, user: str | None, password: str | None, timeout: float = 15.0) -> Any:
-    """The task list at `url`, checked to answer; a SyncError in words when it does not."""
-    import caldav  # loads only for a sync
-    from caldav.lib import error
+@dataclass
+class Remote:
+    """One to-do as the server has it."""
 
+    uid: str  # the planner's uid for it
+    resource: Resource
+    row: dict[str, Any]  # read as an import row
+    todo: icalendar.Todo
+    modified: dt.datetime
+
+    @property
+    def fields(self) -> dict[str, Any]:
+        """Its synced fields."""
+        return synced_fields(self.row)
+
+
+def read_remote(resource: Resource) -> Remote:
+    """A server's to-do, read; raises ical.ReadError with what is wrong."""
     try:
-        client = caldav.DAVClient(url=url, username=user, password=password, timeout=timeout)
-        tasks = caldav.Calendar(client=client, url=url)
-        tasks.todos(include_completed=True)  # one REPORT: reachable, allowed, a collection
-        return tasks
-    except error.AuthorizationError:
-        raise SyncError(
-            f"the CalDAV server at {safe_url(url)} refused the user name or password; check PLANNER_CALDAV_USER "
-            "and PLANNER_CALDAV_PASSWORD; nothing was changed"
-        ) from None
-    except error.DAVError as e:
-        raise SyncError(
-            f"the CalDAV server at {safe_url(url)} did not answer as a task list ({type(e).__name__}); "
-            "check PLANNER_CALDAV_URL; nothing was changed"
-        ) from None
-    except Exception as e:  # connection refused, DNS, TLS, a timeout
-        raise SyncError(
-            f"cannot reach the CalDAV server at {safe_url(url)} ({type(e).__name__}); nothing was changed"
-        ) from None
-
-
-def _remote(tasks: Any) -> dict[str, dict[str, Any]]:
-    """The server's to-dos by local uid: {"href", "etag", "row", "modified"}."""
-    out: dict[str, dict[str, Any]] = {}
-    for obj in tasks.todos(include_completed=True):
-        cal = icalendar.Calendar.from_ical(obj.data)
-        todo = next((c for c in cal.walk() if c.name == "VTODO"), None)
-        if todo is None:
-            continue
-        row = ical.to_row(todo)
-        modified = todo.get("last-modified") or todo.get("dtstamp")
-        when = modified.dt if modified is not None else None
-        if isinstance(when, dt.datetime) and when.tzinfo is None:
-            when = when.replace(tzinfo=dt.UTC)
-        etag = getattr(obj, "etag", None)
-        out[row["uid"]] = {
-            "href": str(obj.url), "etag": etag, "row": row, "modified": when, "obj": obj, "uid": str(todo.get("uid")),
-        }  # fmt: skip
-    return out
+        cal = icalendar.Calendar.from_ical(resource.data)
+    except ValueError as e:
+        raise ical.ReadError(f"it is not iCalendar ({e})") from None
+    todos = [c for c in cal.subcomponents if c.name == "VTODO"]
+    if not todos:
+        raise ical.ReadError("it holds no to-do")
+    todo = todos[0]
+    row = ical.to_row(todo)
+    if not row["uid"]:
+        raise ical.ReadError("it has no UID")
+    modified = ical._one(todo, "last-modified", latest=True) or ical._one(todo, "dtstamp", latest=True)
+    when = getattr(modified, "dt", None)
+    when = ical._utc(when) if isinstance(when, dt.date) else dt.datetime.min.replace(tzinfo=dt.UTC)
+    return Remote(row["uid"], resource, row, todo, when)
 
 
 class Sync:
-    """One sync run between a Store and a CalDAV task list."""
+    """One sync run between a Store and one CalDAV task list (collection)."""
 
-    def __init__(self, store: Store, tasks: Any, url: str, today: Callable[[], dt.date] = dt.date.today):
-        self.store, self.tasks, self.url = store, tasks, url
-        self.turn = new_turn()  # everything this sync changes here is one /undo
-        self.ctx = ToolContext(store=store, today=today, turn=self.turn)
+    def __init__(
+        self, store: Store, dav: Dav, *, list_name: str | None = None, today: Callable[[], dt.date] = dt.date.today,
+        door: Door | None = None, progress: Progress | None = None, turn: str | None = None,
+        others: set[str] | None = None,
+    ):  # fmt: skip
+        self.store, self.dav = store, dav
+        self.collection = dav.url
+        self.list_name = list_name  # tasks on this list live in this collection (None: the default one)
+        self.others = others or set()  # lists that live in other collections
+        self.turn = turn or new_turn()  # everything this sync changes here is one /undo
+        self.ctx = ToolContext(store=store, today=today, turn=self.turn, confirm=lambda q: True)
+        self.door = door or Door("sync", how="run `sync --yes` to allow it")
+        self.progress = progress
         self.report = Report()
-
-    # -- local side
-
-    def _state(self) -> dict[str, dict[str, Any]]:
-        conn = self.store.conn()
-        meta = conn.execute("SELECT value FROM sync_meta WHERE key = 'url'").fetchone()
-        if meta is None or meta[0] != self.url:  # another list: start over, merging by uid and title
-            with self.store.write() as w:
-                w.execute("DELETE FROM sync_items")
-                w.execute("INSERT OR REPLACE INTO sync_meta (key, value) VALUES ('url', ?)", (self.url,))
-        return {r["uid"]: dict(r) for r in conn.execute("SELECT uid, href, etag, synced FROM sync_items")}
-
-    def _remember(self, conn: Any, uid: str, href: str, etag: str | None, task: dict[str, Any]) -> None:
-        conn.execute(
-            "INSERT OR REPLACE INTO sync_items (uid, href, etag, synced) VALUES (?, ?, ?, ?)",
-            (uid, href, etag, fingerprint(task)),
-        )
-
-    def _changed_at(self, task: dict[str, Any]) -> dt.datetime | None:
-        row = (
-            self.store.conn()
-            .execute("SELECT MAX(created_at) FROM task_events WHERE task_id = ?", (task["id"],))
-            .fetchone()
-        )
-        return dt.datetime.fromisoformat(row[0]).replace(tzinfo=dt.UTC) if row and row[0] else None
-
-    def _take(self, task: dict[str, Any] | None, there: dict[str, Any]) -> dict[str, Any] | None:
-        """Apply the server's version here (a new task when `task` is None); logged in this sync's turn."""
-        row = dict(there["row"])
-        try:
-            fields, tags = check_row(row)
-        except (TaskError, ValueError, TypeError) as e:
-            self.report.problems.append(f"{row.get('title') or there['href']}: {e}")
-            return None
-        if task is not None and task["status"] == "open" and fields["status"] == "done" and task.get("repeat"):
-            # Completed elsewhere and it repeats: complete it here, so it rolls forward once.
-            out, ok = dispatch(self.ctx, "complete_task", {"id": task["id"]})
-            if not ok:
-                self.report.problems.append(f"{task['title']}: {out['error']}")
-                return None
-            mine = self._reload(task["uid"])
-            if mine is not None:
-                self._send(mine, there)  # the completed one, without its rule: no app rolls it again
-            return mine
-        with self.store.write() as conn:
-            if task is None:
-                insert(conn, self.turn, fields, tags, "sync")
-            else:
-                before = snapshot(conn, task["id"])
-                changes = {**(before or {}), **fields}
-                changes["recurrence"] = fields.get("recurrence")
-                changes["remind_at"] = fields.get("remind_at")
-                if changes["remind_at"] != (before or {}).get("remind_at"):
-                    changes["reminded_at"] = None  # a new reminder time shows again
-                restore(conn, task["id"], {k: v for k, v in changes.items() if k != "tags"})
-                set_tags(conn, task["id"], tags)
-                record(conn, self.turn, "sync", task["id"], before)
-            mine = self._reload(fields["uid"], conn)
-            if mine is not None:
-                self._remember(conn, mine["uid"], there["href"], there["etag"], mine)
-        return mine
-
-    def _reload(self, uid: str, conn: Any = None) -> dict[str, Any] | None:
-        conn = conn or self.store.conn()
-        row = conn.execute("SELECT id FROM tasks WHERE uid = ?", (uid,)).fetchone()
-        if row is None:
-            return None
-        task = snapshot(conn, row[0]) or {}
-        task["repeat"] = task.get("recurrence")
-        return task
-
-    def _delete_here(self, task: dict[str, Any]) -> None:
-        with self.store.write() as conn:
-            before = snapshot(conn, task["id"])
-            restore(conn, task["id"], None)
-            record(conn, self.turn, "sync", task["id"], before)
-            conn.execute("DELETE FROM sync_items WHERE uid = ?", (task["uid"],))
-        self.report.deleted_here += 1
-
-    # -- server side
-
-    def _send(self, task: dict[str, Any], there: dict[str, Any] | None) -> None:
-        data = to_ics(task, self._changed_at(task), there["uid"] if there else None)
-        if there is not None:
-            obj = there["obj"]
-            obj.data = data
-            obj.save(precondition="etag")  # If-Match: a change there since the listing is not overwritten
-        else:
-            obj = self.tasks.save_todo(data)
-        etag = getattr(obj, "etag", None)  # the server's answer to the PUT carries it
-        with self.store.write() as conn:
-            self._remember(conn, task["uid"], str(obj.url), etag, task)
-        self.report.sent += 1
 
     # -- the run
 
     def run(self) -> Report:
         """Sync both ways once; returns what it did."""
-        state = self._state()
-        remote = _remote(self.tasks)
-        ids = dict(self.store.conn().execute("SELECT uid, id FROM tasks").fetchall())
-        local = {t["uid"]: t | {"id": ids[t["uid"]]} for t in all_tasks(self.store)}
-        by_title = {(r["row"]["title"], r["row"]["due_date"]): uid for uid, r in remote.items() if uid not in local}
+        info = self.dav.info()
+        if not info.calendar or (info.components and "VTODO" not in info.components):
+            raise SyncError(f"{self.collection} is not a task list (a calendar collection for to-dos); check the URL")
+        conn = self.store.conn()
+        if syncstate.meta(conn, f"url:{self.collection}") is None and self.list_name is None:
+            legacy = syncstate.meta(conn, "url")
+            if legacy is not None and legacy != self.collection:
+                with self.store.write() as w:  # another list at this address: start over, merging by uid and title
+                    syncstate.reset(w, "")
+        state = {**syncstate.items(conn, ""), **syncstate.items(conn, self.collection)} if self.list_name is None \
+            else syncstate.items(conn, self.collection)  # fmt: skip
+        replaced = False
+        token = syncstate.meta(conn, f"token:{self.collection}")
+        if state and token and self.dav.token_valid(token) is False:
+            replaced = True
+        remote, unreadable = self._listing()
+        local = self._local()
+        self._merge_twins(local, remote, state)
+        uids = sorted(set(local) | set(remote) | set(state))
+        gone_here, gone_there = self._deletions(local, remote, state, unreadable)
+        allowed = self._allowed(gone_here, gone_there, local, remote, state, replaced, len(unreadable))
+        for n, uid in enumerate(uids, 1):
+            if self.progress:
+                self.progress(n, len(uids))
+            last = state.get(uid)
+            if last is not None and last["href"] in unreadable:
+                continue  # could not be read this time: left as it is, tried again next sync
+            try:
+                self._one(uid, local.get(uid), remote.get(uid), last, allowed)
+            except DatabaseError:  # the file itself (busy, full, read-only): one line from the caller
+                raise
+            except DavError as e:
+                self.report.problems.append(f"{self._name(uid, local, remote)}: {e}")
+            except (TaskError, ValueError, ical.ReadError) as e:
+                self.report.problems.append(f"{self._name(uid, local, remote)}: {e}")
+        self._send_new(set(local) | set(remote))
+        with self.store.write() as w:
+            syncstate.set_meta(w, f"url:{self.collection}", self.collection)
+            if self.list_name is None:
+                syncstate.set_meta(w, "url", self.collection)
+            syncstate.set_meta(w, f"token:{self.collection}", self.dav.info().sync_token if info.sync_token else None)
+        return self.report
+
+    def _name(self, uid: str, local: dict, remote: dict) -> str:
+        task = local.get(uid) or (remote[uid].row if uid in remote else {})
+        return f'"{task.get("title")}"' if task.get("title") else uid
+
+    def _listing(self) -> tuple[dict[str, Remote], set[str]]:
+        """The server's to-dos by uid, and the hrefs of those that could not be read (each reported)."""
+        out: dict[str, Remote] = {}
+        unreadable: set[str] = set()
+        for resource in self.dav.objects("VTODO"):
+            try:
+                item = read_remote(resource)
+            except ical.ReadError as e:
+                unreadable.add(resource.href)
+                uid = _raw_uid(resource.data)
+                self.report.problems.append(f"to-do {uid or resource.href} not read: {e}")
+                continue
+            out[item.uid] = item
+        return out, unreadable
+
+    def _local(self) -> dict[str, dict[str, Any]]:
+        """The tasks that live in this collection, by uid, each with its id."""
+        ids = syncstate.ids_by_uid(self.store.conn())
+        mine = {}
+        for task in all_tasks(self.store):
+            listed = task.get("list")
+            if self.list_name is not None and (listed or "").lower() != self.list_name.lower():
+                continue
+            if self.list_name is None and listed and listed.lower() in self.others:
+                continue
+            mine[task["uid"]] = task | {"id": ids[task["uid"]]}
+        return mine
+
+    def _merge_twins(self, local: dict, remote: dict, state: dict) -> None:
+        """First sync with a full list: a task here and a to-do there with the same title and due date are one."""
+        by_title = {(r.row["title"], r.row["due_date"]): uid for uid, r in remote.items() if uid not in local}
         for uid, task in list(local.items()):
             if uid in state or uid in remote:
                 continue
-            twin = by_title.pop((task["title"], task["due_date"]), None)  # first sync: the same task, another uid
+            twin = by_title.pop((task["title"], task["due_date"]), None)
             if twin is not None and twin not in local:
                 with self.store.write() as conn:
-                    conn.execute("UPDATE tasks SET uid = ? WHERE uid = ?", (twin, uid))
+                    syncstate.set_uid(conn, uid, twin)
                 local[twin] = {**task, "uid": twin}
                 del local[uid]
-        for uid in sorted(set(local) | set(remote) | set(state)):
-            try:
-                self._one(uid, local.get(uid), remote.get(uid), state.get(uid))
-            except DatabaseError:  # the file itself (busy, full, read-only): one line from the caller, not one per task
-                raise
-            except Exception as e:  # one item the server refused: said, and the rest goes on
-                log.exception("sync of %s failed", uid)
-                self.report.problems.append(f"{(local.get(uid) or {}).get('title', uid)}: {type(e).__name__}: {e}")
-        return self.report
 
-    def _one(self, uid: str, here: dict | None, there: dict | None, last: dict | None) -> None:
-        if here is not None and there is None:
-            if last is None or fingerprint(here) != last["synced"]:
-                self._send(here, None)  # new here, or changed here after it was deleted there
+    # -- deletions: counted first, asked about once
+
+    def _deletions(self, local: dict, remote: dict, state: dict, unreadable: set[str]) -> tuple[list, list]:
+        here, there = [], []
+        for uid, last in state.items():
+            if last["href"] in unreadable:
+                continue
+            mine, theirs = local.get(uid), remote.get(uid)
+            if mine is not None and theirs is None and not self._changed_here(mine, last):
+                here.append(uid)
+            elif mine is None and theirs is not None and theirs.resource.etag == last["etag"]:
+                if by_uid(self.store.conn(), uid) is None:  # not moved to another list: really deleted here
+                    there.append(uid)
+        return here, there
+
+    def _allowed(self, here: list, there: list, local: dict, remote: dict, state: dict, replaced: bool,
+                 unreadable: int) -> set[str]:  # fmt: skip
+        """The deletions the user allows: all of them, unless they are many or look like a glitch."""
+        glitch = ""
+        if here and replaced:
+            glitch = "the task list on the server was replaced (it no longer knows the last sync)"
+        elif here and not remote and not unreadable:
+            glitch = "the server listed no to-dos at all"
+        elif len(here) >= 2 and len(here) * 2 >= len(state):
+            glitch = f"the server listed only {len(remote)} of the {len(state)} to-dos synced last time"
+        lines = [f'here: "{local[u]["title"]}" (gone from the server)' for u in here]
+        lines += [f'on the server: "{remote[u].row["title"]}" (deleted here)' for u in there]
+        effect = Effect(deletes=tuple(lines), glitch=glitch, carried=len(lines) <= BULK_LIMIT)
+        ok, reason = settle(decide(effect, self.door), self.door)
+        if ok:
+            return set(here) | set(there)
+        self.report.kept.append(f"kept {len(lines)} tasks the sync would delete ({reason})")
+        return set()
+
+    # -- one task
+
+    def _changed_here(self, mine: dict[str, Any], last: dict[str, Any]) -> bool:
+        if last.get("fields") is not None:
+            return synced_fields(mine) != last["fields"]
+        return fingerprint(mine) != last["synced"]
+
+    def _one(self, uid: str, mine: dict | None, theirs: Remote | None, last: dict | None, allowed: set[str]) -> None:
+        if mine is not None and theirs is None:
+            if last is not None and not self._changed_here(mine, last):
+                if uid in allowed:
+                    self._delete_here(mine, last)
             else:
-                self._delete_here(here)
+                self._send(mine, None)  # new here, or changed here after it was deleted there
             return
-        if here is None and there is not None:
-            if last is not None and there["etag"] == last["etag"]:
-                there["obj"].delete()  # deleted here, unchanged there
-                with self.store.write() as conn:
-                    conn.execute("DELETE FROM sync_items WHERE uid = ?", (uid,))
-                self.report.deleted_there += 1
-            elif self._take(None, there) is not None:
+        if mine is None and theirs is not None:
+            if last is not None and theirs.resource.etag == last["etag"]:
+                if uid in allowed:
+                    self.dav.delete(theirs.resource.href, theirs.resource.etag)  # deleted here, unchanged there
+                    with self.store.write() as conn:
+                        syncstate.forget(conn, uid)
+                    self.report.deleted_there += 1
+                elif by_uid(self.store.conn(), uid) is not None:  # moved to a list with its own collection
+                    self.dav.delete(theirs.resource.href, theirs.resource.etag)
+                    with self.store.write() as conn:
+                        syncstate.forget(conn, uid)
+            elif by_uid(self.store.conn(), uid) is None and self._take(None, theirs):
                 self.report.received += 1  # new there, or edited there after it was deleted here
             return
-        if here is None and there is None:
+        if mine is None or theirs is None:
             with self.store.write() as conn:  # gone on both sides
-                conn.execute("DELETE FROM sync_items WHERE uid = ?", (uid,))
+                syncstate.forget(conn, uid)
             return
-        assert here is not None and there is not None
-        mine_changed = last is None or fingerprint(here) != last["synced"]
-        theirs_changed = last is None or there["etag"] != last["etag"]
-        theirs = {**here, **{k: there["row"].get(k) for k in SYNCED}}
-        if fingerprint(theirs) == fingerprint(here):  # the same either way: only the record is new
+        self._meet(mine, theirs, last)
+
+    def _meet(self, mine: dict[str, Any], theirs: Remote, last: dict | None) -> None:
+        """The task is on both sides: merge by field against what both agreed on last time."""
+        ours, other = synced_fields(mine), theirs.fields
+        if ours == other:  # the same either way: only the record is new
+            self._record(mine, theirs.resource, theirs.resource.data)
+            return
+        base = last.get("fields") if last else None
+        if base is None:  # a first meeting, or a record from before fields were kept: as a whole
+            mine_changed = last is None or fingerprint(mine) != last["synced"]
+            theirs_changed = last is None or theirs.resource.etag != last["etag"]
+            base = other if mine_changed and not theirs_changed else ours if theirs_changed and not mine_changed else {}
+        merged, met, lost_here, lost_there = {}, [], [], []
+        mine_at = syncstate.changed_at(self.store.conn(), mine["id"]) or dt.datetime.min.replace(tzinfo=dt.UTC)
+        for k in SYNCED:
+            a, b, was = ours.get(k), other.get(k), base.get(k, ours.get(k) if base else None)
+            if a == b or b == was:
+                merged[k] = a
+            elif a == was:
+                merged[k] = b
+            else:  # changed on both sides, differently: the newer side's value
+                newer_theirs = theirs.modified > mine_at
+                merged[k] = b if newer_theirs else a
+                (lost_here if newer_theirs else lost_there).append(k)
+                met.append(k)
+        if met:
+            who = "theirs" if lost_here and not lost_there else "ours"
+            self.report.conflicts.append(f'"{mine["title"]}": {who} ({", ".join(met)})')
+        elif merged != ours and merged != other:
+            changed_here = [k for k in SYNCED if merged[k] != ours[k]]
+            changed_there = [k for k in SYNCED if merged[k] != other[k]]
+            self.report.merged.append(f'"{mine["title"]}": {", ".join(changed_there)} from here, '
+                                      f'{", ".join(changed_here)} from there')  # fmt: skip
+        if mine["status"] == "open" and merged["status"] == "done" and mine.get("repeat"):
+            self._roll_forward(mine, theirs)  # completed there, and it repeats
+            return
+        if merged != ours:
+            if not self._take(mine, theirs, merged):
+                return
+            self.report.received += 1
+        if lost_there:  # their values go into the change log, so /undo brings them back
             with self.store.write() as conn:
-                self._remember(conn, uid, there["href"], there["etag"], here)
-            return
-        if mine_changed and not theirs_changed:
-            self._send(here, there)
-        elif theirs_changed and not mine_changed:
-            if self._take(here, there) is not None:
-                self.report.received += 1
+                before = snapshot(conn, mine["id"])
+                if before is not None:
+                    record(conn, self.turn, "sync", mine["id"], _as_task(before, {k: other[k] for k in lost_there}))
+        if merged != other:
+            now_mine = self._reload(mine["uid"])
+            if now_mine is not None:
+                self._send(now_mine, theirs)
         else:
-            mine_at = self._changed_at(here) or dt.datetime.min.replace(tzinfo=dt.UTC)
-            theirs_at = there["modified"] or dt.datetime.min.replace(tzinfo=dt.UTC)
-            if theirs_at > mine_at:
-                if self._take(here, there) is not None:  # logged: /undo brings ours back
-                    self.report.received += 1
-                self.report.conflicts.append(f'"{here["title"]}": theirs')
+            self._record(self._reload(mine["uid"]) or mine, theirs.resource, theirs.resource.data)
+
+    # -- writing here
+
+    def _take(self, mine: dict | None, theirs: Remote, merged: dict[str, Any] | None = None) -> bool:
+        """Apply the server's version (or a merge) here, logged in this sync's turn; False if it was not applied."""
+        row = dict(theirs.row)
+        if merged is not None:
+            row.update({k: v for k, v in merged.items()})
+        if self.list_name is not None:
+            row["list"] = self.list_name
+        elif mine is not None:
+            row["list"] = mine.get("list")
+        row["ical"] = theirs.resource.data
+        fields, tags = check_row(row)
+        if fields["status"] == "open":
+            fields.pop("completed_at", None)
+        with self.store.write() as conn:
+            if mine is None:
+                insert(conn, self.turn, fields, tags, "sync")
             else:
-                with self.store.write() as conn:  # theirs goes into the change log, so /undo can bring it back
-                    before = snapshot(conn, here["id"])
-                    if before is not None:
-                        kept = {**before, **{k: v for k, v in there["row"].items() if k in SYNCED and k != "repeat"}}
-                        record(conn, self.turn, "sync", here["id"], kept)
-                self._send(here, there)
-                self.report.conflicts.append(f'"{here["title"]}": ours')
+                before = snapshot(conn, mine["id"])
+                if before is None or synced_fields(_as_export(before)) != synced_fields(mine):
+                    # Changed here while this sync ran: that edit is newer than what we read; next sync meets it.
+                    self.report.problems.append(f'"{mine["title"]}" changed here during the sync; synced next time')
+                    return False
+                changes = {**before, **{k: v for k, v in fields.items() if k != "uid"}}
+                for key in TAKEN:  # a field cleared there is cleared here (check_row leaves out what is empty)
+                    changes[key] = fields.get(key)
+                if changes["remind_at"] != before.get("remind_at"):
+                    changes["reminded_at"] = None  # a new reminder time shows again
+                restore(conn, mine["id"], changes)
+                set_tags(conn, mine["id"], tags)
+                record(conn, self.turn, "sync", mine["id"], before)
+            now_task = self._reload(fields["uid"], conn)
+            if now_task is not None:
+                self._record(now_task, theirs.resource, theirs.resource.data, conn)
+        return True
+
+    def _roll_forward(self, mine: dict[str, Any], theirs: Remote) -> None:
+        """Completed elsewhere and it repeats: complete it here, so it rolls forward exactly once, and send
+        the completed one without its rule (no app rolls it again) and the next one as a new to-do."""
+        out, ok = dispatch(self.ctx, "complete_task", {"id": mine["id"]})
+        if not ok:
+            raise TaskError(out["error"])
+        done = self._reload(mine["uid"])
+        if done is not None:
+            self._send(done, theirs)
+        self.report.received += 1
+
+    def _delete_here(self, mine: dict[str, Any], last: dict[str, Any]) -> None:
+        with self.store.write() as conn:
+            before = snapshot(conn, mine["id"])
+            if before is None:
+                return
+            if self._changed_here(_as_export(before), last):  # edited here since the listing: the edit wins
+                self.report.problems.append(f'"{mine["title"]}" changed here during the sync; kept and sent next time')
+                return
+            restore(conn, mine["id"], None)
+            record(conn, self.turn, "sync", mine["id"], before)
+            syncstate.forget(conn, mine["uid"])
+        self.report.deleted_here += 1
+
+    def _reload(self, uid: str, conn: Any = None) -> dict[str, Any] | None:
+        task = by_uid(conn or self.store.conn(), uid)
+        return _as_export(task) if task is not None else None
+
+    def _record(self, task: dict[str, Any], resource: Resource, data: str, conn: Any = None, etag: Any = ...) -> None:
+        def write(c: Any) -> None:
+            syncstate.remember(c, self.collection, task["uid"], resource.href,
+                               resource.etag if etag is ... else etag, synced_fields(task), fingerprint(task))  # fmt: skip
+            syncstate.set_copy(c, task["uid"], data)
+
+        if conn is not None:
+            write(conn)
+        else:
+            with self.store.write() as c:
+                write(c)
+
+    # -- writing there
+
+    def _send(self, task: dict[str, Any], theirs: Remote | None) -> None:
+        changed = syncstate.changed_at(self.store.conn(), task["id"]) if task.get("id") else None
+        data = to_ics(task, changed, base=theirs.todo if theirs is not None else None)
+        if theirs is not None:
+            href = theirs.resource.href
+            etag = self.dav.put(href, data, etag=theirs.resource.etag)  # If-Match: never over a change made since
+        else:
+            href = self.dav.href_for(ical.uid_of(task["uid"]))
+            etag = self.dav.put(href, data, create=True)
+        self._record(task, Resource(href, etag, data), data, etag=etag)
+        self.report.sent += 1
+
+    def _send_new(self, seen: set[str]) -> None:
+        """Tasks this sync made here (the next date of a repeat completed there) go across in the same run."""
+        for uid, task in self._local().items():
+            if uid not in seen and task.get("uid"):
+                try:
+                    self._send(task, None)
+                except DavError as e:
+                    self.report.problems.append(f'"{task["title"]}": {e}')
 
 
-def sync(store: Store, url: str, user: str | None, password: str | None, **kw: Any) -> Report:
-    """Connect and sync once; raises SyncError in words when the server cannot be used."""
-    return Sync(store, connect(url, user, password), url, **kw).run()
+def _as_export(task: dict[str, Any]) -> dict[str, Any]:
+    """A stored task (snapshot) in the shape all_tasks gives: repeat, parent uid, annotations as a list."""
+    from planner.storage.fields import annotations_of
+
+    out = dict(task)
+    out["repeat"] = task.get("recurrence")
+    out["parent"] = task.get("parent_uid")
+    out["annotations"] = annotations_of(task)
+    return out
+
+
+def _as_task(snap: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
+    """A snapshot with some synced fields set to other values (for the change log)."""
+    out = dict(snap)
+    for k, v in values.items():
+        key = {"repeat": "recurrence", "parent": "parent_uid"}.get(k, k)
+        out[key] = json.dumps(v, ensure_ascii=False) if k == "annotations" and v else v
+    return out
+
+
+def _raw_uid(data: str) -> str | None:
+    for line in data.replace("\r\n ", "").splitlines():
+        if line.upper().startswith("UID:"):
+            return line[4:].strip()[:80] or None
+    return None
+
+
+def to_ics(task: dict[str, Any], changed_at: dt.datetime | None, base: icalendar.Todo | None = None) -> str:
+    """One task as a calendar object resource: a VCALENDAR with its VTODO, written over the server's copy."""
+    cal = icalendar.Calendar()
+    cal.add("prodid", "-//planner//tasks//EN")
+    cal.add("version", "2.0")
+    stamp = dt.datetime.now(dt.UTC)
+    cal.add_component(ical.to_vtodo(task, stamp, repeat_when_done=False, base=base, changed_at=changed_at or stamp))
+    return cal.to_ical().decode()
+
+
+# ---------------------------------------------------------------- from the settings
 
 
 NO_URL = (
     "no CalDAV task list is set: set PLANNER_CALDAV_URL to its address (and PLANNER_CALDAV_USER, "
-    "PLANNER_CALDAV_PASSWORD); see the README, Sync"
+    "PLANNER_CALDAV_PASSWORD); see docs/sync.md"
 )
+KEYRING_SERVICE = "planner-caldav"
 
 
-def sync_config(store: Store, config: Any, today: Callable[[], dt.date] = dt.date.today) -> str:
-    """`sync` and /sync: one sync with the list the settings name; the report in lines (a SyncError if it
-    could not run)."""
+def password_for(user: str | None, url: str, given: str | None) -> str | None:
+    """The password: from the environment, else the URL, else the system keyring when `keyring` is installed."""
+    from planner.sync.dav import credentials
+
+    if given:
+        return given
+    _, in_url = credentials(url)
+    if in_url:
+        return in_url
+    try:
+        import keyring  # optional: `pip install keyring`, then `keyring set planner-caldav USER`
+    except ImportError:
+        return None
+    try:
+        return keyring.get_password(KEYRING_SERVICE, user or safe_url(url))
+    except Exception as e:  # no keyring backend on this machine: as if none were stored
+        log.info("keyring not available: %s", e)
+        return None
+
+
+def collections(config: Any) -> list[tuple[str, str | None]]:
+    """(url, list) for each task list the settings name: the default one, and one per mapped list."""
+    out: list[tuple[str, str | None]] = [(config.caldav_url, None)]
+    out += [(url, name) for name, url in (config.caldav_lists or {}).items()]
+    return out
+
+
+def sync_config(
+    store: Store, config: Any, today: Callable[[], dt.date] = dt.date.today, door: Door | None = None,
+    progress: Progress | None = None, create: bool = False,
+) -> Report:  # fmt: skip
+    """`sync` and /sync: one sync of every task list the settings name; a SyncError when it could not run."""
+    from planner.sync.dav import credentials
+
     if not config.caldav_url:
         raise SyncError(NO_URL)
-    report = sync(store, config.caldav_url, config.caldav_user, config.caldav_password, today=today)
+    with store.exclusive("sync", wait=30.0) as mine:
+        if not mine:
+            raise SyncError("another sync of this database is running; try again when it has finished")
+        report = Report()
+        turn = new_turn()
+        lists = collections(config)
+        others = {name.lower() for _, name in lists if name}
+        for url, name in lists:
+            user = config.caldav_user or credentials(url)[0]
+            dav = Dav(url, user, password_for(user, url, config.caldav_password), deadline=config.caldav_timeout)
+            try:
+                one = _run_one(store, dav, name, today, door, progress, turn, others, create)
+            finally:
+                dav.close()
+            _add(report, one)
+        return report
+
+
+def sync(store: Store, url: str, user: str | None, password: str | None, **kw: Any) -> Report:
+    """One sync with the task list at `url` (sync_config's keywords: today, door, progress, create)."""
+    from planner.settings import Config
+
+    return sync_config(store, Config(caldav_url=url, caldav_user=user, caldav_password=password), **kw)
+
+
+def _run_one(store: Store, dav: Dav, name: str | None, today: Callable[[], dt.date], door: Door | None,
+             progress: Progress | None, turn: str, others: set[str], create: bool) -> Report:  # fmt: skip
+    where = dav.url
+    try:
+        try:
+            return Sync(store, dav, list_name=name, today=today, door=door, progress=progress, turn=turn,
+                        others=others).run()  # fmt: skip
+        except DavError as e:
+            if e.kind != "missing" or not create:
+                raise
+        dav.mkcalendar(name or "Tasks")
+        return Sync(store, dav, list_name=name, today=today, door=door, progress=progress, turn=turn,
+                    others=others).run()  # fmt: skip
+    except DavError as e:
+        if e.kind == "auth":
+            raise SyncError(
+                f"the CalDAV server at {where} refused the user name or password; check "
+                "PLANNER_CALDAV_USER and PLANNER_CALDAV_PASSWORD; nothing was changed"
+            ) from None
+        if e.kind == "missing":
+            raise SyncError(
+                f"there is no task list at {where}; create it with `python agent.py sync --create`, "
+                "or check PLANNER_CALDAV_URL; nothing was changed",
+                missing=True,
+            ) from None
+        raise SyncError(f"{e}; nothing more was changed") from None
+
+
+def _add(total: Report, one: Report) -> None:
+    for name in ("sent", "received", "deleted_here", "deleted_there"):
+        setattr(total, name, getattr(total, name) + getattr(one, name))
+    for name in ("merged", "conflicts", "kept", "problems"):
+        getattr(total, name).extend(getattr(one, name))
+
+
+def report_lines(config: Any, report: Report) -> list[str]:
+    """The report as lines for the user."""
     lines = [f"synced with {safe_url(config.caldav_url)}: {report.line()}"]
+    lines += [f"  {k}" for k in report.kept]
     lines += [f"  not synced: {p}" for p in report.problems]
-    return "\n".join(lines)
+    return lines
 
 
-def safe_url(url: str) -> str:
-    """A URL as shown to the user: without a password written into it."""
-    import urllib.parse
-
-    parts = urllib.parse.urlsplit(url)
-    if parts.password is None:
-        return url
-    return urllib.parse.urlunsplit(parts._replace(netloc=parts.hostname + (f":{parts.port}" if parts.port else "")))
+__all__ = ["NO_URL", "Report", "Sync", "SyncError", "fingerprint", "report_lines", "safe_url", "sync", "sync_config",
+           "to_ics"]  # fmt: skip

@@ -10,7 +10,7 @@ Dispatch never raises. Whatever the model sends - an invented tool, missing or
 extra arguments, wrong types, impossible dates - comes back as
 {"error": "..."} that says what to fix, and nothing invalid is written.
 
-The tools themselves live beside this file (task_tools, memory_tools,
+The tools themselves live beside this file (task_tools, status_tools, memory_tools,
 query_tool, web); importing the `planner.tools` package registers them all.
 Each declares its facts here, once: `read_only` (never a change, never asks),
 `changes_existing` (counts toward the large-change question), `destructive`
@@ -61,6 +61,8 @@ class Tool:
     enabled: Callable[[ToolContext], bool] | None = None
     # A description built from the running program (query_planner shows the live schema).
     describe: Callable[[ToolContext], str] | None = None
+    title: str = ""  # a short human name (MCP clients show it)
+    output: dict[str, Any] | None = None  # JSON schema of a successful result (MCP's outputSchema)
 
 
 TOOLS: dict[str, Tool] = {}
@@ -75,6 +77,8 @@ def tool(
     destructive: bool = False,
     enabled: Callable[[ToolContext], bool] | None = None,
     describe: Callable[[ToolContext], str] | None = None,
+    title: str = "",
+    output: dict[str, Any] | None = None,
 ) -> Callable[[Callable[..., dict[str, Any]]], Callable[..., dict[str, Any]]]:
     """Register a function as a tool named after it; its docstring is its description."""
 
@@ -82,8 +86,9 @@ def tool(
         schema = {"type": "object", "properties": properties or {}, "required": list(required)}
         doc = inspect.cleandoc(fn.__doc__ or "")
         TOOLS[fn.__name__] = Tool(
-            fn.__name__, doc, schema, fn, read_only, changes_existing, destructive, enabled, describe
-        )
+            fn.__name__, doc, schema, fn, read_only, changes_existing, destructive, enabled, describe,
+            title or fn.__name__.replace("_", " ").capitalize(), output,
+        )  # fmt: skip
         return fn
 
     return register
@@ -136,7 +141,8 @@ def ask(ctx: ToolContext, question: str, doing: str, kept: str) -> None:
 ALIASES = {
     "update_task": ("rename_task", "move_task", "reschedule_task", "edit_task", "change_task", "modify_task"),
     "complete_task": ("finish_task", "done_task", "mark_done", "mark_task_done", "check_task", "close_task"),
-    "delete_task": ("remove_task", "cancel_task", "drop_task"),
+    "delete_task": ("remove_task", "drop_task", "erase_task"),
+    "reopen_task": ("undo_complete", "uncomplete_task", "restore_task", "open_task"),
     "add_task": ("create_task", "new_task", "add_todo", "create_todo", "add_reminder"),
     "list_tasks": ("get_tasks", "show_tasks", "tasks", "list_todos", "search_tasks"),
     "remember": ("save_memory", "store_fact", "save_fact", "memorize", "add_memory"),
@@ -149,7 +155,9 @@ ALIASES = {
 VERBS = {
     "update_task": ("move", "rename", "change", "edit", "modify", "reschedule", "postpone", "push", "set"),
     "complete_task": ("complete", "finish", "mark", "done", "check", "close"),
-    "delete_task": ("delete", "remove", "cancel", "drop"),
+    "delete_task": ("delete", "remove", "drop", "erase"),
+    "cancel_task": ("cancel", "abandon", "skip"),
+    "reopen_task": ("reopen", "uncomplete", "unfinish"),
     "add_task": ("add", "create", "new", "schedule", "submit", "remind", "plan", "book"),
     "list_tasks": ("list", "show", "get", "find", "search"),
 }

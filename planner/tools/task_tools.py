@@ -1,8 +1,11 @@
-"""The task tools the model calls: add, list, complete, update, delete, agenda, today.
+"""The task tools the model calls to add, find and change tasks: add, list, update, agenda, today.
 
-The machinery (registry, validation, dispatch) is in registry.py. Task writes
-go through planner/storage/tasks.py, which checks every value and logs each
-change for /undo in the same transaction.
+Finishing, cancelling, reopening, deleting and the lists are in status_tools.py;
+the machinery (registry, validation, dispatch) is in registry.py. Every write
+goes through planner/storage/tasks.py, which logs each change for /undo in the
+same transaction; values are checked in planner/storage/fields.py. Dates,
+start dates, repeats, reminders and estimates arrive as the user's words and
+are resolved here in code (dates.py, durations.py), never by the model.
 """
 
 from __future__ import annotations
@@ -12,27 +15,24 @@ import re
 from typing import Any
 
 from planner.dates import DateError, When, check_time, next_due, parse_repeat, resolve, resolve_remind
-from planner.storage.tasks import (
+from planner.durations import DurationError, minutes
+from planner.storage.fields import (
     PRIORITIES,
-    SORTS,
     Task,
     brief,
+    check_list,
     check_notes,
     check_title,
     clean_tags,
-    insert,
-    now,
-    record,
-    require,
-    search,
-    set_tags,
 )
-from planner.storage.tasks import agenda as agenda_of
-from planner.tools.registry import ToolContext, ToolError, ask, tool
+from planner.storage.listing import SORTS, STATUS_FILTERS, search, waiting_count
+from planner.storage.listing import agenda as agenda_of
+from planner.storage.tasks import insert, require, update
+from planner.tools.registry import ToolContext, ToolError, tool
 
 ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
-# ---------------------------------------------------------------- checks
+# ---------------------------------------------------------------- reading the user's words
 
 
 def read_date(ctx: ToolContext, value: str, name: str = "due_date") -> When:
@@ -43,9 +43,11 @@ def read_date(ctx: ToolContext, value: str, name: str = "due_date") -> When:
         raise ToolError(f"{name}: {e}") from None
 
 
-def read_due(ctx: ToolContext, due_date: str, due_time: str | None, notes: list[str]) -> tuple[str, str | None]:
-    """(YYYY-MM-DD, HH:MM or None) from the model's due_date and due_time; notes gets the echo."""
-    when = read_date(ctx, due_date)
+def read_due(
+    ctx: ToolContext, due_date: str, due_time: str | None, notes: list[str], name: str = "due_date"
+) -> tuple[str, str | None]:
+    """(YYYY-MM-DD, HH:MM or None) from the model's date and time; notes gets the echo."""
+    when = read_date(ctx, due_date, name)
     if not ISO_DATE.fullmatch(due_date.strip()):
         notes.append(when.describe(due_date))  # so the model and the user see what the phrase became
     time = when.time
@@ -83,6 +85,34 @@ def read_remind(ctx: ToolContext, value: str, due_date: str | None, due_time: st
     return when.isoformat(timespec="minutes") if when else None
 
 
+def read_estimate(value: str, notes: list[str]) -> int | None:
+    """An estimate in words as minutes ("none" or empty clears it); notes gets the echo."""
+    if not value.strip() or value.strip().lower() in ("none", "no", "unknown"):
+        return None
+    try:
+        total = minutes(value)
+    except DurationError as e:
+        raise ToolError(f"estimate: {e}") from None
+    if not re.fullmatch(r"\d+", value.strip()):
+        notes.append(f"{value.strip()!r} -> {total} minutes")
+    return total
+
+
+def read_parent(ctx: ToolContext, conn: Any, parent: int, task_id: int | None = None) -> str | None:
+    """The uid of the parent task given by id (0 clears it); a ToolError for itself or a loop."""
+    if parent == 0:
+        return None
+    found = require(conn, parent)
+    seen, uid = {task_id}, found["uid"]
+    walk: Task | None = found
+    while walk is not None:  # a task cannot be a subtask of one of its own subtasks
+        if walk["id"] in seen:
+            raise ToolError(f"task {parent} cannot be the parent: that would make a loop of subtasks")
+        seen.add(walk["id"])
+        walk = require(conn, walk["parent"]) if walk.get("parent") else None
+    return uid
+
+
 def _result(key: str, task: Task | None, notes: list[str], **extra: Any) -> dict[str, Any]:
     out: dict[str, Any] = {key: brief(task), **extra}
     if notes:
@@ -94,8 +124,15 @@ ID = {"type": "integer", "description": "The task's id, as shown by list_tasks."
 DUE = "When it is due, in the user's words (friday 3pm, the 15th) or YYYY-MM-DD."
 FIELDS = {
     "due_time": {"type": "string", "description": "HH:MM, only if the user gave a time apart from the date."},
+    "start_date": {
+        "type": "string",
+        "description": "Only if the user said when they can start (not before), in their words or YYYY-MM-DD.",
+    },
     "priority": {"type": "string", "enum": list(PRIORITIES), "description": "Only if the user said how important."},
     "tags": {"type": "array", "items": {"type": "string"}, "description": "Only labels the user gave."},
+    "list": {"type": "string", "description": "Only if the user named a list or project for it."},
+    "estimate": {"type": "string", "description": "Only if the user said how long it takes, in their words."},
+    "parent": {"type": "integer", "description": "Only to make it a step of another task: that task's id."},
     "notes": {"type": "string", "description": "Only extra details the user asked to keep; never the task itself."},
     "repeat": {
         "type": "string",
@@ -107,7 +144,7 @@ FIELDS = {
     },
 }
 
-# ---------------------------------------------------------------- task tools
+# ---------------------------------------------------------------- the tools
 
 
 @tool(
@@ -117,25 +154,34 @@ FIELDS = {
         **FIELDS,
     },
     required=("title",),
+    title="Add a task",
 )
 def add_task(
     ctx: ToolContext,
     title: str,
     due_date: str | None = None,
     due_time: str | None = None,
+    start_date: str | None = None,
     priority: str | None = None,
     tags: list[str] | None = None,
+    list: str | None = None,  # noqa: A002  (the name the model and JSON use)
+    estimate: str | None = None,
+    parent: int | None = None,
     notes: str | None = None,
     repeat: str | None = None,
     remind: str | None = None,
 ) -> dict[str, Any]:
     """Add one task (a to-do or a reminder) to the user's list. Call once per task."""
     said: list[str] = []
-    fields: dict[str, Any] = {"title": check_title(title), "priority": priority}
+    fields: dict[str, Any] = {"title": check_title(title), "priority": priority, "list": check_list(list)}
     if due_date:
         fields["due_date"], fields["due_time"] = read_due(ctx, due_date, due_time, said)
     elif due_time:
         fields["due_date"], fields["due_time"] = ctx.today().isoformat(), read_time(due_time)
+    if start_date:
+        fields["start_date"] = read_due(ctx, start_date, None, said, "start_date")[0]
+    if estimate:
+        fields["estimate_minutes"] = read_estimate(estimate, said)
     fields["notes"] = check_notes(notes) if notes else None
     fields["recurrence"] = read_repeat(repeat) if repeat else None
     if fields["recurrence"] and not fields.get("due_date"):
@@ -147,49 +193,65 @@ def add_task(
     if remind:
         fields["remind_at"] = read_remind(ctx, remind, fields.get("due_date"), fields.get("due_time"))
     with ctx.store.write() as conn:
+        if parent:
+            fields["parent_uid"] = read_parent(ctx, conn, parent)
         task = insert(conn, ctx.turn, fields, clean_tags(tags or []), "add_task")
     return _result("added", task, said)
 
 
 @tool(
     {
-        "status": {"type": "string", "enum": ["open", "done", "all"], "description": "Which tasks; open if left out."},
+        "status": {
+            "type": "string",
+            "enum": list(STATUS_FILTERS),
+            "description": "Which tasks; open if left out (waiting: open ones whose start date is still ahead).",
+        },
         "tag": {"type": "string", "description": "Only this tag."},
+        "list": {"type": "string", "description": "Only this list (project)."},
         "priority": {"type": "string", "enum": list(PRIORITIES), "description": "Only this priority."},
         "due_before": {"type": "string", "description": "Due on or before this date."},
         "due_after": {"type": "string", "description": "Due on or after this date."},
         "overdue": {"type": "boolean", "description": "true: only open tasks past their date."},
+        "parent": {"type": "integer", "description": "Only the subtasks of this task id."},
         "text": {"type": "string", "description": "Words in the title or notes."},
-        "sort": {"type": "string", "enum": list(SORTS), "description": "Order; by due date if left out."},
+        "sort": {"type": "string", "enum": list(SORTS), "description": "Order; most urgent first if left out."},
         "limit": {"type": "integer", "minimum": 1, "maximum": 100, "description": "At most this many; 20 if left out."},
     },
     read_only=True,
+    title="List tasks",
 )
 def list_tasks(
     ctx: ToolContext,
     status: str = "open",
     tag: str | None = None,
+    list: str | None = None,  # noqa: A002
     priority: str | None = None,
     due_before: str | None = None,
     due_after: str | None = None,
     overdue: bool = False,
+    parent: int | None = None,
     text: str | None = None,
-    sort: str = "due",
+    sort: str = "urgency",
     limit: int = 20,
 ) -> dict[str, Any]:
-    """List the user's tasks with their ids, titles, due dates and status; every filter given must match."""
+    """List the user's tasks with their ids, titles, due dates and status, most urgent first; every filter given must match."""
     said: list[str] = []
-    before = read_due(ctx, due_before, None, said)[0] if due_before else None
-    after = read_due(ctx, due_after, None, said)[0] if due_after else None
+    before = read_due(ctx, due_before, None, said, "due_before")[0] if due_before else None
+    after = read_due(ctx, due_after, None, said, "due_after")[0] if due_after else None
     tags = clean_tags([tag]) if tag else []
+    conn = ctx.store.conn()
+    parent_uid = require(conn, parent)["uid"] if parent else None
     found, total = search(
-        ctx.store.conn(),
+        conn,
+        ctx.today(),
         status=status,
         tag=tags[0] if tags else None,
+        list_name=check_list(list) if list else None,
         priority=priority,
         due_before=before,
         due_after=after,
-        overdue_on=ctx.today().isoformat() if overdue else None,
+        overdue=overdue,
+        parent_uid=parent_uid,
         text=text.strip() if text and text.strip() else None,
         sort=sort,
         limit=limit,
@@ -199,31 +261,9 @@ def list_tasks(
         out["date_read_as"] = "; ".join(said)
     if total > len(found):
         out["more"] = f"{total - len(found)} more not shown; narrow the filters or raise limit"
+    if status == "open" and (n := waiting_count(conn, ctx.today())):
+        out["waiting"] = f"{n} of these wait for their start date"
     return out
-
-
-@tool({"id": ID}, required=("id",), changes_existing=True)
-def complete_task(ctx: ToolContext, id: int) -> dict[str, Any]:
-    """Mark a task as done. A repeating task then gets its next date as a new open task."""
-    with ctx.store.write() as conn:
-        before = require(conn, id)
-        if before["status"] == "done":
-            return {"already_done": brief(before)}
-        conn.execute("UPDATE tasks SET status = 'done', completed_at = ? WHERE id = ?", (now(), id))
-        task = record(conn, ctx.turn, "complete_task", id, before)
-        if not before.get("recurrence"):
-            return {"completed": brief(task)}
-        due = dt.date.fromisoformat(before["due_date"]) if before.get("due_date") else ctx.today()
-        following = next_due(before["recurrence"], due, ctx.today())
-        if following is None:  # the last occurrence of a finished series: the task is simply done
-            return {"completed": brief(task), "repeat": "that was the last date of its repeat rule"}
-        keep = ("title", "due_time", "priority", "notes", "recurrence")
-        fields = {k: before[k] for k in keep} | {"due_date": following.isoformat()}
-        if before.get("remind_at"):  # the next one is reminded as long before its date as this one was
-            ahead = dt.datetime.fromisoformat(before["remind_at"]) - dt.datetime.combine(due, dt.time())
-            fields["remind_at"] = (dt.datetime.combine(following, dt.time()) + ahead).isoformat(timespec="minutes")
-        nxt = insert(conn, ctx.turn, fields, before["tags"], "complete_task")
-    return {"completed": brief(task), "next": brief(nxt)}
 
 
 @tool(
@@ -233,23 +273,30 @@ def complete_task(ctx: ToolContext, id: int) -> dict[str, Any]:
         "due_date": {"type": "string", "description": DUE + " An empty string removes the date."},
         **FIELDS,
         "priority": {"type": "string", "enum": [*PRIORITIES, "none"], "description": "New priority; none clears it."},
+        "add_note": {"type": "string", "description": "A further note to add, dated today; the other notes stay."},
     },
     required=("id",),
     changes_existing=True,
+    title="Change a task",
 )
 def update_task(
     ctx: ToolContext,
-    id: int,
+    id: int,  # noqa: A002
     title: str | None = None,
     due_date: str | None = None,
     due_time: str | None = None,
+    start_date: str | None = None,
     priority: str | None = None,
     tags: list[str] | None = None,
+    list: str | None = None,  # noqa: A002
+    estimate: str | None = None,
+    parent: int | None = None,
     notes: str | None = None,
     repeat: str | None = None,
     remind: str | None = None,
+    add_note: str | None = None,
 ) -> dict[str, Any]:
-    """Change a task: rename, reschedule, set priority, tags, notes or repeat. Only what is given changes; an empty string clears."""
+    """Change a task: rename, reschedule, set priority, tags, list, estimate, notes or repeat. Only what is given changes; an empty string clears."""
     said: list[str] = []
     changes: dict[str, Any] = {}
     if title is not None:
@@ -261,20 +308,28 @@ def update_task(
             changes["due_date"] = changes["due_time"] = None
     elif due_time is not None:
         changes["due_time"] = read_time(due_time)
+    if start_date is not None:
+        changes["start_date"] = read_due(ctx, start_date, None, said, "start_date")[0] if start_date.strip() else None
     if priority is not None:
         changes["priority"] = None if priority == "none" else priority
+    if list is not None:
+        changes["list"] = check_list(list)
+    if estimate is not None:
+        changes["estimate_minutes"] = read_estimate(estimate, said)
     if notes is not None:
         changes["notes"] = check_notes(notes)
     if repeat is not None:
         changes["recurrence"] = read_repeat(repeat)
     new_tags = clean_tags(tags) if tags is not None else None
-    if not changes and new_tags is None:
-        if remind is None:
-            raise ToolError(
-                "give at least one thing to change: title, due_date, due_time, priority, tags, notes, repeat or remind"
-            )
+    if not changes and new_tags is None and remind is None and parent is None and not (add_note or "").strip():
+        raise ToolError(
+            "give at least one thing to change: title, due_date, due_time, start_date, priority, tags, list, "
+            "estimate, parent, notes, add_note, repeat or remind"
+        )
     with ctx.store.write() as conn:
         before = require(conn, id)
+        if parent is not None:
+            changes["parent_uid"] = read_parent(ctx, conn, parent, id)
         if changes.get("due_time") and not (changes.get("due_date") or before["due_date"]):
             changes["due_date"] = ctx.today().isoformat()
         if remind is not None:
@@ -284,38 +339,35 @@ def update_task(
             changes["reminded_at"] = None
         elif before.get("remind_at") and ("due_date" in changes or "due_time" in changes):
             said.append(f"the reminder stays at {before['remind_at'].replace('T', ' ')}; set remind to move it")
-        if changes:
-            conn.execute(
-                f"UPDATE tasks SET {', '.join(f'{k} = ?' for k in changes)} WHERE id = ?", [*changes.values(), id]
-            )
-        if new_tags is not None:
-            set_tags(conn, id, new_tags)
-        task = record(conn, ctx.turn, "update_task", id, before)
+        if add_note and add_note.strip():
+            changes.update(added_note(before, add_note, ctx.today()))
+        _, task = update(conn, ctx.turn, "update_task", id, changes, new_tags)
     return _result("updated", task, said, before=brief(before))
 
 
-@tool({"id": ID}, required=("id",), changes_existing=True, destructive=True)
-def delete_task(ctx: ToolContext, id: int) -> dict[str, Any]:
-    """Delete a task for good. Only when the user asked to delete or remove it; to finish a task use complete_task."""
-    task = require(ctx.store.conn(), id)
-    ask(ctx, f'Delete task {id} "{task["title"]}"?', "deleting", f"task {id} was not deleted")
-    with ctx.store.write() as conn:
-        before = require(conn, id)
-        conn.execute("DELETE FROM tasks WHERE id = ?", (id,))
-        record(conn, ctx.turn, "delete_task", id, before)
-    return {"deleted": brief(before)}
+def added_note(task: Task, text: str, today: dt.date) -> dict[str, Any]:
+    """The changes that add one note: the first becomes `notes`, later ones dated annotations."""
+    from planner.storage.fields import annotations_of, check_annotations
+
+    note = check_notes(text)
+    if not task.get("notes"):
+        return {"notes": note}
+    later = [*annotations_of(task), {"at": dt.datetime.combine(today, dt.datetime.now().time()).isoformat()[:16],
+                                     "text": note}]  # fmt: skip
+    return {"annotations": check_annotations(later)}
 
 
 @tool(
     {"days": {"type": "integer", "minimum": 1, "maximum": 60, "description": "How many days ahead; 7 if left out."}},
     read_only=True,
+    title="The agenda",
 )
 def agenda(ctx: ToolContext, days: int = 7) -> dict[str, Any]:
     """The user's agenda: overdue tasks, today's, and the next days', grouped by day."""
     return agenda_of(ctx.store.conn(), ctx.today(), days)
 
 
-@tool(read_only=True)
+@tool(read_only=True, title="Today's date")
 def get_today(ctx: ToolContext) -> dict[str, Any]:
     """Today's date and weekday."""
     today = ctx.today()

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import logging.handlers
 import os
 import signal
 import sqlite3
@@ -27,6 +26,7 @@ from typing import TYPE_CHECKING
 from planner.settings import GUARD_PROFILES, VERSION, Config, ConfigError, parse_today
 from planner.storage.db import DatabaseError, Store, explain
 from planner.ui import offline
+from planner.ui.logs import setup_logging
 from planner.ui.models import ensure_models
 from planner.ui.text import err, safe
 
@@ -166,28 +166,6 @@ def load(argv: list[str] | None, env: dict[str, str] | None = None) -> tuple[Con
         today=parse_today(args.today, "--today") if args.today else base.today,
     )
     return config, options
-
-
-LOG_BYTES, LOG_FILES = 1_000_000, 3  # agent.log rotates at 1 MB, keeping agent.log.1 to .3
-
-
-def setup_logging(path: Path) -> None:
-    """Send the planner's log to agent.log and nowhere else (nowhere, with one line, if it cannot be written)."""
-    try:
-        # Size-capped: a planner used for years must not grow an unbounded log beside its data.
-        handler: logging.Handler = logging.handlers.RotatingFileHandler(
-            path, maxBytes=LOG_BYTES, backupCount=LOG_FILES, encoding="utf-8"
-        )
-    except OSError as e:
-        print(f"warning: no log this run: cannot write {path} ({e.strerror})", file=sys.stderr)
-        handler = logging.NullHandler()
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
-    root = logging.getLogger("planner")
-    root.handlers[:] = [handler]
-    root.setLevel(logging.INFO)
-    root.propagate = False
-    # A log that cannot be written (disk full, a file size limit) must not print "--- Logging error ---".
-    logging.raiseExceptions = False
 
 
 # ---------------------------------------------------------------- start-up checks

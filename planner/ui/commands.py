@@ -198,10 +198,13 @@ def _undo(agent: Agent, arg: str, stats: Stats) -> str:
 
 @command("/sync  sync the tasks with your CalDAV task list, both ways (PLANNER_CALDAV_URL)")
 def _sync(agent: Agent, arg: str, stats: Stats) -> str:
-    from planner.sync.caldav_sync import SyncError, sync_config
+    from planner.sync.caldav_sync import SyncError, report_lines, sync_config
+    from planner.tools.policy import Door
 
+    door = Door("sync", ask=agent.context.confirm, yes=agent.settings.yes, how="run `python agent.py sync --yes`")
     try:
-        return sync_config(agent.context.store, agent.settings, agent.today)
+        return "\n".join(report_lines(agent.settings, sync_config(agent.context.store, agent.settings, agent.today,
+                                                                  door)))  # fmt: skip
     except SyncError as e:
         return f"error: {e}"
 

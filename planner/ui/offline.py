@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import logging
 import os
 import sqlite3
 import sys
@@ -24,8 +25,12 @@ from pathlib import Path
 from planner.settings import Config, ConfigError, parse_today
 from planner.storage import maintenance
 from planner.storage.db import DatabaseError, Store, explain
+from planner.ui.logs import setup_logging
 from planner.ui.text import err
 
+log = logging.getLogger("planner")
+
+EXIT_REFUSED = 4  # a change that needs the user's yes was not made (as for a one-shot request)
 SUBCOMMANDS = (
     "export",
     "import",
@@ -75,8 +80,10 @@ def parser(what: str, base: Config) -> argparse.ArgumentParser:
         p.add_argument("file", type=Path, help="where to write the copy (a new .db file)")
     elif what == "remind":
         p.add_argument("--check", action="store_true", help="print what is due now; exit 1 when something was")
-    elif what == "sync":
-        pass  # the list and its user come from PLANNER_CALDAV_URL, _USER and _PASSWORD
+    elif what == "sync":  # the list and its user come from PLANNER_CALDAV_URL, _USER and _PASSWORD
+        p.add_argument("--yes", action="store_true", help="allow deletions a sync would otherwise ask about")
+        p.add_argument("--create", action="store_true", help="create the task list on the server if it is missing")
+        p.add_argument("-q", "--quiet", action="store_true", help="no progress")
     elif what == "tasks":
         p.add_argument("status", nargs="?", choices=["open", "done", "all"], default="open")
     else:
@@ -102,6 +109,8 @@ def run(what: str, argv: list[str]) -> int:
     except DatabaseError as e:
         err(str(e))
         return 1
+    setup_logging(store.path.parent / "agent.log")
+    log.info("subcommand %s", what)
     try:
         return {
             "export": export,
@@ -120,6 +129,10 @@ def run(what: str, argv: list[str]) -> int:
         return 1
     except sqlite3.Error as e:  # a damaged page met while reading
         err(str(explain(e) or f"the database could not be read ({e})"))
+        return 1
+    except Exception:  # a bug: the log gets the traceback, the user one line
+        log.exception("subcommand %s failed", what)
+        err(f"something went wrong inside the planner; details are in {store.path.parent / 'agent.log'}")
         return 1
     finally:
         store.close()
@@ -192,16 +205,32 @@ def remind(store: Store, args: argparse.Namespace, today: dt.date, what: str) ->
 
 
 def sync(store: Store, args: argparse.Namespace, today: dt.date, what: str) -> int:
-    """sync: the tasks with the CalDAV task list of PLANNER_CALDAV_URL, both ways, once."""
-    from planner.sync.caldav_sync import SyncError, sync_config
+    """sync: the tasks with the CalDAV task lists of the settings, both ways, once."""
+    from planner.sync.caldav_sync import SyncError, report_lines, sync_config
+    from planner.tools.policy import Door
+    from planner.ui.text import Counter, ask_yes_no, safe
 
+    config = Config.from_env()
+    interactive = sys.stdin.isatty()
+    door = Door("sync", ask=ask_yes_no if interactive else None, yes=args.yes or config.yes,
+                how="run `python agent.py sync --yes` to allow it")  # fmt: skip
+    counter = Counter("syncing", quiet=args.quiet)
     try:
-        text = sync_config(store, Config.from_env(), lambda: today)
+        try:
+            report = sync_config(store, config, lambda: today, door, counter.show, create=args.create)
+        except SyncError as e:
+            if not (e.missing and interactive and ask_yes_no(f"{e}\nCreate the task list now?")):
+                raise
+            report = sync_config(store, config, lambda: today, door, counter.show, create=True)
     except SyncError as e:
+        counter.done()
         err(str(e))
         return 1
-    print(text, file=sys.stderr)
-    return 1 if "\n  not synced:" in text else 0
+    counter.done()
+    print(safe("\n".join(report_lines(config, report))), file=sys.stderr)
+    if report.problems:
+        return 1
+    return EXIT_REFUSED if report.kept else 0
 
 
 def backup(store: Store, args: argparse.Namespace, today: dt.date, what: str) -> int:

@@ -1,0 +1,243 @@
+"""Taskwarrior's JSON (`task export`, `task import`), read and written, so a Taskwarrior user can move in and out.
+
+    Taskwarrior           task field
+    description           title
+    status                pending -> open, completed -> done, deleted -> cancelled (kept, never open),
+                          waiting -> open with a start date, recurring -> the series (see below)
+    entry, end            created_at, completed_at
+    due                   due_date (and due_time unless it is local midnight, Taskwarrior's "a day")
+    scheduled, wait       start_date (the later of the two)
+    project               list
+    tags                  tags
+    priority H M L        high, medium, low
+    annotations           notes (the first) and the dated notes after it
+    recur                 repeat (daily, weekly, 2wk, monthly, quarterly, yearly, weekdays, ...)
+    uuid                  uid
+    depends               parent: a task that depends on exactly one other is that one's subtask
+    estimate (a UDA)      estimate_minutes
+
+A recurring series is a template (status recurring) and its instances
+(pending, with `parent` = the template). The planner keeps a series as one
+open task with a rule, so the earliest pending instance becomes that task and
+the template is not imported; a template without instances is. Every other
+attribute (until, modified, mask, imask, UDAs) is kept in the task's `extra`
+and written back by `write`, which `task import` reads.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import uuid
+from typing import Any
+
+from planner.durations import DurationError, iso, minutes
+
+OWN = {"description", "status", "entry", "end", "due", "scheduled", "wait", "project", "tags", "priority",
+       "annotations", "recur", "uuid", "estimate", "id", "urgency", "parent", "depends", "planner_uid"}  # fmt: skip
+PRIORITY_IN = {"H": "high", "M": "medium", "L": "low"}
+PRIORITY_OUT = {v: k for k, v in PRIORITY_IN.items()}
+NAMED = {
+    "daily": "FREQ=DAILY", "day": "FREQ=DAILY", "weekdays": "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR",
+    "weekly": "FREQ=WEEKLY", "week": "FREQ=WEEKLY", "biweekly": "FREQ=WEEKLY;INTERVAL=2",
+    "fortnight": "FREQ=WEEKLY;INTERVAL=2", "monthly": "FREQ=MONTHLY", "month": "FREQ=MONTHLY",
+    "bimonthly": "FREQ=MONTHLY;INTERVAL=2", "quarterly": "FREQ=MONTHLY;INTERVAL=3",
+    "semiannual": "FREQ=MONTHLY;INTERVAL=6", "yearly": "FREQ=YEARLY", "annual": "FREQ=YEARLY",
+    "year": "FREQ=YEARLY",
+}  # fmt: skip
+UNITS = {"d": "DAILY", "day": "DAILY", "days": "DAILY", "w": "WEEKLY", "wk": "WEEKLY", "wks": "WEEKLY",
+         "week": "WEEKLY", "weeks": "WEEKLY", "mo": "MONTHLY", "mos": "MONTHLY", "month": "MONTHLY",
+         "months": "MONTHLY", "q": "QUARTER", "qtr": "QUARTER", "y": "YEARLY", "yr": "YEARLY",
+         "yrs": "YEARLY", "year": "YEARLY", "years": "YEARLY"}  # fmt: skip
+
+
+def looks_like(head: str) -> bool:
+    """Whether a JSON file's start is Taskwarrior's (a "description" and a "uuid" or "entry")."""
+    return '"description"' in head and ('"uuid"' in head or '"entry"' in head) and '"format"' not in head
+
+
+def _time(value: Any) -> dt.datetime | None:
+    """A Taskwarrior time (20261201T100000Z, or ISO) as local time; None if there is none or it is unreadable."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        when = dt.datetime.strptime(value, "%Y%m%dT%H%M%SZ").replace(tzinfo=dt.UTC)
+    except ValueError:
+        try:
+            when = dt.datetime.fromisoformat(value)
+        except ValueError:
+            return None
+    return when.astimezone().replace(tzinfo=None) if when.tzinfo else when
+
+
+def _out(local: str | None, date_only: bool = False) -> str | None:
+    """A stored local time (or date) in Taskwarrior's form, UTC."""
+    if not local:
+        return None
+    when = dt.datetime.fromisoformat(local if not date_only else local[:10])
+    return when.astimezone(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+
+
+def recur_rule(value: str) -> str:
+    """Taskwarrior's recur (weekly, 2wk, P1M, quarterly) as an RRULE; a ValueError when it has no such form."""
+    v = value.strip().lower()
+    if v in NAMED:
+        return NAMED[v]
+    m = re.fullmatch(r"(\d{1,3})\s*([a-z]+)", v) or re.fullmatch(r"p(\d{1,3})([dwmy])", v)
+    if m and (m[2] in UNITS or m[2] == "m"):
+        n, unit = int(m[1]), UNITS.get(m[2], "MONTHLY")
+        if unit == "QUARTER":
+            n, unit = n * 3, "MONTHLY"
+        return f"FREQ={unit}" + (f";INTERVAL={n}" if n > 1 else "")
+    raise ValueError(f"the repeat {value[:30]!r} has no planner form (daily, weekly, 2wk, monthly, yearly)")
+
+
+def _row(t: dict[str, Any]) -> dict[str, Any]:
+    status = t.get("status", "pending")
+    row: dict[str, Any] = {
+        "title": t.get("description"),
+        "status": {"completed": "done", "deleted": "cancelled"}.get(status, "open"),
+        "uid": str(t.get("planner_uid") or t.get("uuid") or ""),
+        "list": t.get("project"),
+        "tags": t.get("tags") if isinstance(t.get("tags"), list) else [],
+        "priority": PRIORITY_IN.get(str(t.get("priority") or "")),
+    }
+    for key, name in (("entry", "created_at"), ("end", "completed_at")):
+        if (when := _time(t.get(key))) is not None:
+            row[name] = when.isoformat(timespec="seconds")
+    if (due := _time(t.get("due"))) is not None:
+        row["due_date"] = due.date().isoformat()
+        if due.time() != dt.time():
+            row["due_time"] = f"{due:%H:%M}"
+    starts = [w for w in (_time(t.get("scheduled")), _time(t.get("wait"))) if w is not None]
+    if starts:
+        row["start_date"] = max(starts).date().isoformat()
+    notes = [a for a in t.get("annotations") or [] if isinstance(a, dict) and isinstance(a.get("description"), str)]
+    if notes:
+        row["notes"] = notes[0]["description"]
+        row["annotations"] = [
+            {"at": (w.isoformat(timespec="minutes") if (w := _time(a.get("entry"))) else ""), "text": a["description"]}
+            for a in notes[1:]
+        ]
+    if t.get("recur"):
+        row["repeat"] = recur_rule(str(t["recur"]))
+    if t.get("estimate"):
+        try:
+            row["estimate_minutes"] = minutes(str(t["estimate"]))
+        except DurationError:
+            pass  # kept in extra as written
+    extra = {k: v for k, v in t.items() if k not in OWN or k in ("parent", "depends")}
+    if t.get("estimate") and "estimate_minutes" not in row:
+        extra["estimate"] = t["estimate"]
+    if extra:
+        row["extra"] = extra
+    return row
+
+
+def parse(text: str) -> list[tuple[str, Any]]:
+    """(where, row or ValueError) for each task of `task export` (a JSON array, or one object per line)."""
+    stripped = text.strip()
+    if stripped.startswith("["):
+        items = json.loads(stripped)
+    else:
+        items = [json.loads(line) for line in stripped.splitlines() if line.strip()]
+    if not isinstance(items, list):
+        raise ValueError("expected a list of Taskwarrior tasks")
+    instances: dict[str, list[dict[str, Any]]] = {}
+    for t in items:
+        if isinstance(t, dict) and t.get("parent") and t.get("status") in ("pending", "waiting"):
+            instances.setdefault(str(t["parent"]), []).append(t)
+    first = {p: min(ts, key=lambda t: str(t.get("due") or "")) for p, ts in instances.items()}
+    depended: dict[str, list[str]] = {}  # uuid -> the tasks that depend on it
+    for t in items:
+        deps = t.get("depends") if isinstance(t, dict) else None
+        for d in deps.split(",") if isinstance(deps, str) else deps or []:
+            depended.setdefault(str(d), []).append(str(t.get("uuid")))
+    rows: list[tuple[str, Any]] = []
+    for n, t in enumerate(items, 1):
+        where = f"task {n} ({str(t.get('description'))[:40]!r})" if isinstance(t, dict) else f"task {n}"
+        if not isinstance(t, dict):
+            rows.append((where, ValueError("each task must be an object")))
+            continue
+        if t.get("status") == "recurring" and str(t.get("uuid")) in instances:
+            continue  # the series is its earliest pending instance, which carries the rule
+        try:
+            row = _row(t)
+            if t.get("parent") and first.get(str(t["parent"])) is not t:
+                row.pop("repeat", None)  # a later instance already generated: a dated task of its own
+            parents = depended.get(str(t.get("uuid")), [])
+            if len(parents) == 1:
+                row["parent"] = parents[0]
+        except ValueError as e:
+            rows.append((where, e))
+            continue
+        rows.append((where, row))
+    return rows
+
+
+def _uuid(uid: str) -> str:
+    """A Taskwarrior uuid for a planner uid: the uid itself when it is one, else one made from it."""
+    try:
+        return str(uuid.UUID(uid))
+    except ValueError:
+        return str(uuid.uuid5(uuid.NAMESPACE_URL, f"planner:{uid}"))
+
+
+def write(tasks: list[dict[str, Any]]) -> str:
+    """Every task as `task import` reads it: a JSON array, one task per line."""
+    children: dict[str, list[str]] = {}
+    for t in tasks:
+        if t.get("parent"):
+            children.setdefault(t["parent"], []).append(_uuid(t["uid"]))
+    out = []
+    for t in tasks:
+        item: dict[str, Any] = dict(t.get("extra") or {})
+        item.pop("parent", None)  # an instance's old template: the planner's series is its own
+        item.update({"uuid": _uuid(t["uid"]), "description": t["title"]})
+        if item["uuid"] != t["uid"]:
+            item["planner_uid"] = t["uid"]  # kept by Taskwarrior as an attribute, so a round trip keeps the uid
+        item["status"] = {"done": "completed", "cancelled": "deleted"}.get(t["status"], "pending")
+        if t["status"] == "open" and t.get("repeat"):
+            item["status"] = "recurring"  # a template: Taskwarrior makes the instances
+            item["recur"] = _recur_out(t["repeat"])
+            item["mask"] = item.get("mask", "")
+        for key, value in (("entry", _out(t.get("created_at"))), ("end", _out(t.get("completed_at")))):
+            if value:
+                item[key] = value
+        if t.get("due_date"):
+            item["due"] = _out(f"{t['due_date']}T{t.get('due_time') or '00:00'}")
+        if t.get("start_date"):
+            item["scheduled"] = _out(t["start_date"], date_only=True)
+        if t.get("list"):
+            item["project"] = t["list"]
+        if t.get("tags"):
+            item["tags"] = t["tags"]
+        if t.get("priority"):
+            item["priority"] = PRIORITY_OUT[t["priority"]]
+        if t.get("estimate_minutes"):
+            item["estimate"] = iso(t["estimate_minutes"])
+        notes = ([{"at": (t.get("created_at") or "")[:16], "text": t["notes"]}] if t.get("notes") else []) + list(
+            t.get("annotations") or []
+        )
+        if notes:
+            item["annotations"] = [
+                {"entry": _out(a["at"]) if a.get("at") else item.get("entry") or _out(dt.datetime.now().isoformat()),
+                 "description": a["text"]}
+                for a in notes
+            ]  # fmt: skip
+        if t["uid"] in children:
+            item["depends"] = children[t["uid"]]
+        out.append(json.dumps(item, ensure_ascii=False))
+    return "[\n" + ",\n".join(out) + "\n]\n"
+
+
+def _recur_out(rule: str) -> str:
+    """An RRULE in Taskwarrior's recur words where it has one (weekly, 2wk, weekdays), else days or months."""
+    for word, value in NAMED.items():
+        if value == rule and word not in ("day", "week", "month", "year", "fortnight", "annual"):
+            return word
+    parts = dict(p.partition("=")[::2] for p in rule.split(";"))
+    n = parts.get("INTERVAL", "1")
+    unit = {"DAILY": "d", "WEEKLY": "wk", "MONTHLY": "mo", "YEARLY": "y"}.get(parts.get("FREQ", ""), "d")
+    return f"{n}{unit}"
