@@ -134,6 +134,25 @@ def clean_env(**extra: str) -> dict[str, str]:
     return env
 
 
+@pytest.fixture(scope="session")
+def radicale(tmp_path_factory):
+    """A real CalDAV server (Radicale) with user ana, for the whole session; yields its base URL."""
+    from phone import start_radicale
+
+    server, url = start_radicale(tmp_path_factory.mktemp("radicale"))
+    yield url
+    server.terminate()
+    server.wait(5)
+
+
+@pytest.fixture
+def tasklist(radicale):
+    """A fresh task list for one test: (its URL, the phone's view of it)."""
+    from phone import new_list
+
+    return new_list(radicale)
+
+
 @pytest.fixture
 def pty_planner(fake, tmp_path):
     """Start `python agent.py` in a pseudo-terminal against the fake server; waits for the prompt."""

@@ -6,16 +6,17 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import signal
-import socket
 import subprocess
 import sys
 import time
-import uuid
 
-import caldav
 import icalendar
 import pytest
 from conftest import ROOT, TODAY, clean_env
+from phone import FAR_AHEAD, PASSWORD, USER
+from phone import add as phone_add
+from phone import edit as phone_edit
+from phone import todos as phone_todos
 
 from planner.settings import Config
 from planner.storage import exchange
@@ -23,98 +24,10 @@ from planner.storage.tasks import undo_last_turn
 from planner.sync.caldav_sync import SyncError, sync, sync_config
 from planner.tools import dispatch
 
-USER, PASSWORD = "ana", "s3cret"
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def radicale(tmp_path_factory):
-    """A Radicale server with user ana; yields its base URL."""
-    home = tmp_path_factory.mktemp("radicale")
-    (home / "users").write_text(f"{USER}:{PASSWORD}\n")
-    port = free_port()
-    (home / "config").write_text(
-        f"[server]\nhosts = 127.0.0.1:{port}\n[auth]\ntype = htpasswd\nhtpasswd_filename = {home / 'users'}\n"
-        f"htpasswd_encryption = plain\n[storage]\nfilesystem_folder = {home / 'collections'}\n"
-        "[logging]\nlevel = error\n"
-    )
-    server = subprocess.Popen(
-        [sys.executable, "-m", "radicale", "--config", str(home / "config")],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.terminate()
-    server.wait(5)
-
-
-@pytest.fixture
-def tasklist(radicale):
-    """A fresh task list for one test: (its URL, the phone's view of it)."""
-    phone = caldav.DAVClient(url=f"{radicale}/{USER}/", username=USER, password=PASSWORD)
-    name = uuid.uuid4().hex[:12]
-    cal = phone.principal().make_calendar(name="Tasks", cal_id=name, supported_calendar_component_set=["VTODO"])
-    return str(cal.url), cal
-
-
-def go(store, url):
+def go(store, url, **kw):
     """One sync as the planner does it."""
-    return sync(store, url, USER, PASSWORD, today=lambda: TODAY)
-
-
-def phone_todos(cal) -> dict[str, icalendar.Todo]:
-    """The phone's to-dos by SUMMARY."""
-    out = {}
-    for obj in cal.todos(include_completed=True):
-        todo = next(c for c in icalendar.Calendar.from_ical(obj.data).walk() if c.name == "VTODO")
-        out[str(todo["summary"])] = todo
-    return out
-
-
-def phone_edit(cal, title: str, **changes) -> None:
-    """Change one to-do on the phone, as a phone app does (a newer LAST-MODIFIED)."""
-    for obj in cal.todos(include_completed=True):
-        ics = icalendar.Calendar.from_ical(obj.data)
-        todo = next(c for c in ics.walk() if c.name == "VTODO")
-        if str(todo["summary"]) != title:
-            continue
-        for key, value in changes.items():
-            todo.pop(key, None)
-            if value is not None:
-                todo.add(key, value)
-        todo.pop("last-modified", None)
-        todo.add("last-modified", dt.datetime.now(dt.UTC) + dt.timedelta(seconds=5))
-        obj.data = ics.to_ical().decode()
-        obj.save()
-        return
-    raise AssertionError(f"no to-do {title!r} on the phone")
-
-
-def phone_add(cal, summary: str, due: dt.date | None = None, uid: str | None = None) -> None:
-    """Add a to-do on the phone."""
-    todo = icalendar.Todo()
-    todo.add("uid", uid or f"{uuid.uuid4()}@phone.example")
-    todo.add("dtstamp", dt.datetime.now(dt.UTC))
-    todo.add("summary", summary)
-    if due:
-        todo.add("due", due)
-    ics = icalendar.Calendar()
-    ics.add("prodid", "-//phone//EN")
-    ics.add("version", "2.0")
-    ics.add_component(todo)
-    cal.save_todo(ics.to_ical().decode())
+    return sync(store, url, USER, PASSWORD, today=lambda: TODAY, **kw)
 
 
 def titles(store) -> dict[str, str]:
@@ -279,7 +192,7 @@ def test_a_reminder_reaches_the_phone_as_an_alarm_and_a_new_alarm_there_comes_ba
         alarm.pop("trigger")
         alarm.add("trigger", dt.timedelta(hours=-2))
         todo.pop("last-modified", None)
-        todo.add("last-modified", dt.datetime.now(dt.UTC) + dt.timedelta(seconds=5))
+        todo.add("last-modified", FAR_AHEAD)
         obj.data = ics.to_ical().decode()
         obj.save()
     assert go(store, url).received == 1

@@ -112,6 +112,12 @@ def to_ics(tasks: list[dict[str, Any]], now: dt.datetime | None = None, events: 
     cal.add("version", "2.0")
     cal.add("calscale", "GREGORIAN")
     stamp = now or dt.datetime.now(dt.UTC)
+    zones: dict[str, Any] = {}
+    for t in tasks:
+        if t.get("ical") and "TZID" in t["ical"]:
+            zones.update(ical.zones_in(t["ical"]))  # the time zones other apps' to-dos name, once each
+    for zone in zones.values():
+        cal.add_component(zone)
     for t in tasks:
         cal.add_component(ical.to_vtodo(t, stamp))
         event = ical.to_vevent(t, stamp) if events else None

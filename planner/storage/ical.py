@@ -272,6 +272,7 @@ def components(text: str, kinds: tuple[str, ...] = ("VTODO",)) -> list[tuple[str
 def parse(text: str, events: bool = False) -> list[tuple[str, Any]]:
     """(where, row or ReadError) for every VTODO in a calendar file, and every VEVENT when `events`."""
     rows: list[tuple[str, Any]] = []
+    zones = zones_in(text)
     for where, component in components(text, ("VTODO", "VEVENT") if events else ("VTODO",)):
         if isinstance(component, ReadError):
             rows.append((where, component))
@@ -282,9 +283,34 @@ def parse(text: str, events: bool = False) -> list[tuple[str, Any]]:
             rows.append((where, e))
             continue
         if component.name == "VTODO":
-            row["ical"] = component.to_ical().decode()  # kept whole: written back with what we do not own
+            row["ical"] = copy_of(component, zones)  # kept whole: written back with what we do not own
         rows.append((where, row))
     return rows
+
+
+def copy_of(component: icalendar.cal.Component, zones: dict[str, icalendar.cal.Component]) -> str:
+    """A to-do as kept with its task: a VCALENDAR holding it and the time zones (VTIMEZONE) it names."""
+    cal = icalendar.Calendar()
+    cal.add("prodid", "-//planner//copy//EN")
+    cal.add("version", "2.0")
+    text = component.to_ical().decode()
+    for tzid, zone in zones.items():
+        if f"TZID={tzid}:" in text or f'TZID="{tzid}":' in text:
+            cal.add_component(zone)
+    cal.add_component(component)
+    return cal.to_ical().decode()
+
+
+def zones_in(calendars: Any) -> dict[str, icalendar.cal.Component]:
+    """The VTIMEZONE components of a calendar (or a list of them, or a copy's text), by TZID."""
+    if isinstance(calendars, str):
+        try:
+            calendars = icalendar.Calendar.from_ical(calendars, multiple=True)
+        except ValueError:
+            return {}
+    if not isinstance(calendars, list):
+        calendars = [calendars]
+    return {str(c.get("tzid")): c for cal in calendars for c in cal.subcomponents if c.name == "VTIMEZONE"}
 
 
 # ---------------------------------------------------------------- writing

@@ -6,7 +6,7 @@
                           waiting -> open with a start date, recurring -> the series (see below)
     entry, end            created_at, completed_at
     due                   due_date (and due_time unless it is local midnight, Taskwarrior's "a day")
-    scheduled, wait       start_date (the later of the two)
+    scheduled, wait       start_date (the later of the two; written back as they came, or as wait)
     project               list
     tags                  tags
     priority H M L        high, medium, low
@@ -127,7 +127,7 @@ def _row(t: dict[str, Any]) -> dict[str, Any]:
             row["estimate_minutes"] = minutes(str(t["estimate"]))
         except DurationError:
             pass  # kept in extra as written
-    extra = {k: v for k, v in t.items() if k not in OWN or k in ("parent", "depends")}
+    extra = {k: v for k, v in t.items() if k not in OWN or k in ("parent", "depends", "scheduled", "wait")}
     if t.get("estimate") and "estimate_minutes" not in row:
         extra["estimate"] = t["estimate"]
     if extra:
@@ -207,8 +207,15 @@ def write(tasks: list[dict[str, Any]]) -> str:
                 item[key] = value
         if t.get("due_date"):
             item["due"] = _out(f"{t['due_date']}T{t.get('due_time') or '00:00'}")
+        item.pop("scheduled", None)
+        item.pop("wait", None)
         if t.get("start_date"):
-            item["scheduled"] = _out(t["start_date"], date_only=True)
+            came = {k: v for k, v in (t.get("extra") or {}).items() if k in ("scheduled", "wait")}
+            starts = [w for w in (_time(v) for v in came.values()) if w is not None]
+            if starts and max(starts).date().isoformat() == t["start_date"]:
+                item.update(came)  # the start date as it came: Taskwarrior's scheduled and wait as they were
+            else:
+                item["wait"] = _out(t["start_date"], date_only=True)  # not before: hidden until then, as here
         if t.get("list"):
             item["project"] = t["list"]
         if t.get("tags"):

@@ -454,7 +454,8 @@ class Sync:
 
     def _send(self, task: dict[str, Any], theirs: Remote | None) -> None:
         changed = syncstate.changed_at(self.store.conn(), task["id"]) if task.get("id") else None
-        data = to_ics(task, changed, base=theirs.todo if theirs is not None else None)
+        data = to_ics(task, changed, base=theirs.todo if theirs is not None else None,
+                      copy=theirs.resource.data if theirs is not None else None)  # fmt: skip
         if theirs is not None:
             href = theirs.resource.href
             etag = self.dav.put(href, data, etag=theirs.resource.etag)  # If-Match: never over a change made since
@@ -501,11 +502,15 @@ def _raw_uid(data: str) -> str | None:
     return None
 
 
-def to_ics(task: dict[str, Any], changed_at: dt.datetime | None, base: icalendar.Todo | None = None) -> str:
-    """One task as a calendar object resource: a VCALENDAR with its VTODO, written over the server's copy."""
+def to_ics(task: dict[str, Any], changed_at: dt.datetime | None, base: icalendar.Todo | None = None,
+           copy: str | None = None) -> str:  # fmt: skip
+    """One task as a calendar object resource: a VCALENDAR with its VTODO, written over the server's copy,
+    and the time zones (VTIMEZONE) that copy holds."""
     cal = icalendar.Calendar()
     cal.add("prodid", "-//planner//tasks//EN")
     cal.add("version", "2.0")
+    for zone in ical.zones_in(copy or task.get("ical") or "").values():
+        cal.add_component(zone)
     stamp = dt.datetime.now(dt.UTC)
     cal.add_component(ical.to_vtodo(task, stamp, repeat_when_done=False, base=base, changed_at=changed_at or stamp))
     return cal.to_ical().decode()
@@ -550,29 +555,44 @@ def collections(config: Any) -> list[tuple[str, str | None]]:
 
 def sync_config(
     store: Store, config: Any, today: Callable[[], dt.date] = dt.date.today, door: Door | None = None,
-    progress: Progress | None = None, create: bool = False,
+    progress: Progress | None = None, create: bool = False, say: Callable[[str], None] | None = None,
 ) -> Report:  # fmt: skip
-    """`sync` and /sync: one sync of every task list the settings name; a SyncError when it could not run."""
-    from planner.sync.dav import credentials
+    """`sync` and /sync: one sync of every task list the settings name; a SyncError when it could not run.
 
+    `say` hears a notice while it waits for another sync of the same database to finish."""
     if not config.caldav_url:
         raise SyncError(NO_URL)
-    with store.exclusive("sync", wait=30.0) as mine:
+    with store.exclusive("sync", wait=0) as free:
+        if free:
+            return _sync_all(store, config, today, door, progress, create)
+    if say:
+        say(f"another sync of this database is running; waiting for it (up to {WAIT_FOR_OTHER:.0f} s)")
+    with store.exclusive("sync", wait=WAIT_FOR_OTHER) as mine:
         if not mine:
-            raise SyncError("another sync of this database is running; try again when it has finished")
-        report = Report()
-        turn = new_turn()
-        lists = collections(config)
-        others = {name.lower() for _, name in lists if name}
-        for url, name in lists:
-            user = config.caldav_user or credentials(url)[0]
-            dav = Dav(url, user, password_for(user, url, config.caldav_password), deadline=config.caldav_timeout)
-            try:
-                one = _run_one(store, dav, name, today, door, progress, turn, others, create)
-            finally:
-                dav.close()
-            _add(report, one)
-        return report
+            raise SyncError("another sync of this database is still running; try again when it has finished")
+        return _sync_all(store, config, today, door, progress, create)
+
+
+WAIT_FOR_OTHER = 60.0  # seconds a sync waits for another one of the same database
+
+
+def _sync_all(store: Store, config: Any, today: Callable[[], dt.date], door: Door | None,
+              progress: Progress | None, create: bool) -> Report:  # fmt: skip
+    from planner.sync.dav import credentials
+
+    report = Report()
+    turn = new_turn()
+    lists = collections(config)
+    others = {name.lower() for _, name in lists if name}
+    for url, name in lists:
+        user = config.caldav_user or credentials(url)[0]
+        dav = Dav(url, user, password_for(user, url, config.caldav_password), deadline=config.caldav_timeout)
+        try:
+            one = _run_one(store, dav, name, today, door, progress, turn, others, create)
+        finally:
+            dav.close()
+        _add(report, one)
+    return report
 
 
 def sync(store: Store, url: str, user: str | None, password: str | None, **kw: Any) -> Report:

@@ -217,7 +217,8 @@ def sync(store: Store, args: argparse.Namespace, today: dt.date, what: str) -> i
     counter = Counter("syncing", quiet=args.quiet)
     try:
         try:
-            report = sync_config(store, config, lambda: today, door, counter.show, create=args.create)
+            report = sync_config(store, config, lambda: today, door, counter.show, create=args.create,
+                                 say=lambda text: print(text, file=sys.stderr, flush=True))  # fmt: skip
         except SyncError as e:
             if not (e.missing and interactive and ask_yes_no(f"{e}\nCreate the task list now?")):
                 raise
