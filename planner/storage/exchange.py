@@ -55,7 +55,7 @@ def all_tasks(store: Store, with_copies: bool = True) -> list[dict[str, Any]]:
     conn = store.conn()
     out = []
     for row in conn.execute("SELECT * FROM tasks ORDER BY id"):
-        task = dict(row)
+        task = {k: v.decode("utf-8", "replace") if isinstance(v, bytes) else v for k, v in dict(row).items()}
         task["tags"] = tags_of(conn, task["id"])
         task["repeat"] = task.pop("recurrence", None)
         task["parent"] = task.pop("parent_uid", None)
@@ -247,7 +247,8 @@ def import_text(
     """Add the tasks of a file that are not there yet; returns counts and problems (`progress(done, total)`)."""
     text = text.removeprefix("\ufeff")  # a byte-order mark from an editor on Windows
     if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
-        return {"added": 0, "skipped": 0, "problems": [f"the file is over {MAX_BYTES // 1_000_000} MB; split it"]}
+        return {"added": 0, "skipped": 0, "problems": [f"the file is over the {MAX_BYTES / 1e6:g} MB an import reads; "
+                                                       "split it"]}  # fmt: skip
     try:
         if fmt == "ics":
             rows = ical.parse(text, events)

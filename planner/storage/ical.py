@@ -174,6 +174,26 @@ def _comments(component: icalendar.cal.Component) -> list[dict[str, str]]:
     return out
 
 
+def _duration(value: Any) -> dt.timedelta | None:
+    """ESTIMATED-DURATION (icalendar reads a property it does not know as text)."""
+    if value is None:
+        return None
+    try:
+        return icalendar.vDuration.from_ical(str(value))
+    except (ValueError, TypeError):
+        return None
+
+
+def _rule(item: icalendar.cal.Component, rule: str | None) -> None:
+    """RRULE, or (a rule another tool stored that iCalendar cannot hold) X-PLANNER-RRULE, kept as text."""
+    item.pop("x-planner-rrule", None)
+    try:
+        _put(item, ("rrule",), [("rrule", icalendar.vRecur.from_ical(rule), None)] if rule else [])
+    except (ValueError, TypeError):
+        _put(item, ("rrule",), [])
+        item.add("x-planner-rrule", Text(safe_text(str(rule))))
+
+
 def _broken(component: icalendar.cal.Component) -> None:
     owned = {"DUE", "DTSTART", "SUMMARY", "RRULE", "STATUS", "PRIORITY", "COMPLETED"}
     for name, error in getattr(component, "errors", []):
@@ -190,8 +210,7 @@ def to_row(component: icalendar.cal.Component) -> dict[str, Any]:
     due_date, due_time = _local(due) if due is not None else (None, None)
     status = str(_one(component, "status") or "").upper()
     completed = _one(component, "completed", latest=True)
-    estimate = _one(component, "estimated-duration")
-    estimate_td = getattr(estimate, "dt", None) if estimate is not None else None
+    estimate_td = _duration(_one(component, "estimated-duration"))
     parent = _parent(component)
     row: dict[str, Any] = {
         "title": str(_one(component, "summary") or "").strip(),
@@ -387,13 +406,13 @@ WRITERS: dict[str, tuple[tuple[str, ...], Writer]] = {
         i, ("description",), [("description", Text(safe_text(t["notes"])), None)] if t.get("notes") else [])),
     "annotations": (("annotations",), lambda i, t, d: _put(i, ("comment",), [
         ("comment", Text(safe_text(f"{a['at']} {a['text']}".strip())), None) for a in t.get("annotations") or []])),
-    "repeat": (("repeat",), lambda i, t, d: _put(
-        i, ("rrule",), [("rrule", icalendar.vRecur.from_ical(t["repeat"]), None)] if t.get("repeat") else [])),
+    "repeat": (("repeat",), lambda i, t, d: _rule(i, t.get("repeat"))),
     "status": (("status",), lambda i, t, d: _write_status(i, t)),
     "list": (("list",), lambda i, t, d: _put(
         i, ("x-planner-list",), [("x-planner-list", Text(safe_text(t["list"])), None)] if t.get("list") else [])),
     "estimate": (("estimate_minutes",), lambda i, t, d: _put(i, ("estimated-duration",), [
-        ("estimated-duration", dt.timedelta(minutes=t["estimate_minutes"]), None)] if t.get("estimate_minutes") else [])),
+        ("estimated-duration", icalendar.vDuration(dt.timedelta(minutes=t["estimate_minutes"])), None)]
+        if t.get("estimate_minutes") else [])),
     "parent": (("parent",), lambda i, t, d: _write_parent(i, t)),
     "reminder": (("remind_at",), lambda i, t, d: _write_alarm(i, t, d)),
 }  # fmt: skip

@@ -246,5 +246,5 @@ def _recur_out(rule: str) -> str:
             return word
     parts = dict(p.partition("=")[::2] for p in rule.split(";"))
     n = parts.get("INTERVAL", "1")
-    unit = {"DAILY": "d", "WEEKLY": "wk", "MONTHLY": "mo", "YEARLY": "y"}.get(parts.get("FREQ", ""), "d")
-    return f"{n}{unit}"
+    unit = {"DAILY": "d", "WEEKLY": "wk", "MONTHLY": "mo", "YEARLY": "y"}.get(parts.get("FREQ", ""))
+    return f"{n}{unit}" if unit else rule  # a rule with no Taskwarrior form is written as it is
