@@ -46,8 +46,11 @@ class Config:
     think: bool = False  # let a thinking main model think (never the critic)
     guards: str = "auto"  # guard profile: auto (by model size), small, standard or off (planner/agent/guards.py)
     reflect: bool = True  # run the critic after turns that changed data
+    memory: bool = True  # long-term memory: remember, recall, notes attached to messages (PLANNER_MEMORY, --no-memory)
     auto_memory: bool = True  # extract memories and summaries in the background after each turn
     yes: bool = False  # run destructive tools and large changes without asking (non-interactive use)
+    # MCP: let `confirm: true` from a client that cannot ask its user stand for the user's yes (PLANNER_MCP_CONFIRM)
+    mcp_confirm: bool = False
     web: bool = False  # offer the model the lookup tool, which asks Wikipedia (PLANNER_WEB=1, --web)
     web_url: str = "https://en.wikipedia.org"  # the encyclopedia lookup asks (PLANNER_WEB_URL)
     web_timeout: float = 5.0  # seconds a lookup may take
@@ -127,7 +130,8 @@ class Config:
             c.db_path = Path(env["PLANNER_DB"]).expanduser()
         if env.get("PLANNER_TODAY"):
             c.today = parse_today(env["PLANNER_TODAY"], "PLANNER_TODAY")
-        for var, name in (("PLANNER_YES", "yes"), ("PLANNER_WEB", "web"), ("PLANNER_AUTO_MEMORY", "auto_memory")):
+        for var, name in (("PLANNER_YES", "yes"), ("PLANNER_WEB", "web"), ("PLANNER_AUTO_MEMORY", "auto_memory"),
+                          ("PLANNER_MEMORY", "memory"), ("PLANNER_MCP_CONFIRM", "mcp_confirm")):  # fmt: skip
             if env.get(var):
                 setattr(c, name, parse_bool(env[var], var))
         return c

@@ -325,7 +325,7 @@ def test_19_forget_asks_is_screened_and_undo_brings_the_memory_back(fake, make_a
     r = agent.run_turn("forget my cat's name")
     assert r.tool_calls[0]["ok"] and asked == ['Forget memory 1 "The user\'s cat is named Pixel."?']
     assert memory.recall("cat Pixel") == []
-    assert agent.undo_last_turn() == ['restored memory 1 "The user\'s cat is named Pixel." (it was forgotten)']
+    assert agent.undo_last_turn().lines == ['restored memory 1 "The user\'s cat is named Pixel." (it was forgotten)']
     assert [h["text"] for h in memory.recall("cat Pixel")] == ["The user's cat is named Pixel."]
 
 

@@ -89,7 +89,7 @@ def test_21_imported_rows_keep_their_titles_and_bad_files_are_one_line(store):
     assert "+" not in stored and dt.datetime.fromisoformat(stored).tzinfo is None
 
 
-def test_22_export_writes_through_a_symlink_and_refuses_a_folder(tmp_path):
+def test_22_export_never_writes_through_a_symlink_and_refuses_a_folder(tmp_path):
     import subprocess
     import sys
 
@@ -102,12 +102,15 @@ def test_22_export_writes_through_a_symlink_and_refuses_a_folder(tmp_path):
     link.symlink_to(real)
     agent = [sys.executable, str(ROOT / "agent.py"), "export"]
     p = subprocess.run([*agent, "-o", str(link)], env=env, capture_output=True, text=True)
-    assert p.returncode == 0 and link.is_symlink() and json.loads(real.read_text())["version"] == 1
+    # A link in a shared folder may be another user's, pointing anywhere: refused, the target untouched.
+    assert p.returncode == 1 and "is a symbolic link" in p.stderr and real.read_text() == "old"
+    p = subprocess.run([*agent, "-o", str(real), "--force"], env=env, capture_output=True, text=True)
+    assert p.returncode == 0 and json.loads(real.read_text())["version"] == 1
     folder = tmp_path / "out"
     folder.mkdir()
     p = subprocess.run([*agent, "-o", str(folder)], env=env, capture_output=True, text=True)
     assert p.returncode == 1 and "it is a folder" in p.stderr and "Traceback" not in p.stderr
-    assert list(tmp_path.glob("*.part")) == [] and list(folder.iterdir()) == []
+    assert list(tmp_path.glob(".*.part")) == [] and list(folder.iterdir()) == []
 
 
 # ---------------------------------------------------------------- 8, 15, 26: the file and its neighbours

@@ -26,9 +26,9 @@ OFFLINE = "http://127.0.0.1:9"  # nothing listens there: Ollama is down
 
 
 @asynccontextmanager
-async def connect(db, *flags: str, host: str = OFFLINE, mode: str = "auto", **client):
+async def connect(db, *flags: str, host: str = OFFLINE, mode: str = "auto", env: dict | None = None, **client):
     """A client connected to `python agent.py mcp` on this database."""
-    env = clean_env(OLLAMA_HOST=host, PLANNER_HOME=str(db.parent))
+    env = clean_env(OLLAMA_HOST=host, PLANNER_HOME=str(db.parent), **(env or {}))
     args = [str(ROOT / "agent.py"), "mcp", "--db", str(db), "--today", TODAY, "--embed-model", "embed", *flags]
     params = StdioServerParameters(command=sys.executable, args=args, env=env)
     async with Client(params, mode=mode, read_timeout_seconds=20, **client) as c:
@@ -69,7 +69,7 @@ def test_tools_carry_the_registrys_schemas_and_annotations_from_the_tool_facts(t
             resources = {str(r.uri) for r in (await c.list_resources()).resources}
             prompts = {p.name for p in (await c.list_prompts()).prompts}
         offered = [n for n in TOOLS if n != "lookup"]
-        assert list(tools) == [*offered, "undo_last_change"]  # lookup only with --web
+        assert list(tools) == [*offered, "undo_last_change", "redo_last_change"]  # lookup only with --web
         for name in offered:
             t, mine = tools[name], TOOLS[name]
             props = dict(t.input_schema["properties"])
@@ -77,6 +77,7 @@ def test_tools_carry_the_registrys_schemas_and_annotations_from_the_tool_facts(t
                 assert props.pop("confirm")["type"] == "boolean"
             assert props == mine.parameters["properties"] and t.input_schema["required"] == mine.parameters["required"]
             assert t.annotations.read_only_hint is (name in READ_ONLY_TOOLS)
+            assert t.title == mine.title and t.output_schema == mine.output and t.output_schema["type"] == "object"
             assert t.annotations.open_world_hint is False
         destructive = {n for n, t in tools.items() if t.annotations.destructive_hint}
         assert destructive == {
@@ -88,6 +89,7 @@ def test_tools_carry_the_registrys_schemas_and_annotations_from_the_tool_facts(t
             "rename_list",
             "forget",
             "undo_last_change",
+            "redo_last_change",
         }
         assert tools["list_tasks"].annotations.idempotent_hint and not tools["add_task"].annotations.idempotent_hint
         assert resources == {"planner://agenda", "planner://tasks/open", "planner://memories"}
@@ -100,11 +102,11 @@ def test_tools_carry_the_registrys_schemas_and_annotations_from_the_tool_facts(t
     run(scenario)
 
 
-def test_add_list_complete_and_delete_and_a_deletion_needs_confirm_without_elicitation(tmp_path):
+def test_without_elicitation_confirm_counts_only_where_the_user_allowed_it(tmp_path):
     db = tmp_path / "p.db"
 
     async def scenario():
-        async with connect(db) as c:
+        async with connect(db) as c:  # a client that cannot ask its user, and the user allowed nothing
             added = await c.call_tool("add_task", {"title": "buy milk", "due_date": "tomorrow"})
             assert not added.is_error and added.structured_content["added"]["due_date"] == "2026-12-02"
             await c.call_tool("add_task", {"title": "call mum"})
@@ -113,14 +115,17 @@ def test_add_list_complete_and_delete_and_a_deletion_needs_confirm_without_elici
             done = await c.call_tool("complete_task", {"id": 2})
             assert not done.is_error
             refused = await c.call_tool("delete_task", {"id": 1})
-            assert refused.is_error and "confirm set to true" in refused.structured_content["error"]
-            assert 'Delete task 1 "buy milk"' in refused.structured_content["error"]
-            assert [r["title"] for r in rows(db)] == ["buy milk", "call mum"]  # nothing deleted
+            assert refused.is_error and "needs the user's yes" in refused.structured_content["error"]
+            assert "PLANNER_MCP_CONFIRM=1" in refused.structured_content["error"]
             bad = await c.call_tool("delete_task", {"id": 1, "confirm": "yes"})
             assert bad.is_error and bad.structured_content["error"] == "confirm must be true or false"
+            forged = await c.call_tool("delete_task", {"id": 1, "confirm": True})  # the client's model wrote that
+            assert forged.is_error and [r["title"] for r in rows(db)] == ["buy milk", "call mum"]  # nothing deleted
+        async with connect(db, env={"PLANNER_MCP_CONFIRM": "1"}) as c:  # the user allowed confirm in settings
+            assert (await c.call_tool("delete_task", {"id": 1})).is_error  # still needs it
             gone = await c.call_tool("delete_task", {"id": 1, "confirm": True})
             assert not gone.is_error
-            missing = await c.call_tool("delete_task", {"id": 99})
+            missing = await c.call_tool("delete_task", {"id": 99, "confirm": True})
             assert missing.is_error and "no task with id=99" in missing.structured_content["error"]
 
     run(scenario)
@@ -157,10 +162,10 @@ def test_a_deletion_asks_the_user_through_elicitation_in_both_protocol_versions(
 
 
 def test_a_fourth_task_changed_within_two_minutes_asks_first(tmp_path):
-    db = tmp_path / "p.db"
+    db, asked = tmp_path / "p.db", []
 
     async def scenario():
-        async with connect(db) as c:
+        async with connect(db, elicitation_callback=answering(True, asked=asked)) as c:
             for i in range(5):
                 await c.call_tool("add_task", {"title": f"task {i}"})
             for i in (1, 2, 3):
@@ -168,10 +173,10 @@ def test_a_fourth_task_changed_within_two_minutes_asks_first(tmp_path):
             again = await c.call_tool("update_task", {"id": 3, "title": "task 3 again"})
             assert not again.is_error  # the same task again is not a fourth one
             fourth = await c.call_tool("update_task", {"id": 4, "title": "renamed"})
-            assert fourth.is_error and "4 tasks changed in 2 minutes" in fourth.structured_content["error"]
-            assert not (await c.call_tool("update_task", {"id": 4, "title": "renamed", "confirm": True})).is_error
+            assert not fourth.is_error
 
     run(scenario)
+    assert asked == ['change task 4 "task 3" (title=renamed)? That makes 4 tasks changed in 2 minutes']
     assert [r["status"] for r in rows(db)] == ["done", "done", "done", "open", "open"]
     assert rows(db)[3]["title"] == "renamed"
 
@@ -183,7 +188,7 @@ def test_a_change_over_mcp_is_undone_from_the_terminal_and_the_other_way_round(t
     env = clean_env(OLLAMA_HOST=fake.url, PLANNER_HOME=str(tmp_path))
 
     async def over_mcp(*calls):
-        async with connect(db, host=fake.url) as c:
+        async with connect(db, host=fake.url, elicitation_callback=answering(*[True] * 5)) as c:
             return [await c.call_tool(name, args) for name, args in calls]
 
     anyio.run(over_mcp, ("add_task", {"title": "from mcp"}), ("add_task", {"title": "also from mcp"}))
@@ -192,7 +197,8 @@ def test_a_change_over_mcp_is_undone_from_the_terminal_and_the_other_way_round(t
     assert "also from mcp" in p.stdout and [r["title"] for r in rows(db)] == ["from mcp"]  # one request, one undo
 
     fake.script("main", {"tool_calls": [call("add_task", title="from the terminal")]}, {"content": "Added."})
-    p = subprocess.run([*terminal, "add from the terminal"], env=env, capture_output=True, text=True, timeout=60)
+    p = subprocess.run([*terminal, "please add from the terminal"], env=env, capture_output=True, text=True,
+                       timeout=60)  # fmt: skip
     assert p.returncode == 0, p.stderr
     assert [r["title"] for r in rows(db)] == ["from mcp", "from the terminal"]
     (undone,) = anyio.run(over_mcp, ("undo_last_change", {}))
@@ -333,11 +339,11 @@ def test_fuzzed_arguments_never_crash_the_server_or_write_an_invalid_row(tmp_pat
                 out = await c.call_tool(name, args)
                 assert isinstance(out.structured_content, dict)
                 assert out.is_error == ("error" in out.structured_content)
-            assert len((await c.list_tools()).tools) == len(TOOLS)  # still answering
+            assert len((await c.list_tools()).tools) == len(TOOLS) + 1  # still answering (lookup off; undo, redo)
 
     run(scenario)
     for r in rows(db):
-        assert isinstance(r["title"], str) and r["title"].strip() and r["status"] in ("open", "done")
+        assert isinstance(r["title"], str) and r["title"].strip() and r["status"] in ("open", "done", "cancelled")
         assert r["due_date"] is None or len(r["due_date"]) == 10
 
 

@@ -65,8 +65,8 @@ def test_subcommands_work_without_ollama_and_take_global_options_on_either_side(
 
 def test_words_without_quotes_are_one_request_and_help_says_what_there_is(fake, tmp_path):
     fake.script("main", {"content": "Added."})
-    p = run_agent(fake, tmp_path, [], "--no-reflect", "add", "milk", "tomorrow")
-    assert p.returncode == 0 and fake.chats("main")[0]["messages"][-1]["content"].startswith("add milk tomorrow")
+    p = run_agent(fake, tmp_path, [], "--no-reflect", "buy", "milk", "tomorrow")
+    assert p.returncode == 0 and fake.chats("main")[0]["messages"][-1]["content"].startswith("buy milk tomorrow")
     p = run_agent(None, tmp_path, [], "--help")
     for word in ("backup FILE", "export", "import FILE", "PLANNER_GUARDS", "planner.db", "examples:"):
         assert word in p.stdout

@@ -84,13 +84,13 @@ def test_the_agent_undoes_its_turn_and_its_history_hears_about_it(fake, make_age
     agent = make_agent(reflect=False)
     agent.run_turn("add one and two")
     assert len(tasks(store)) == 2
-    lines = agent.undo_last_turn()
+    lines = agent.undo_last_turn().lines
     assert len(lines) == 2 and tasks(store) == []
     assert agent.history.messages[-2:] == [
         {"role": "user", "content": "/undo"},
         {"role": "assistant", "content": "Undone: " + "; ".join(lines) + "."},
     ]
-    assert agent.undo_last_turn() == [] and agent.history.messages[-1]["content"].startswith("Undone")
+    assert agent.undo_last_turn().lines == [] and agent.history.messages[-1]["content"].startswith("Undone")
 
 
 def test_undo_works_after_a_restart(fake, tmp_path):

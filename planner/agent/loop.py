@@ -43,7 +43,7 @@ from planner.prompts import (
 from planner.settings import Config
 from planner.storage.db import DatabaseError
 from planner.tools import ToolContext, to_json, tool_specs
-from planner.tools.undo import undo_newest
+from planner.tools.undo import Outcome, redo_newest, undo_newest
 
 log = logging.getLogger("planner")
 
@@ -239,22 +239,28 @@ class Agent:
         """Long-term memory, or None when it is off."""
         return self.context.memory
 
-    def undo_last_turn(self) -> list[str]:
-        """Revert the newest turn's task changes (see tasks.py); one line per task put back.
+    def undo_last_turn(self) -> Outcome:
+        """Revert the newest turn's changes (tools/undo.py: asks first when it is a large one).
 
         The session's history gets the /undo and what it did, so the model
         does not go on believing the reverted changes happened.
         """
-        lines = undo_newest(self.context)
-        if lines:
+        return self._remember_command("/undo", "Undone", undo_newest(self.context))
+
+    def redo_last_undo(self) -> Outcome:
+        """Make again what the last undo took back (tools/undo.py)."""
+        return self._remember_command("/redo", "Redone", redo_newest(self.context))
+
+    def _remember_command(self, command: str, done: str, outcome: Outcome) -> Outcome:
+        if outcome.lines:
             self.history.append(
                 [
-                    {"role": "user", "content": "/undo"},
-                    {"role": "assistant", "content": "Undone: " + "; ".join(lines) + "."},
+                    {"role": "user", "content": command},
+                    {"role": "assistant", "content": f"{done}: " + "; ".join(outcome.lines) + "."},
                 ]
             )
             self.history.end_turn()
-        return lines
+        return outcome
 
     def _with_memories(self, text: str) -> str:
         """The user's message with relevant memories attached, so most questions need no recall call.

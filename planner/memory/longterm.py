@@ -32,6 +32,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from planner.memory.errors import LongTermMemoryError
 from planner.memory.history import SUMMARY_HEADER
 from planner.memory.scoring import fts_query, fuse, word_overlap
 from planner.memory.vectors import CompactIndex, Embedder, VectorIndex, pack, row_batches, unpack_rows
@@ -76,10 +77,6 @@ def _said(cut: bool) -> dict[str, str]:
 
 def _now() -> str:
     return dt.datetime.now().isoformat(timespec="seconds")
-
-
-class LongTermMemoryError(Exception):
-    """A memory that cannot be stored, found or searched; the message says what to do."""
 
 
 class LongTermMemory:

@@ -6,7 +6,6 @@ banner of the full terminal); they live here so that SQL stays in storage.
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -20,15 +19,13 @@ def _counts(conn: sqlite3.Connection) -> dict[str, int]:
     return {t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in COUNTED}
 
 
-def backup(store: Store, target: Path) -> dict[str, int]:
-    """SQLite's online backup into `target` (via a .part file, then renamed); the copy's row counts.
+def backup(store: Store, target: Path, tmp: Path) -> dict[str, int]:
+    """SQLite's online backup into `tmp` (a new empty file beside the target), renamed over `target`;
+    the copy's row counts.
 
     Copying planner.db alone can miss the newest changes, which may still sit in planner.db-wal;
     the online backup is consistent even while another planner writes.
     """
-    target = Path(os.path.realpath(target.expanduser()))
-    tmp = target.with_name(target.name + ".part")
-    tmp.unlink(missing_ok=True)
     try:
         out = sqlite3.connect(tmp)
         try:

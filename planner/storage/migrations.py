@@ -287,6 +287,12 @@ def _without_userinfo(url: str) -> str:
     return f"{scheme}{sep}{host.rpartition('@')[2]}{slash}{path}"
 
 
+def _m11_redo(conn: sqlite3.Connection) -> None:
+    # The order undos were made in, so redo takes back the latest one first (undone_at has only seconds).
+    _add_columns(conn, "task_events", {"undo_seq": "INTEGER"})
+    conn.execute("CREATE INDEX IF NOT EXISTS task_events_undone ON task_events (undo_seq) WHERE undo_seq IS NOT NULL")
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m1_tutorial_tables,
     _m2_sessions_and_models,
@@ -298,5 +304,6 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m8_sync,
     _m9_reminders,
     _m10_task_model,
+    _m11_redo,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

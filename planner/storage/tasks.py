@@ -214,28 +214,79 @@ def _event(r: sqlite3.Row) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def undo_last_turn(store: Store) -> list[str]:
-    """Revert the newest turn that changed tasks; returns one line per task put back (empty: nothing to undo).
+def undo_preview(conn: sqlite3.Connection) -> tuple[str | None, list[dict[str, Any]]]:
+    """The newest turn with task changes to undo, and its events (newest first); (None, []) if none."""
+    row = conn.execute("SELECT turn FROM task_events WHERE undone_at IS NULL ORDER BY id DESC LIMIT 1").fetchone()
+    return (row["turn"], pending_undo(conn, row["turn"])) if row else (None, [])
+
+
+def undo_last_turn(store: Store, turn: str | None = None) -> list[str]:
+    """Revert the newest turn that changed tasks (only if it is still `turn`, when given); one line per task
+    put back (empty: nothing to undo).
 
     Undoing a sync also forgets the sync record of each task that sync received, so the next
     sync takes it again from the server rather than deleting it there.
     """
     lines: list[str] = []
     with store.write() as conn:
-        row = conn.execute("SELECT turn FROM task_events WHERE undone_at IS NULL ORDER BY id DESC LIMIT 1").fetchone()
-        if row is None:
+        newest, events = undo_preview(conn)
+        if newest is None or (turn is not None and newest != turn):
             return []
-        events = pending_undo(conn, row["turn"])
         for e in events:
             restore(conn, e["task_id"], e["before"])
             if e["tool"] == "sync" and e["before"] is None and e["after"]:
                 conn.execute("DELETE FROM sync_items WHERE uid = ?", (e["after"]["uid"],))
             lines.append(describe_undo(e["task_id"], e["before"], e["after"]))
+        seq = (conn.execute("SELECT MAX(undo_seq) FROM task_events").fetchone()[0] or 0) + 1
         conn.execute(
-            f"UPDATE task_events SET undone_at = ? WHERE id IN ({', '.join('?' for _ in events)})",
-            [now(), *(e["id"] for e in events)],
+            f"UPDATE task_events SET undone_at = ?, undo_seq = ? WHERE id IN ({', '.join('?' for _ in events)})",
+            [now(), seq, *(e["id"] for e in events)],
         )
     return lines[::-1]  # in the order the turn made them
+
+
+def redo_preview(conn: sqlite3.Connection) -> tuple[str | None, list[dict[str, Any]]]:
+    """The turn undone last, and its events in the order they were made; (None, []) if none."""
+    row = conn.execute(
+        "SELECT turn, undo_seq FROM task_events WHERE undo_seq IS NOT NULL ORDER BY undo_seq DESC LIMIT 1"
+    ).fetchone()
+    if row is None:
+        return None, []
+    rows = conn.execute(
+        "SELECT id, task_id, tool, before, after FROM task_events WHERE turn = ? AND undo_seq = ? ORDER BY id",
+        (row["turn"], row["undo_seq"]),
+    ).fetchall()
+    return row["turn"], [_event(r) for r in rows]
+
+
+def redo_last_undo(store: Store) -> list[str]:
+    """Make again the changes of the turn undone last; raises TaskError if a task changed since the undo."""
+    lines: list[str] = []
+    with store.write() as conn:
+        turn, events = redo_preview(conn)
+        if turn is None:
+            return []
+        for e in events:  # nothing redone over a change made since: the user's newer edit wins
+            now_task = snapshot(conn, e["task_id"])
+            if _plain(now_task) != _plain(e["before"]):
+                title = (now_task or e["before"] or {}).get("title", "")
+                raise TaskError(f'task {e["task_id"]} "{title}" changed after the undo, so redo would overwrite '
+                                "it; nothing was redone")  # fmt: skip
+        for e in events:
+            restore(conn, e["task_id"], e["after"])
+            lines.append(describe_redo(e["task_id"], e["before"], e["after"]))
+        conn.execute(
+            f"UPDATE task_events SET undone_at = NULL, undo_seq = NULL WHERE id IN ({', '.join('?' for _ in events)})",
+            [e["id"] for e in events],
+        )
+    return lines
+
+
+def _plain(task: Task | None) -> Task | None:
+    """A snapshot without what a restore does not set (bookkeeping), for comparing."""
+    if task is None:
+        return None
+    return {k: v for k, v in task.items() if k not in ("reminded_at", "parent")}
 
 
 def describe_undo(task_id: int, before: Task | None, after: Task | None) -> str:
@@ -251,6 +302,15 @@ def describe_undo(task_id: int, before: Task | None, after: Task | None) -> str:
         if k not in hidden and before.get(k) != after.get(k)
     ]
     return f'task {task_id} "{before["title"]}": ' + ("; ".join(changes) or "unchanged")
+
+
+def describe_redo(task_id: int, before: Task | None, after: Task | None) -> str:
+    """What making one change again did, in a line for the user."""
+    if before is None:
+        return f'added task {task_id} "{(after or {}).get("title", "")}" again'
+    if after is None:
+        return f'deleted task {task_id} "{before["title"]}" again'
+    return describe_undo(task_id, after, before)
 
 
 def _show(value: Any) -> str:
@@ -276,6 +336,18 @@ def describe_call(conn: sqlite3.Connection, name: str, args: Any) -> str:
     verb = {"cancel_task": "cancel", "reopen_task": "reopen"}.get(name, verb)
     extra = ", ".join(f"{k}={v}" for k, v in args.items() if k != "id")
     return f"{verb} {what}" + (f" ({extra})" if extra and name == "update_task" else "")
+
+
+def recently_changed(conn: sqlite3.Connection, since: dt.datetime, tools: frozenset[str]) -> set[int]:
+    """Existing tasks these tools changed since `since` (a UTC time) and that were not undone: the bulk
+    window, the same for every process on the file."""
+    marks = ", ".join("?" for _ in tools)
+    rows = conn.execute(
+        f"SELECT DISTINCT task_id FROM task_events WHERE created_at >= ? AND undone_at IS NULL "
+        f"AND before IS NOT NULL AND tool IN ({marks})",
+        [since.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S"), *sorted(tools)],
+    )
+    return {r[0] for r in rows}
 
 
 # ---------------------------------------------------------------- reminders

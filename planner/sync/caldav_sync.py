@@ -41,7 +41,7 @@ from planner.storage import ical, syncstate
 from planner.storage.db import DatabaseError, Store
 from planner.storage.exchange import all_tasks, check_row
 from planner.storage.fields import TaskError
-from planner.storage.tasks import BULK_LIMIT, by_uid, insert, new_turn, record, restore, set_tags, snapshot
+from planner.storage.tasks import by_uid, insert, new_turn, record, restore, set_tags, snapshot
 from planner.sync.dav import Dav, DavError, Resource, safe_url
 from planner.tools import ToolContext, dispatch
 from planner.tools.policy import Door, Effect, decide, settle
@@ -280,7 +280,7 @@ class Sync:
             glitch = f"the server listed only {len(remote)} of the {len(state)} to-dos synced last time"
         lines = [f'here: "{local[u]["title"]}" (gone from the server)' for u in here]
         lines += [f'on the server: "{remote[u].row["title"]}" (deleted here)' for u in there]
-        effect = Effect(deletes=tuple(lines), glitch=glitch, carried=len(lines) <= BULK_LIMIT)
+        effect = Effect(deletes=tuple(lines), glitch=glitch, by_user=True)
         ok, reason = settle(decide(effect, self.door), self.door)
         if ok:
             return set(here) | set(there)

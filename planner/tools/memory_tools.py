@@ -7,10 +7,12 @@ these functions check what the model sent and ask the user before forgetting.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from planner.memory.longterm import LongTermMemory
 from planner.tools.registry import ToolContext, ToolError, ask, tool
+
+if TYPE_CHECKING:
+    from planner.memory.longterm import LongTermMemory
 
 MAX_FACT = 2000
 # A "fact" that gives the planner orders (an injected remember): refused, since memories reach later prompts.

@@ -41,7 +41,8 @@ class Effect:
     changes: tuple[str, ...] = ()  # existing tasks changed
     recent: int = 0  # other existing tasks changed in the bulk window (the change log, every process)
     glitch: str = ""  # why deletions look like a fault rather than the user's wish ("the server listed none")
-    carried: bool = False  # deletions the user made on another device, carried over by a sync
+    by_user: bool = False  # the user's own act: a deletion made on another device, their own /undo
+    asks: str = ""  # a reason to ask whatever the counts ("it undoes an import of 30 tasks")
 
     @property
     def changed(self) -> int:
@@ -74,10 +75,12 @@ def needs_yes(effect: Effect) -> list[str]:
     rules = []
     if effect.deletes and effect.glitch:
         rules.append(f"{len(effect.deletes)} deletions while {effect.glitch}")
-    elif effect.deletes and not (effect.carried and len(effect.deletes) <= BULK_LIMIT):
+    elif effect.deletes and not (effect.by_user and len(effect.deletes) <= BULK_LIMIT):
         rules.append("a deletion" if len(effect.deletes) == 1 else f"{len(effect.deletes)} deletions")
     if effect.changed > BULK_LIMIT and effect.changes:
         rules.append(f"{effect.changed} existing tasks changed at once")
+    if effect.asks:
+        rules.append(effect.asks)
     return rules
 
 
@@ -101,8 +104,11 @@ def decide(effect: Effect, door: Door, question: str = "") -> Decision:
 def _question(effect: Effect, lines: list[str]) -> str:
     shown = lines[:12] + ([f"… and {len(lines) - 12} more"] if len(lines) > 12 else [])
     head = f"This would change {len(lines)} tasks" if not effect.deletes else "This would delete"
+    if effect.asks:
+        head = f"{effect.asks[0].upper()}{effect.asks[1:]}; this would"
+        head += " delete or change" if effect.deletes else " change"
     if effect.glitch:
-        head = f"{effect.glitch.capitalize()}, so this would delete"
+        head = f"{effect.glitch[0].upper()}{effect.glitch[1:]}, so this would delete"
     return head + ":\n  " + "\n  ".join(shown) + "\nGo ahead?"
 
 

@@ -31,9 +31,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from planner.memory.longterm import LongTermMemoryError
+from planner.memory.errors import LongTermMemoryError
 from planner.storage.db import DatabaseError, Store, explain
 from planner.storage.tasks import TaskError
+from planner.tools.schemas import OUTPUT
 
 if TYPE_CHECKING:
     from planner.memory.longterm import LongTermMemory
@@ -87,7 +88,7 @@ def tool(
         doc = inspect.cleandoc(fn.__doc__ or "")
         TOOLS[fn.__name__] = Tool(
             fn.__name__, doc, schema, fn, read_only, changes_existing, destructive, enabled, describe,
-            title or fn.__name__.replace("_", " ").capitalize(), output,
+            title or fn.__name__.replace("_", " ").capitalize(), output or OUTPUT.get(fn.__name__),
         )  # fmt: skip
         return fn
 
@@ -122,6 +123,8 @@ class ToolContext:
     turn: str | None = None
     # The encyclopedia client when the user turned lookups on (--web); None keeps everything local.
     web: Web | None = None
+    # The time now (UTC), for the bulk window; a test passes its own clock instead of waiting.
+    clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC)
 
 
 def ask(ctx: ToolContext, question: str, doing: str, kept: str) -> None:

@@ -25,17 +25,23 @@ from planner.tools.registry import ToolContext, ToolError, ask, tool
 ID = {"type": "integer", "description": "The task's id, as shown by list_tasks."}
 
 
+def subtasks_question(conn: Any, task: dict[str, Any], doing: str) -> str | None:
+    """The question before finishing a task whose steps are still open (None: it has none open)."""
+    steps = children(conn, task["uid"])
+    if not steps:
+        return None
+    names = ", ".join(f'{s["id"]} "{s["title"]}"' for s in steps[:5]) + (" …" if len(steps) > 5 else "")
+    return (
+        f'Task {task["id"]} "{task["title"]}" has {len(steps)} open subtasks ({names}). {doing.capitalize()} it anyway?'
+    )
+
+
 def _ask_for_children(ctx: ToolContext, conn: Any, task: dict[str, Any], doing: str) -> None:
     """A yes before finishing a task whose steps are still open."""
-    steps = children(conn, task["uid"])
-    if steps:
-        names = ", ".join(f'{s["id"]} "{s["title"]}"' for s in steps[:5]) + (" …" if len(steps) > 5 else "")
-        ask(
-            ctx,
-            f'Task {task["id"]} "{task["title"]}" has {len(steps)} open subtasks ({names}). {doing.capitalize()} it anyway?',
-            f"{doing} a task with open subtasks",
-            f"task {task['id']} was not changed; its subtasks are still open",
-        )
+    question = subtasks_question(conn, task, doing)
+    if question:
+        ask(ctx, question, f"{doing} a task with open subtasks",
+            f"task {task['id']} was not changed; its subtasks are still open")  # fmt: skip
 
 
 @tool({"id": ID}, required=("id",), changes_existing=True, title="Complete a task")

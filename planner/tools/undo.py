@@ -1,22 +1,84 @@
-"""Undo the newest change, wherever it was made: the terminal's /undo and MCP's undo_last_change.
+"""Undo and redo, wherever the change was made: /undo and /redo, the shell's `undo` and `redo`, and MCP's
+undo_last_change and redo_last_change.
 
 Every write logs its turn id (task_events for tasks, the forget record for
 memories), so the newest turn is found the same way whichever interface made
-it, and one undo reverts all of that turn's changes.
+it, and one undo reverts all of that turn's changes. Undo is a change like
+any other, so it goes through the policy (policy.py) first:
+
+    the user typed it (/undo, `undo`)       asks when it would remove, restore or change more than 3
+                                            tasks, or when it undoes an import or a sync
+    a model asked for it (MCP)              asks also before it removes any task (an undone add)
+
+Redo makes again what the last undo took back, unless a task changed since
+(then it refuses, naming the task). Redo covers task changes; a memory put
+back by undo stays, and `forget` forgets it again.
 """
 
 from __future__ import annotations
 
-from planner.storage.tasks import newest_turn, undo_last_turn
+from dataclasses import dataclass, field
+
+from planner.storage.fields import TaskError
+from planner.storage.tasks import newest_turn, redo_last_undo, redo_preview, undo_last_turn, undo_preview
+from planner.tools.policy import Door, Effect, decide, settle
 from planner.tools.registry import ToolContext
 
 
-def undo_newest(ctx: ToolContext) -> list[str]:
-    """Revert the newest turn's task changes and forgotten memories; one line per thing put back."""
-    lines: list[str] = []
+@dataclass
+class Outcome:
+    """What an undo or redo did: a line per thing, or why it did nothing."""
+
+    lines: list[str] = field(default_factory=list)
+    refused: str = ""  # set: nothing was done, and this says why and what to do
+
+
+def _effect(events: list[dict], by_user: bool, verb: str) -> Effect:
+    """What replaying these events would do, for the policy: each task removed, restored or changed."""
+    deletes, changes = [], []
+    for e in events:
+        gone, back = (e["after"], e["before"]) if verb == "undo" else (e["before"], e["after"])
+        title = (gone or back or {}).get("title", "")
+        if back is None:
+            deletes.append(f'{verb} removes task {e["task_id"]} "{title}"')
+        else:
+            changes.append(f'{verb} {"restores" if gone is None else "changes"} task {e["task_id"]} "{title}"')
+    tools = {e["tool"] for e in events}
+    kind = "import" if "import" in tools else "sync" if "sync" in tools else ""
+    asks = f"it would {verb} {'an' if kind == 'import' else 'a'} {kind} of {len(events)} changes" if kind else ""
+    if by_user:  # the user's own command: small ones run, as the user just asked for exactly this
+        return Effect(changes=tuple(deletes + changes), asks=asks, by_user=True)
+    return Effect(deletes=tuple(deletes), changes=tuple(changes), asks=asks)
+
+
+def _door(ctx: ToolContext, door: Door | None) -> Door:
+    return door or Door("undo", ask=ctx.confirm, how="run it in a terminal, or with --yes")
+
+
+def undo_newest(ctx: ToolContext, door: Door | None = None, by_user: bool = True) -> Outcome:
+    """Revert the newest turn's task changes and forgotten memories, if the policy lets it."""
     turn, tasks_changed, forgot = newest_turn(ctx.store)
+    out = Outcome()
     if tasks_changed:
-        lines += undo_last_turn(ctx.store)
+        pending_turn, events = undo_preview(ctx.store.conn())
+        ok, reason = settle(decide(_effect(events, by_user, "undo"), _door(ctx, door)), _door(ctx, door))
+        if not ok:
+            return Outcome(refused=f"nothing was undone: {reason}")
+        out.lines += undo_last_turn(ctx.store, pending_turn)
     if forgot and turn and ctx.memory:
-        lines += ctx.memory.unforget(turn)
-    return lines
+        out.lines += ctx.memory.unforget(turn)
+    return out
+
+
+def redo_newest(ctx: ToolContext, door: Door | None = None, by_user: bool = True) -> Outcome:
+    """Make again what the last undo took back, if the policy lets it and no task changed since."""
+    turn, events = redo_preview(ctx.store.conn())
+    if turn is None:
+        return Outcome()
+    ok, reason = settle(decide(_effect(events, by_user, "redo"), _door(ctx, door)), _door(ctx, door))
+    if not ok:
+        return Outcome(refused=f"nothing was redone: {reason}")
+    try:
+        return Outcome(lines=redo_last_undo(ctx.store))
+    except TaskError as e:
+        return Outcome(refused=str(e))

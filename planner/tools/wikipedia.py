@@ -19,9 +19,10 @@ import json
 import re
 import urllib.parse
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
+if TYPE_CHECKING:
+    import httpx
 
 DEFAULT_URL = "https://en.wikipedia.org"
 USER_AGENT = "planner/1.0 (a private terminal planner; one lookup per user request)"
@@ -54,6 +55,8 @@ class Web:
 
     def _get(self, path: str, params: dict[str, Any] | None = None) -> Page:
         """One GET on the configured host: redirects only within it, at most MAX_BYTES read."""
+        import httpx  # loads only when a lookup is made: the shell's commands never need it
+
         if self._client is None:
             self._client = httpx.Client(
                 base_url=self.base_url, timeout=self.timeout, headers={"User-Agent": USER_AGENT}, follow_redirects=False

@@ -39,42 +39,49 @@ if TYPE_CHECKING:
 log = logging.getLogger("planner")
 
 
-EPILOG = """\
-subcommands (no model needed; --db and --today may stand before or after them):
-  export [--format json|todotxt|ics] [--memories] [-o FILE]   your tasks (and memories) as a file
-  import FILE [--format json|todotxt|ics] [--events]          add the tasks of a file (ics: to-dos), once
-  backup FILE                                                 a consistent copy of the database
-  tasks [open|done|all]                                       the task table, as /tasks
-  agenda [DAYS]                                               the agenda, as /agenda
-  sync                                                        the tasks with a CalDAV task list, both ways
-  remind [--check]                                            coming reminders; --check: due now (cron), 1 if any
-  doctor                                                      can the planner run here? (asks Ollama)
-  mcp [--web] [--yes]                                         serve the tools to an MCP client on stdio
+ENVIRONMENT = (
+    "PLANNER_MODEL PLANNER_CRITIC_MODEL PLANNER_EMBED_MODEL PLANNER_HOME PLANNER_DB PLANNER_GUARDS PLANNER_YES "
+    "PLANNER_WEB PLANNER_WEB_URL PLANNER_MEMORY PLANNER_AUTO_MEMORY PLANNER_TODAY PLANNER_NUM_CTX "
+    "PLANNER_NUM_PREDICT PLANNER_CRITIC_NUM_CTX PLANNER_MAX_TURNS PLANNER_TIMEOUT PLANNER_REPLY_TIMEOUT "
+    "PLANNER_KEEP_ALIVE PLANNER_CRITIC_KEEP_ALIVE PLANNER_CALDAV_URL PLANNER_CALDAV_USER PLANNER_CALDAV_PASSWORD "
+    "PLANNER_CALDAV_LISTS PLANNER_CALDAV_TIMEOUT PLANNER_WORK_HOURS PLANNER_MCP_CONFIRM OLLAMA_HOST"
+)
+EXAMPLES = [
+    ("", "talk to it in the terminal"),
+    ('"what is due this week?"', "one request, then exit"),
+    ("add call mum sunday +family", "add a task, no model"),
+    ("tasks due:week", "this week's tasks"),
+    ("backup ~/planner.bak.db", "a copy, safe while running"),
+]
 
-environment: PLANNER_MODEL, PLANNER_CRITIC_MODEL, PLANNER_EMBED_MODEL, PLANNER_HOME, PLANNER_DB,
-  PLANNER_GUARDS, PLANNER_YES, PLANNER_WEB, PLANNER_WEB_URL, PLANNER_AUTO_MEMORY, PLANNER_TODAY,
-  PLANNER_NUM_CTX, PLANNER_NUM_PREDICT, PLANNER_CRITIC_NUM_CTX, PLANNER_MAX_TURNS, PLANNER_TIMEOUT,
-  PLANNER_REPLY_TIMEOUT, PLANNER_KEEP_ALIVE, PLANNER_CRITIC_KEEP_ALIVE, PLANNER_CALDAV_URL,
-  PLANNER_CALDAV_USER, PLANNER_CALDAV_PASSWORD, OLLAMA_HOST
 
-data: {home}/planner.db, with agent.log and input_history beside it
+def epilog(prog: str, home: Path) -> str:
+    """The end of --help: the subcommands, the environment, where the data is, examples; under 80 columns."""
+    import textwrap
 
-examples:
-  {prog}                              talk to it in the terminal
-  {prog} add milk tomorrow            one request, then exit
-  {prog} backup ~/planner-backup.db   a copy, safe while the planner runs
-"""
+    from planner.ui.subcommands import summary
+
+    width = max(len(f"{prog} {cmd}".strip()) for cmd, _ in EXAMPLES) + 2
+    examples = "\n".join(f"  {f'{prog} {cmd}'.strip():<{width}}{what}" for cmd, what in EXAMPLES)
+    env = textwrap.fill(ENVIRONMENT, width=78, initial_indent="  ", subsequent_indent="  ")
+    return (
+        "subcommands (no model needed; --db and --today may stand before or after them):\n"
+        f"{summary()}\n\nenvironment:\n{env}\n\ndata: {home}/planner.db\n  (agent.log and input_history beside it)"
+        f"\n\nexamples:\n{examples}\n"
+    )
 
 
 def build_parser(defaults: Config) -> argparse.ArgumentParser:
     """The command-line flags; defaults come from the environment."""
     # `planner` once installed, `python agent.py` from a checkout: the help shows what the user typed.
-    prog = "planner" if Path(sys.argv[0]).name == "planner" else "python agent.py"
+    from planner.ui.subcommands import prog as called
+
+    prog = called()
     p = argparse.ArgumentParser(
         prog=prog,
         description="A private personal planner on a local Ollama server.",
-        epilog=EPILOG.format(home=defaults.db_path.parent, prog=f"{prog:<15}"),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=epilog(prog, defaults.db_path.parent),
+        formatter_class=lambda prog: argparse.RawDescriptionHelpFormatter(prog, width=79, max_help_position=26),
     )
     p.add_argument("--model", default=defaults.model, help=f"main model (default {defaults.model})")
     p.add_argument(
@@ -104,6 +111,13 @@ def build_parser(defaults: Config) -> argparse.ArgumentParser:
         "--web", action="store_true", default=defaults.web, help="allow encyclopedia lookups (asks Wikipedia)"
     )
     p.add_argument(
+        "--no-memory",
+        dest="memory",
+        action="store_false",
+        default=defaults.memory,
+        help="run without long-term memory (no embedding model needed)",
+    )
+    p.add_argument(
         "--no-auto-memory",
         dest="auto_memory",
         action="store_false",
@@ -122,7 +136,7 @@ def build_parser(defaults: Config) -> argparse.ArgumentParser:
         action="store_true",
         help="show tokens and timings of every model call: replies, critic, memory, embeddings",
     )
-    p.add_argument("--version", action="version", version=f"planner {VERSION}")
+    p.add_argument("-V", "--version", action="version", version=f"planner {VERSION}")
     p.add_argument(
         "message", nargs="*", help="run this one request and exit (the words need no quotes; '-' reads stdin)"
     )
@@ -161,7 +175,8 @@ def load(argv: list[str] | None, env: dict[str, str] | None = None) -> tuple[Con
         reflect=args.reflect,
         yes=args.yes,
         web=args.web,
-        auto_memory=args.auto_memory,
+        auto_memory=args.auto_memory and args.memory,
+        memory=args.memory,
         num_ctx=args.num_ctx,
         today=parse_today(args.today, "--today") if args.today else base.today,
     )
@@ -236,6 +251,11 @@ def _main(argv: list[str] | None) -> int:
         # Piped bytes that are not UTF-8 become U+FFFD instead of ending the session.
         sys.stdin.reconfigure(errors="replace")
     what, rest = offline.split(argv)
+    if what in offline.OWN_PARSER and ("-h" in rest or "--help" in rest):
+        from planner.ui.subcommands import parser
+
+        parser(what, Config.from_env()).print_help()
+        return 0
     if what == "doctor":
         from planner.ui import doctor
 
@@ -267,6 +287,22 @@ def _main(argv: list[str] | None) -> int:
             err("no request on stdin")
             return 2
     interactive = sys.stdin.isatty() and not one_shot
+    llm = Ollama(config.host, timeout=config.timeout, reply_seconds=config.reply_timeout)
+    # A /command runs locally: no model, and Ollama may be down. Everything else needs the models,
+    # checked before the database exists, so a run that cannot start leaves nothing behind.
+    local = bool(one_shot and one_shot.startswith("/") and one_shot.split()[0] not in ("/pull", "/model"))
+    if not local:
+        try:
+            problem, memory_ok = ensure_models(llm, config, interactive)
+        except EOFError:  # no answer to the pull question
+            problem, memory_ok = "a model is missing; pull it with `ollama pull` and start again", True
+        if problem:
+            err(problem)
+            return 1
+        if config.memory and not memory_ok:
+            print(safe(f"long-term memory is off this run: the embedding model {config.embed_model} is not pulled "
+                       f"(ollama pull {config.embed_model}); --no-memory hides this"), file=sys.stderr)  # fmt: skip
+            config = config.replace(memory=False, auto_memory=False)
     try:
         store = Store(config.db_path)
     except DatabaseError as e:
@@ -276,14 +312,6 @@ def _main(argv: list[str] | None) -> int:
     log.info(
         "start model=%s critic=%s embed=%s db=%s", config.model, config.critic_model, config.embed_model, config.db_path
     )
-    llm = Ollama(config.host, timeout=config.timeout, reply_seconds=config.reply_timeout)
-    try:
-        problem = ensure_models(llm, config, interactive)
-    except EOFError:  # no answer to the pull question
-        problem = "a model is missing; pull it with `ollama pull` and start again"
-    if problem:
-        err(problem)
-        return 1
 
     # One-shot requests share one session, so /sessions and -c stay about conversations.
     fresh = ONE_SHOT_SESSION if one_shot else new_session_name()

@@ -20,8 +20,9 @@ from planner.memory.longterm import AUTO_RECALL_COSINE, LongTermMemoryError
 from planner.model.client import ModelError
 from planner.storage.db import DatabaseError, explain
 from planner.storage.tasks import new_turn
-from planner.tools import ToolContext, dispatch
-from planner.ui.text import inline
+from planner.ui import layout
+from planner.ui.layout import wrap
+from planner.ui.views import agenda_text, lists_text, tasks_text
 
 
 @dataclass
@@ -94,7 +95,8 @@ def help_text() -> str:
     rows = [re.split(r"\s{2,}", usage, maxsplit=1) for usage, _ in COMMANDS.values()]
     rows.append(["exit", "leave (or Ctrl-D; also quit, /bye)"])
     width = max(len(r[0]) for r in rows) + 2
-    return "\n".join(f"{r[0]:<{width}}{r[1] if len(r) > 1 else ''}".rstrip() for r in rows)
+    room = min(layout.width(), 80) - 1
+    return "\n".join(wrap(f"{r[0]:<{width}}{r[1] if len(r) > 1 else ''}".rstrip(), room, width) for r in rows)
 
 
 @command("/help  this list (also /?)")
@@ -107,42 +109,14 @@ def _clear(agent: Agent, arg: str, stats: Stats) -> str:
     return ""  # the full terminal clears itself before this; a pipe has no screen
 
 
-def when(t: dict[str, Any]) -> str:
-    """A task's due date and time, as one cell."""
-    return " ".join(x for x in (t.get("due_date"), t.get("due_time")) if x)
-
-
-def extras(t: dict[str, Any]) -> str:
-    """A task's priority, tags and repeat rule, as one cell."""
-    bits = [f"!{t['priority']}"] if t.get("priority") else []
-    bits += [f"+{tag}" for tag in t.get("tags") or []]
-    if t.get("repeat"):
-        bits.append(f"({t['repeat']})")
-    return " ".join(bits)
-
-
-@command("/tasks [open|done|all]  your tasks as a table: overdue marked, priority, tags and repeats shown")
+@command("/tasks [FILTER...]  your tasks, most urgent first (+tag #list due:week)")
 def _tasks(agent: Agent, arg: str, stats: Stats) -> str:
-    return tasks_table(agent.context, arg)
+    return tasks_text(agent.context, arg.split())
 
 
-def tasks_table(ctx: ToolContext, arg: str) -> str:
-    """The task table of /tasks (and `python agent.py tasks`, which needs no model)."""
-    result, ok = dispatch(ctx, "list_tasks", {"status": arg or "open", "limit": 100})
-    if not ok:
-        return f"error: {result['error']}"
-    if not result["tasks"]:
-        return f"no {'' if arg == 'all' else (arg or 'open') + ' '}tasks"
-    today = ctx.today().isoformat()
-    width = max(len(inline(t["title"])) for t in result["tasks"])
-    lines = [f"{'id':>4}  {'title':<{width}}  {'due':<16}  {'status':<7}  more"]
-    for t in result["tasks"]:
-        late = t["status"] == "open" and t["due_date"] and t["due_date"] < today
-        status = "OVERDUE" if late else t["status"]
-        lines.append(f"{t['id']:>4}  {inline(t['title']):<{width}}  {when(t):<16}  {status:<7}  {extras(t)}".rstrip())
-    if result.get("more"):
-        lines.append(f"… {result['more']}")
-    return "\n".join(lines)
+@command("/lists  the lists (projects) and their open tasks")
+def _lists(agent: Agent, arg: str, stats: Stats) -> str:
+    return lists_text(agent.context)
 
 
 @command("/agenda [DAYS]     overdue, today and the next days (7)")
@@ -150,53 +124,23 @@ def _agenda(agent: Agent, arg: str, stats: Stats) -> str:
     return agenda_text(agent.context, arg)
 
 
-Section = tuple[str, list[dict[str, Any]]]  # a heading ("today 2026-12-01") and its tasks
-
-
-def agenda_sections(ctx: ToolContext, arg: str) -> tuple[str, list[Section], list[str]] | str:
-    """/agenda as a title, sections and footer lines, shared by the text and the table; or an error line."""
-    if arg and not arg.isdigit():
-        return "usage: /agenda [DAYS]"
-    result, ok = dispatch(ctx, "agenda", {"days": int(arg)} if arg else {})
-    if not ok:
-        return f"error: {result['error']}"
-    sections: list[Section] = []
-    if result["overdue"]:
-        sections.append(("overdue", [{**t, "note": f"(was due {t['due_date']})"} for t in result["overdue"]]))
-    sections += [(f"{day['label']} {day['date']}", day["tasks"]) for day in result["days"]]
-    footer = [] if sections else ["  nothing due"]
-    if result["without_date"]:
-        footer.append(f"and {result['without_date']} open tasks without a date (/tasks)")
-    if result.get("more"):
-        footer.append(f"… {result['more']} more")
-    return f"agenda from {result['today']}", sections, footer
-
-
-def agenda_text(ctx: ToolContext, arg: str) -> str:
-    """The agenda of /agenda (and `python agent.py agenda`, which needs no model)."""
-    agenda = agenda_sections(ctx, arg)
-    if isinstance(agenda, str):
-        return agenda
-    title, sections, footer = agenda
-
-    def line(t: dict[str, Any]) -> str:
-        at = f"{t['due_time']} " if t.get("due_time") else ""
-        rest = [x for x in (extras(t), t.get("note")) if x]
-        return "  ".join([f"  {t['id']:>4}", at + inline(t["title"]), *rest])
-
-    out = [title]
-    for heading, tasks in sections:
-        out += [heading, *(line(t) for t in tasks)]
-    return "\n".join(out + footer)
-
-
-@command("/undo  revert the changes of the last request (again: the one before)")
+@command("/undo  undo the last request (again: the one before)")
 def _undo(agent: Agent, arg: str, stats: Stats) -> str:
-    lines = agent.undo_last_turn()
-    return "undone:\n  " + "\n  ".join(lines) if lines else "nothing to undo"
+    outcome = agent.undo_last_turn()
+    if outcome.refused:
+        return f"error: {outcome.refused}"
+    return "undone:\n  " + "\n  ".join(outcome.lines) if outcome.lines else "nothing to undo"
 
 
-@command("/sync  sync the tasks with your CalDAV task list, both ways (PLANNER_CALDAV_URL)")
+@command("/redo  make again what /undo took back")
+def _redo(agent: Agent, arg: str, stats: Stats) -> str:
+    outcome = agent.redo_last_undo()
+    if outcome.refused:
+        return f"error: {outcome.refused}"
+    return "redone:\n  " + "\n  ".join(outcome.lines) if outcome.lines else "nothing to redo"
+
+
+@command("/sync  the tasks with your CalDAV task lists, both ways")
 def _sync(agent: Agent, arg: str, stats: Stats) -> str:
     from planner.sync.caldav_sync import SyncError, report_lines, sync_config
     from planner.tools.policy import Door
@@ -209,7 +153,7 @@ def _sync(agent: Agent, arg: str, stats: Stats) -> str:
         return f"error: {e}"
 
 
-@command("/memories [WORDS]  what the planner remembers, or a search of it (with scores)")
+@command("/memories [WORDS]  what the planner remembers, or a search of it")
 def _memories(agent: Agent, arg: str, stats: Stats) -> str:
     memory = agent.memory
     if memory is None:
@@ -349,7 +293,7 @@ def stats_footer(agent: Agent, stats: Stats) -> list[str]:
     ]
 
 
-@command("/stats  model calls, tokens, tokens/s, time in model, loading and tools, prompt-cache reuse")
+@command("/stats  model calls, tokens, time in the model and in tools")
 def _stats(agent: Agent, arg: str, stats: Stats) -> str:
     header, rows = stats_rows(stats)
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]

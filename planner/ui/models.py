@@ -21,42 +21,52 @@ def missing_models(names: list[str], config: Config) -> str:
     if config.critic_model in names and config.critic_model != config.model:
         without.append("--no-reflect --no-auto-memory run without the critic")
     if config.embed_model in names:
-        without.append("the embedding model is needed for long-term memory")
+        without.append("--no-memory runs without long-term memory and the embedding model")
     lines = [f"{len(names)} model{'s are' if len(names) > 1 else ' is'} not pulled:"]
-    lines += [f"  ollama pull {n}    # {roles.get(n, 'model')}" for n in names]
+    width = max(len(n) for n in names)
+    lines += [f"  ollama pull {n:<{width}}  # {roles.get(n, 'model')}" for n in names]
     return "\n".join(lines + [f"  ({w})" for w in without])
 
 
-def ensure_models(llm: Ollama, config: Config, interactive: bool) -> str | None:
-    """Check the server and models; offer pulls. Returns an error line or None."""
+def ensure_models(llm: Ollama, config: Config, interactive: bool) -> tuple[str | None, bool]:
+    """Check the server and models; offer pulls. Returns (an error line or None, whether memory can run).
+
+    The embedding model is needed only for long-term memory: without it the planner starts with
+    memory off (the caller says so) rather than not at all.
+    """
     from planner.model.client import ModelError
 
     try:
         have = llm.models()
     except ModelError as e:
-        return str(e)
+        return str(e), False
     # The critic also writes memories and summaries in the background.
-    wanted = [config.model, config.embed_model] + (
-        [config.critic_model] if config.reflect or config.auto_memory else []
-    )
-    missing = [n for n in dict.fromkeys(wanted) if n not in have and f"{n}:latest" not in have]
+    wanted = [config.model] + ([config.critic_model] if config.reflect or config.auto_memory else [])
+    embed = [config.embed_model] if config.memory else []
+    pulled = lambda n: n in have or f"{n}:latest" in have  # noqa: E731
+    missing = [n for n in dict.fromkeys(wanted) if not pulled(n)]
+    memory_ok = all(pulled(n) for n in embed)
     if missing and not interactive:
-        return missing_models(missing, config)
-    for name in missing:
+        return missing_models(missing, config), memory_ok
+    for name in [*missing, *(n for n in embed if not pulled(n) and n not in missing)]:
         answer = input(f"Model {name!r} is not pulled. Pull it now? [Y/n] ").strip().lower()
         if answer not in ("", "y", "yes"):
-            return missing_models([name], config)
+            if name in embed and name not in missing:
+                continue  # memory off, said by the caller
+            return missing_models([name], config), memory_ok
         try:
             show_pull(llm, name)
         except ModelError as e:
-            return f"could not pull {name!r}: {e}"
+            return f"could not pull {name!r}: {e}", memory_ok
+        memory_ok = memory_ok or name in embed
     try:
         caps = llm.capabilities(config.model)
     except ModelError as e:
-        return str(e)
+        return str(e), memory_ok
     if caps and "tools" not in caps:
-        return f"model {config.model!r} cannot call tools; choose one that can (e.g. qwen3.5 or llama3.1) with --model"
-    return None
+        return (f"model {config.model!r} cannot call tools; choose one that can (e.g. qwen3.5 or llama3.1) "
+                "with --model"), memory_ok  # fmt: skip
+    return None, memory_ok
 
 
 def show_pull(llm: Ollama, name: str) -> None:

@@ -1,15 +1,15 @@
-"""Subcommands that need no model, so they work while Ollama is down:
+"""The subcommands: everything the planner does from the shell without a model, so it works while Ollama
+is down (the table of them, with their help, is subcommands.py; the everyday task commands are shell.py):
 
-    python agent.py export [--format json|todotxt|ics] [--memories] [--events] [-o FILE]
-    python agent.py import FILE [--format json|todotxt|ics] [--events]
-    python agent.py backup FILE        a consistent copy of the whole database, safe while the planner runs
-    python agent.py tasks [open|done|all]
-    python agent.py agenda [DAYS]
-    python agent.py sync               the tasks with a CalDAV task list, both ways (PLANNER_CALDAV_URL)
-    python agent.py remind [--check]   the coming reminders; --check: what is due now, exit 1 if any (cron)
+    python agent.py add call the dentist friday 3pm +health    python agent.py tasks +health due:week
+    python agent.py export --format ics -o tasks.ics           python agent.py sync
+    python agent.py backup ~/planner-backup.db                 python agent.py remind --check
 
 Global options (--db, --today) may stand before or after the subcommand. Every
-fault is one line on stderr and exit status 1; 2 is a bad option.
+fault is one line on stderr (never a traceback: that goes to agent.log);
+exit status 0 done, 1 a fault, 2 a bad option or notation, 4 a change that
+needs the user's yes was not made. A reader that goes away (`| head`) ends
+it quietly.
 """
 
 from __future__ import annotations
@@ -17,31 +17,20 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import logging
-import os
 import sqlite3
 import sys
-from pathlib import Path
 
 from planner.settings import Config, ConfigError, parse_today
-from planner.storage import maintenance
 from planner.storage.db import DatabaseError, Store, explain
+from planner.ui.files import FileRefused, target, temporary, write_text
 from planner.ui.logs import setup_logging
-from planner.ui.text import err
+from planner.ui.subcommands import BY_NAME, EXIT_ERROR, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, parser
+from planner.ui.text import Counter, ask_yes_no, err, safe
 
 log = logging.getLogger("planner")
 
-EXIT_REFUSED = 4  # a change that needs the user's yes was not made (as for a one-shot request)
-SUBCOMMANDS = (
-    "export",
-    "import",
-    "backup",
-    "tasks",
-    "agenda",
-    "remind",
-    "sync",
-    "doctor",
-    "mcp",
-)  # doctor and mcp take every flag
+SUBCOMMANDS = tuple(BY_NAME)
+OWN_PARSER = ("doctor", "mcp")  # they read the main command's flags too
 # Options of the main command that take a value, so their values are never taken for a subcommand.
 VALUE_OPTIONS = {"--model", "--critic-model", "--embed-model", "--db", "--session", "--num-ctx", "--today", "--guards"}
 
@@ -60,197 +49,189 @@ def split(argv: list[str]) -> tuple[str | None, list[str]]:
     return None, argv
 
 
-def parser(what: str, base: Config) -> argparse.ArgumentParser:
-    """The options of one subcommand (and the global ones it uses)."""
-    p = argparse.ArgumentParser(prog=f"agent.py {what}", description=(__doc__ or "").splitlines()[0])
-    p.add_argument("--db", type=Path, default=base.db_path, help=f"database file (default {base.db_path})")
-    p.add_argument("--today", default=None, help="pretend today is this date (YYYY-MM-DD)")
-    from planner.storage.exchange import FORMATS
-
-    if what == "export":
-        p.add_argument("--format", choices=FORMATS, default="json", help="json (everything), todotxt or ics")
-        p.add_argument("--memories", action="store_true", help="json only: add the long-term memories (text only)")
-        p.add_argument("--events", action="store_true", help="ics only: dated tasks as events too, for calendars")
-        p.add_argument("-o", "--output", type=Path, help="write to this file (default: standard output)")
-    elif what == "import":
-        p.add_argument("file", type=Path, help="a json export, a todo.txt file or an iCalendar (.ics) file")
-        p.add_argument("--format", choices=FORMATS, help="default: from the file name or content")
-        p.add_argument("--events", action="store_true", help="ics only: import events as dated tasks too")
-    elif what == "backup":
-        p.add_argument("file", type=Path, help="where to write the copy (a new .db file)")
-    elif what == "remind":
-        p.add_argument("--check", action="store_true", help="print what is due now; exit 1 when something was")
-    elif what == "sync":  # the list and its user come from PLANNER_CALDAV_URL, _USER and _PASSWORD
-        p.add_argument("--yes", action="store_true", help="allow deletions a sync would otherwise ask about")
-        p.add_argument("--create", action="store_true", help="create the task list on the server if it is missing")
-        p.add_argument("-q", "--quiet", action="store_true", help="no progress")
-    elif what == "tasks":
-        p.add_argument("status", nargs="?", choices=["open", "done", "all"], default="open")
-    else:
-        p.add_argument("days", nargs="?", type=int, default=7, help="how many days ahead (7)")
-    return p
-
-
 def run(what: str, argv: list[str]) -> int:
     """Run one subcommand; returns the exit status."""
     try:
         base = Config.from_env()
     except ConfigError as e:
         err(str(e))
-        return 2
+        return EXIT_USAGE
     args = parser(what, base).parse_args(argv)
     try:
         today = parse_today(args.today, "--today") if args.today else base.today
     except ConfigError as e:
         err(str(e))
-        return 2
+        return EXIT_USAGE
     try:
         store = Store(args.db.expanduser())
     except DatabaseError as e:
         err(str(e))
-        return 1
+        return EXIT_ERROR
     setup_logging(store.path.parent / "agent.log")
     log.info("subcommand %s", what)
     try:
-        return {
-            "export": export,
-            "import": import_,
-            "backup": backup,
-            "tasks": show,
-            "agenda": show,
-            "sync": sync,
-            "remind": remind,
-        }[what](store, args, today or dt.date.today(), what)
-    except OSError as e:
-        err(f"cannot write {getattr(args, 'output', None) or getattr(args, 'file', '')}: {e.strerror}")
-        return 1
+        return handler(what)(store, args, today or dt.date.today())
+    except BrokenPipeError:  # the reader went away (`tasks | head`): as `git log | head` does, quietly
+        _quiet_stdout()
+        return EXIT_OK
     except DatabaseError as e:  # busy, read-only, disk full, damaged
         err(str(e))
-        return 1
+        return EXIT_ERROR
     except sqlite3.Error as e:  # a damaged page met while reading
         err(str(explain(e) or f"the database could not be read ({e})"))
-        return 1
+        return EXIT_ERROR
+    except FileRefused as e:
+        err(str(e))
+        return EXIT_ERROR
+    except OSError as e:
+        err(f"cannot write {getattr(args, 'output', None) or getattr(args, 'file', '')}: {e.strerror}")
+        return EXIT_ERROR
     except Exception:  # a bug: the log gets the traceback, the user one line
         log.exception("subcommand %s failed", what)
         err(f"something went wrong inside the planner; details are in {store.path.parent / 'agent.log'}")
-        return 1
+        return EXIT_ERROR
     finally:
         store.close()
 
 
-def write_file(path: Path, text: str) -> None:
-    """Write through a symlink to its target, via a temporary file (no half-written file on a fault)."""
-    target = Path(os.path.realpath(path.expanduser()))
-    if target.is_dir():
-        raise IsADirectoryError(21, "it is a folder; give a file name")
-    tmp = target.with_name(target.name + ".part")
+def _quiet_stdout() -> None:
+    """After a broken pipe: point stdout at nothing, so the interpreter's last flush cannot complain."""
+    import os
+
     try:
-        tmp.write_text(text, encoding="utf-8", newline="")
-        tmp.replace(target)
-    finally:
-        tmp.unlink(missing_ok=True)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
-def export(store: Store, args: argparse.Namespace, today: dt.date, what: str) -> int:
+def handler(what: str):  # noqa: ANN201  (one of the handlers below, or shell.py's)
+    """The function that runs a subcommand."""
+    from planner.ui import shell
+
+    own = {"export": export, "import": import_, "backup": backup, "agenda": agenda, "sync": sync,
+           "remind": remind, "plan": plan}  # fmt: skip
+    return own.get(what) or shell.HANDLERS[what]
+
+
+def _asker() -> object:
+    return ask_yes_no if sys.stdin.isatty() else None
+
+
+def export(store: Store, args: argparse.Namespace, today: dt.date) -> int:
     """export: every task (and with --memories, the memories) to stdout or a file."""
     from planner.storage.exchange import export as export_text
     from planner.storage.exchange import export_memories
 
     if args.memories and args.format != "json":
         err("--memories needs --format json")
-        return 2
+        return EXIT_USAGE
     if args.events and args.format != "ics":
         err("--events needs --format ics")
-        return 2
+        return EXIT_USAGE
+    path = target(args.output, store, args.force, _asker()) if args.output is not None else None
     text = export_memories(store) if args.memories else export_text(store, args.format, args.events)
-    if args.output is None:
+    if path is None:
         sys.stdout.write(text)
-        return 0
-    write_file(args.output, text)
+        sys.stdout.flush()
+        return EXIT_OK
+    write_text(path, text)
     what = "tasks and memories" if args.memories else "tasks"
-    print(f"exported {what} to {args.output}", file=sys.stderr)
-    return 0
+    print(safe(f"exported {what} to {path}"), file=sys.stderr)
+    return EXIT_OK
 
 
-def import_(store: Store, args: argparse.Namespace, today: dt.date, what: str) -> int:
-    """import: the tasks of a json, todo.txt or iCalendar file that are not there yet."""
-    from planner.storage.exchange import guess_format, import_text
+def import_(store: Store, args: argparse.Namespace, today: dt.date) -> int:
+    """import: the tasks of a json, todo.txt, iCalendar or Taskwarrior file that are not there yet."""
+    from planner.storage.exchange import MAX_BYTES, guess_format, import_text
 
     try:
+        if args.file.stat().st_size > MAX_BYTES:
+            err(f"{args.file} is over the {MAX_BYTES / 1e6:g} MB an import reads; split it")
+            return EXIT_ERROR
         text = args.file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         err(f"cannot read {args.file}: {getattr(e, 'strerror', None) or e}")
-        return 1
+        return EXIT_ERROR
     fmt = args.format or guess_format(args.file.name, text)
     if args.events and fmt != "ics":
         err("--events is for iCalendar files (.ics)")
-        return 2
-    result = import_text(store, text, fmt, args.events)
+        return EXIT_USAGE
+    counter = Counter("importing", quiet=args.quiet)
+    result = import_text(store, text, fmt, args.events, progress=counter.show)
+    counter.done()
+    if not (result["added"] or result["skipped"] or result["problems"]):
+        print(safe(f"nothing to import: {args.file} holds no tasks"), file=sys.stderr)
+        return EXIT_OK
     print(f"imported {result['added']} tasks, skipped {result['skipped']} already there", file=sys.stderr)
     for problem in result["problems"]:
-        print(f"  not imported: {problem}", file=sys.stderr)
-    return 1 if result["problems"] else 0
+        print(safe(f"  not imported: {problem}"), file=sys.stderr)
+    return EXIT_ERROR if result["problems"] else EXIT_OK
 
 
-def remind(store: Store, args: argparse.Namespace, today: dt.date, what: str) -> int:
+def remind(store: Store, args: argparse.Namespace, today: dt.date) -> int:
     """remind: the reminders of the next days, or with --check what is due now (for cron)."""
     from planner.ui import reminders
-    from planner.ui.text import safe
 
     if args.check:
-        return reminders.check(store, lambda text: print(safe(text), flush=True))
+        reminders.check(store, lambda text: print(safe(text), flush=True))
+        return EXIT_OK  # a reminder shown is a success, so a systemd timer does not mark the service failed
     lines = reminders.upcoming(store)
     print(safe("\n".join(lines)) if lines else "no reminders in the next 7 days")
-    return 0
+    return EXIT_OK
 
 
-def sync(store: Store, args: argparse.Namespace, today: dt.date, what: str) -> int:
+def sync(store: Store, args: argparse.Namespace, today: dt.date) -> int:
     """sync: the tasks with the CalDAV task lists of the settings, both ways, once."""
     from planner.sync.caldav_sync import SyncError, report_lines, sync_config
     from planner.tools.policy import Door
-    from planner.ui.text import Counter, ask_yes_no, safe
 
     config = Config.from_env()
-    interactive = sys.stdin.isatty()
-    door = Door("sync", ask=ask_yes_no if interactive else None, yes=args.yes or config.yes,
-                how="run `python agent.py sync --yes` to allow it")  # fmt: skip
+    ask = _asker()
+    door = Door("sync", ask=ask, yes=args.yes or config.yes, how="run `python agent.py sync --yes` to allow it")  # type: ignore[arg-type]
     counter = Counter("syncing", quiet=args.quiet)
+
+    def say(text: str) -> None:
+        print(safe(text), file=sys.stderr, flush=True)
+
     try:
         try:
-            report = sync_config(store, config, lambda: today, door, counter.show, create=args.create,
-                                 say=lambda text: print(text, file=sys.stderr, flush=True))  # fmt: skip
+            report = sync_config(store, config, lambda: today, door, counter.show, create=args.create, say=say)
         except SyncError as e:
-            if not (e.missing and interactive and ask_yes_no(f"{e}\nCreate the task list now?")):
+            if not (e.missing and ask and ask_yes_no(f"{e}\nCreate the task list now?")):
                 raise
-            report = sync_config(store, config, lambda: today, door, counter.show, create=True)
+            report = sync_config(store, config, lambda: today, door, counter.show, create=True, say=say)
     except SyncError as e:
         counter.done()
         err(str(e))
-        return 1
+        return EXIT_ERROR
     counter.done()
     print(safe("\n".join(report_lines(config, report))), file=sys.stderr)
     if report.problems:
-        return 1
-    return EXIT_REFUSED if report.kept else 0
+        return EXIT_ERROR
+    return EXIT_REFUSED if report.kept else EXIT_OK
 
 
-def backup(store: Store, args: argparse.Namespace, today: dt.date, what: str) -> int:
+def backup(store: Store, args: argparse.Namespace, today: dt.date) -> int:
     """backup: a consistent copy into a new file, even while another planner writes (maintenance.backup)."""
-    if Path(os.path.realpath(args.file.expanduser())).is_dir():
-        err(f"cannot write {args.file}: it is a folder; give a file name")
-        return 1
-    counts = maintenance.backup(store, args.file)
-    print(f"backed up {counts['tasks']} tasks and {counts['memories']} memories to {args.file}", file=sys.stderr)
-    return 0
+    from planner.storage import maintenance
+
+    path = target(args.file, store, args.force, _asker())
+    counts = maintenance.backup(store, path, temporary(path))
+    print(safe(f"backed up {counts['tasks']} tasks and {counts['memories']} memories to {path}"), file=sys.stderr)
+    return EXIT_OK
 
 
-def show(store: Store, args: argparse.Namespace, today: dt.date, what: str) -> int:
-    """tasks / agenda: the same tables as /tasks and /agenda, without a model."""
+def agenda(store: Store, args: argparse.Namespace, today: dt.date) -> int:
+    """agenda: the same as /agenda, without a model."""
     from planner.tools import ToolContext
-    from planner.ui.commands import agenda_text, tasks_table
-    from planner.ui.text import safe
+    from planner.ui.views import agenda_text
 
-    ctx = ToolContext(store=store, today=lambda: today)
-    text = tasks_table(ctx, args.status) if what == "tasks" else agenda_text(ctx, str(args.days))
+    text = agenda_text(ToolContext(store=store, today=lambda: today), str(args.days), where="tasks")
     print(safe(text))
-    return 1 if text.startswith(("error:", "usage:")) else 0
+    return EXIT_USAGE if text.startswith(("error:", "usage:")) else EXIT_OK
+
+
+def plan(store: Store, args: argparse.Namespace, today: dt.date) -> int:
+    """plan: the day (or week) laid out in free time, without a model."""
+    err("plan is not ready yet")
+    return EXIT_ERROR

@@ -16,9 +16,10 @@ from rich.table import Table
 from rich.text import Text
 
 from planner.agent.loop import Agent
-from planner.tools import ToolContext, dispatch
-from planner.ui.commands import Stats, agenda_sections, extras, stats_footer, stats_rows, when
+from planner.tools import ToolContext
+from planner.ui.commands import Stats, stats_footer, stats_rows
 from planner.ui.text import inline, safe
+from planner.ui.views import agenda_sections, extras, listing, status_cell, when
 
 
 def _table(*columns: tuple[str, dict[str, Any]]) -> Table:
@@ -28,29 +29,27 @@ def _table(*columns: tuple[str, dict[str, Any]]) -> Table:
     return table
 
 
-def task_table(ctx: ToolContext, status: str) -> Any:
-    """/tasks: id, title, due, status (OVERDUE in red), priority/tags/repeat."""
-    if status not in ("", "open", "done", "all"):
-        return Text("usage: /tasks [open|done|all]")
-    result, ok = dispatch(ctx, "list_tasks", {"status": status or "open", "limit": 100})
-    if not ok:
-        return Text(f"error: {safe(result['error'])}")
-    if not result["tasks"]:
-        return Text(f"no {'' if status == 'all' else (status or 'open') + ' '}tasks")
+def task_table(ctx: ToolContext, arg: str) -> Any:
+    """/tasks: id, title, due, status (OVERDUE in red), and the rest in the shell's notation."""
+    view = listing(ctx, arg.split())
+    if isinstance(view, str):
+        return Text(safe(view))
+    if not view.tasks:
+        return Text(f"no {'' if view.status == 'all' else view.status + ' '}tasks")
     today = ctx.today().isoformat()
     table = _table(
         ("id", {"justify": "right", "no_wrap": True}),
-        ("title", {"ratio": 3, "overflow": "fold"}),
-        ("due", {"no_wrap": True}),
-        ("status", {"no_wrap": True}),
+        ("title", {"ratio": 3, "overflow": "fold", "min_width": 12}),  # a title keeps 12 characters at 40 columns
+        ("due", {"no_wrap": True, "overflow": "ellipsis", "min_width": 5}),
+        ("status", {"no_wrap": True, "overflow": "ellipsis", "min_width": 4}),
         ("more", {"ratio": 1, "overflow": "fold"}),
     )
-    for t in result["tasks"]:
-        late = t["status"] == "open" and t["due_date"] and t["due_date"] < today
-        status_cell = Text("OVERDUE", style="bold red") if late else t["status"]
-        table.add_row(str(t["id"]), Text(inline(t["title"])), when(t), status_cell, Text(inline(extras(t))))
-    if result.get("more"):
-        table.caption = f"… {result['more']}"
+    for t in view.tasks:
+        cell = status_cell(t, today)
+        table.add_row(str(t["id"]), Text(inline(t["title"])), when(t),
+                      Text(cell, style="bold red") if cell == "OVERDUE" else cell, Text(inline(extras(t))))  # fmt: skip
+    if view.footer:
+        table.caption = "\n".join(view.footer)
     return table
 
 

@@ -1,0 +1,221 @@
+"""The shell's notation, read in code (no model): quick add, edit and the filters of `tasks`.
+
+    add call the dentist friday 3pm +health !high ~30m #personal every 6 months start:monday
+        title     what is left: "call the dentist"
+        a date    the longest run of words that is a date (dates.py): "friday 3pm"; due:PHRASE to be explicit
+        +tag      a tag (a letter after +: "+1 555 ..." stays in the title)
+        #list     the list (a letter after #: "C# meetup", "#1" stay)
+        !high     priority: !high !medium !low (!h !m !l); "!important" stays
+        ~30m      an estimate (~2h, ~1h30m: durations.py); "~approx" stays
+        every ..  a repeat (the longest "every ..." that is one: dates.parse_repeat)
+        start:PHRASE, remind:PHRASE   not before; when to remind
+        \\word     a word kept as it is, even if it looks like any of the above
+
+A single word that is a date only by accident stays in the title: a bare
+number or year, "2nd", "morning", "sun"/"sat"/"wed"..., unless a word like
+"on", "by", "due", "next" or "this" goes with it ("on sat"). Each phrase read
+says what it became (`Reading.said`), so the user sees every guess.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from planner.dates import DateError, parse_repeat, resolve
+from planner.durations import DurationError, minutes
+
+PRIORITY = {"high": "high", "h": "high", "medium": "medium", "med": "medium", "m": "medium", "low": "low", "l": "low"}
+KEYS = ("due", "start", "remind", "rec")
+LONE = re.compile(
+    r"\d+|\d+(st|nd|rd|th)|morning|evening|noon|midnight|now|mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun",
+    re.I,
+)  # alone, these are more often part of a title than a date
+MAX_DATE_WORDS = 6
+
+
+class NotationError(ValueError):
+    """Words that cannot be read; the message says which and how to write them."""
+
+
+@dataclass
+class Reading:
+    """What a line of the notation says: tool arguments, the words left for the title, and each guess."""
+
+    args: dict[str, Any] = field(default_factory=dict)
+    title: str = ""
+    said: list[str] = field(default_factory=list)  # "'friday 3pm' -> Friday 2026-12-04 15:00"
+
+
+def _is_date(words: list[str], today: dt.date) -> Any:
+    phrase = " ".join(words)
+    if len(words) == 1 and LONE.fullmatch(phrase):
+        return None
+    try:
+        return resolve(phrase, today)
+    except DateError:
+        return None
+
+
+def _longest(words: list[str], start: int, ok: Any, most: int = MAX_DATE_WORDS) -> tuple[int, Any]:
+    """The end of the longest run from `start` that `ok` accepts, and what it gave (end == start: none)."""
+    best, got = start, None
+    for end in range(start + 1, min(len(words), start + most) + 1):
+        value = ok(words[start:end])
+        if value is not None:
+            best, got = end, value
+    return best, got
+
+
+def read(words: list[str], today: dt.date, free_date: bool = True) -> Reading:
+    """Read a line of the notation (the words of `add` or `edit`); raises NotationError."""
+    tokens = [w for word in words for w in word.split()]
+    out = Reading()
+    keep: list[str] = []
+    i = 0
+    due_given = False
+    while i < len(tokens):
+        w = tokens[i]
+        low = w.lower()
+        if w.startswith("\\") and len(w) > 1:
+            keep.append("\\" + w[1:])  # escaped: unescaped when the title is made
+        elif re.fullmatch(r"\+[^\W\d_][\w-]*", w):
+            out.args.setdefault("tags", []).append(w[1:])
+        elif re.fullmatch(r"#[^\W\d_][\w-]*", w):
+            out.args["list"] = w[1:]
+        elif low.startswith("!") and low[1:] in PRIORITY:
+            out.args["priority"] = PRIORITY[low[1:]]
+        elif re.fullmatch(r"~\S+", w) and _estimate(w[1:]) is not None:
+            out.args["estimate"] = w[1:]
+            out.said.append(f"{w!r} -> {_estimate(w[1:])} minutes")
+        elif low == "every":
+            end, rule = _longest(tokens, i, lambda run: _repeat(run), most=6)
+            if rule is None:
+                raise NotationError(f"cannot read {' '.join(tokens[i : i + 4])!r} as a repeat; write e.g. every monday")
+            out.args["repeat"] = " ".join(tokens[i:end])
+            out.said.append(f"{out.args['repeat']!r} -> {rule}")
+            i = end
+            continue
+        elif ":" in w and low.split(":", 1)[0] in KEYS and w.split(":", 1)[1]:
+            key, first = w.split(":", 1)
+            i = _keyed(key.lower(), [first, *tokens[i + 1 :]], out, today) + i
+            due_given |= key.lower() == "due"
+            continue
+        else:
+            keep.append(w)
+        i += 1
+    if free_date and not due_given:
+        keep = _free_date(keep, out, today)
+    out.title = " ".join(w[1:] if w.startswith("\\") else w for w in keep).strip()
+    return out
+
+
+def _estimate(text: str) -> int | None:
+    try:
+        return minutes(text)
+    except DurationError:
+        return None
+
+
+def _repeat(run: list[str]) -> str | None:
+    try:
+        return parse_repeat(" ".join(run))
+    except DateError:
+        return None
+
+
+def _keyed(key: str, rest: list[str], out: Reading, today: dt.date) -> int:
+    """Read key:PHRASE, the phrase as long as it stays one; returns how many tokens it took."""
+    if key == "rec":
+        end, rule = _longest(rest, 0, _repeat)
+        if rule is None:
+            raise NotationError(f"cannot read rec:{rest[0]!r} as a repeat")
+        out.args["repeat"] = " ".join(rest[:end])
+        return end
+    if key == "remind":
+        end = 1
+        while end < len(rest) and not rest[end].startswith(("+", "#", "!", "~")) and ":" not in rest[end] \
+                and end < 6:  # fmt: skip
+            end += 1
+        # The reminder's words are checked by the tool (they may need the due date); take the run as written.
+        out.args["remind"] = " ".join(rest[:end]).replace("-", " ")
+        return end
+    end, when = _longest(rest, 0, lambda run: _when(run, today))
+    if when is None:
+        raise NotationError(f"cannot read {key}:{rest[0]!r} as a date; write e.g. {key}:friday or {key}:2026-12-04")
+    phrase = " ".join(rest[:end])
+    out.args["due_date" if key == "due" else "start_date"] = phrase
+    out.said.append(when.describe(phrase) + (" (start)" if key == "start" else ""))
+    return end
+
+
+def _when(run: list[str], today: dt.date) -> Any:
+    try:
+        return resolve(" ".join(run), today)
+    except DateError:
+        return None
+
+
+def _free_date(words: list[str], out: Reading, today: dt.date) -> list[str]:
+    """Take the longest date phrase among the plain words (the rightmost of equals); the rest is the title."""
+    best: tuple[int, int, Any] | None = None
+    for start in range(len(words)):
+        if words[start].startswith("\\"):
+            continue
+        end, when = _longest(words, start, lambda run: None if any(w.startswith("\\") for w in run)
+                             else _is_date(run, today))  # fmt: skip
+        if when is not None and (best is None or end - start >= best[1] - best[0]):
+            best = (start, end, when)
+    if best is None:
+        return words
+    start, end, when = best
+    phrase = " ".join(words[start:end])
+    out.args["due_date"] = phrase
+    out.said.append(when.describe(phrase))
+    return words[:start] + words[end:]
+
+
+def filters(words: list[str], today: dt.date) -> dict[str, Any]:
+    """`tasks` filters: status, +tag, #list, !priority, due:today|tomorrow|week|overdue|PHRASE, start:PHRASE, words."""
+    args: dict[str, Any] = {}
+    text: list[str] = []
+    for w in [w for word in words for w in word.split()]:
+        low = w.lower()
+        if low in ("open", "waiting", "done", "cancelled", "all") and "status" not in args and not text:
+            args["status"] = low
+        elif re.fullmatch(r"\+[^\W\d_][\w-]*", w):
+            args["tag"] = w[1:]
+        elif re.fullmatch(r"#[^\W\d_][\w-]*", w):
+            args["list"] = w[1:]
+        elif low.startswith("!") and low[1:] in PRIORITY:
+            args["priority"] = PRIORITY[low[1:]]
+        elif low.startswith("due:"):
+            args.update(_due_filter(low[4:], today))
+        elif low.startswith("start:"):
+            when = _when([low[6:]], today)
+            if when is None:
+                raise NotationError(f"cannot read {w!r}: write e.g. start:friday")
+            args["start_before"] = when.date.isoformat()
+        else:
+            text.append(w)
+    if text:
+        args["text"] = " ".join(text)
+    return args
+
+
+def _due_filter(value: str, today: dt.date) -> dict[str, Any]:
+    if value == "overdue":
+        return {"overdue": True}
+    if value in ("week", "thisweek"):
+        return {
+            "due_after": today.isoformat(),
+            "due_before": (today + dt.timedelta(days=6 - today.weekday())).isoformat(),
+        }
+    when = _when([value.replace("-", " ") if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", value) else value], today)
+    if when is None:
+        raise NotationError(
+            f"cannot read due:{value!r}: write due:today, due:tomorrow, due:week, due:overdue or a date"
+        )
+    return {"due_after": when.date.isoformat(), "due_before": when.date.isoformat()}
