@@ -8,7 +8,9 @@ from conftest import call, tasks
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planner.agent.guards import Guards, asks_to_delete, parameter_billions, pick_profile
+from planner.agent import intent
+from planner.agent.guards import Guards, parameter_billions, pick_profile
+from planner.agent.intent import Intent
 from planner.agent.turn import ToolCall, Turn
 from planner.settings import Config, ConfigError
 from planner.tools import TOOLS, dispatch
@@ -86,8 +88,9 @@ def test_a_guard_never_changes_a_call_without_saying_so(profile, name, sent, sai
 
 
 def test_negated_and_earlier_delete_words_do_not_authorise_a_deletion():
-    assert asks_to_delete("delete the gym task") and asks_to_delete("please remove it, not the other one")
-    assert not asks_to_delete("don't delete anything") and not asks_to_delete("do not remove my tasks")
+    asked = lambda text: intent.deletion(text) is Intent.ASKED  # noqa: E731
+    assert asked("delete the gym task") and asked("please remove it, not the other one")
+    assert not asked("don't delete anything") and not asked("do not remove my tasks")
     g = Guards("standard")
     for recent, text, allowed in [
         (["delete task 1"], "add bread", False),  # the previous request does not carry over

@@ -33,6 +33,6 @@ def build_agent(
     memory = LongTermMemory(store, Embedder(llm.embed, config.embed_model), on_progress=on_progress) \
         if config.memory else None  # fmt: skip
     web = Web(config.web_url, config.web_timeout) if config.web else None
-    ctx = ToolContext(store=store, memory=memory, today=today, confirm=confirm, web=web)
+    ctx = ToolContext(store=store, memory=memory, today=today, confirm=confirm, web=web, yes=config.yes)
     keeper = MemoryKeeper(store, llm, config, memory) if config.auto_memory and memory is not None else None
     return Agent(llm, config, History(store, session, history_budget(config, ctx)), ctx, keeper)

@@ -27,6 +27,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from planner.agent import intent
+from planner.agent.intent import Intent
 from planner.agent.recovery import echoes, fallback_reply, is_json_echo, looks_like_call, parse_text_tool_calls
 from planner.agent.turn import READ_ONLY_TOOLS, ToolCall, Turn, key
 from planner.dates import dates_in
@@ -73,10 +75,6 @@ _ACTION_WORDS = re.compile(
     re.I,
 )
 _REQUEST_START = re.compile(r"^\s*(how about|what about|what if|why not|why don'?t you|could|can|would|will)\b", re.I)
-_DELETE_WORDS = re.compile(r"\b(delete|remove|drop|erase|cancel|get rid|scrap|trash|clear out|discard)\b", re.I)
-_FORGET_WORDS = re.compile(r"\b(forget|forgot|unlearn|don'?t remember|no longer remember|stop remembering)\b", re.I)
-_NEGATION = re.compile(r"\b(not|don'?t|do not|never|no|without|nothing|stop|won'?t)\b", re.I)
-_YES = re.compile(r"^\s*(y|yes|yeah|yep|sure|ok|okay|please|please do|do it|go ahead|confirm\w*|correct)\b", re.I)
 _DATE_WORDS = re.compile(
     r"\d|\b(today|tonight|tomorrow|tmrw|yesterday|week|weekend|month|year|next|this|end|day|days|morning|afternoon|"
     r"evening|noon|midnight|mon|tue|wed|thu|fri|sat|sun|mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|"
@@ -130,23 +128,6 @@ def asks_only(text: str) -> bool:
 def mentions_date(text: str) -> bool:
     """Whether a message says anything that could be a date."""
     return bool(_DATE_WORDS.search(text))
-
-
-def asks_to_delete(text: str) -> bool:
-    """Whether a message asks to delete something (a negated 'don't delete anything' does not)."""
-    for m in _DELETE_WORDS.finditer(text):
-        before = re.findall(r"[\w']+", text[: m.start()])[-3:]
-        if not any(_NEGATION.fullmatch(w) for w in before):
-            return True
-    return False
-
-
-def deletion_asked(turn: Turn) -> bool:
-    """Whether this request authorises a deletion: it asks for one, or it is a short yes to one just asked for."""
-    if asks_to_delete(turn.text):
-        return True
-    short_yes = _YES.match(turn.text) and len(turn.text.split()) <= 6 and not _DELETE_WORDS.search(turn.text)
-    return bool(short_yes and turn.recent and asks_to_delete(turn.recent[-1]))
 
 
 # ---------------------------------------------------------------- repeats
@@ -256,18 +237,21 @@ class Guards:
             c.args, dropped = drop_unknown(name, c.args)
             if dropped:
                 c.notes.append(f"ignored arguments this tool does not take: {', '.join(dropped)}")
-        if name == "forget" and not (_FORGET_WORDS.search(turn.text) or deletion_asked(turn)):
-            c.refusal = (
-                "the user did not ask to forget anything in this request, so nothing was forgotten. "
-                "Only forget a memory when the user asks for it."
-            )
-            return
-        if name == "delete_task" and not deletion_asked(turn):
-            c.refusal = (
-                "the user did not ask to delete anything in this request, so nothing was deleted. "
-                "To mark a task as finished, use complete_task; to delete, the user must ask for it."
-            )
-            return
+        if name in ("forget", "delete_task"):
+            # What the user's own words ask (intent.py): a deletion needs them, a maybe asks the user.
+            before = turn.recent[-1] if turn.recent else None
+            said = intent.forgetting(turn.text, before) if name == "forget" else intent.deletion(turn.text, before)
+            if said is Intent.NO:
+                c.refused = "not_asked"
+                c.refusal = (
+                    "the user did not ask to forget anything in this request, so nothing was forgotten. "
+                    "Only forget a memory when the user asks for it."
+                    if name == "forget"
+                    else "the user did not ask to delete anything in this request, so nothing was deleted. "
+                    "To mark a task as finished, use complete_task; to delete, the user must ask for it."
+                )
+                return
+            c.unsure = said is Intent.UNSURE
         if self.small:
             self._small(c, turn)
 

@@ -305,6 +305,7 @@ class Agent:
                     emit("token", {"text": review.reply})
                 return review.reply
             self._run_tools(turn, review.calls, result, emit)
+        result.gave_up = True
         return TOO_MANY_STEPS.format(n=self.config.max_turns)
 
     def _call_model(self, messages: list[Message], result: TurnResult, emit: Event) -> tuple[ChatResult, bool]:

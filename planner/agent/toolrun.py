@@ -20,11 +20,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 from planner.agent.turn import CHANGES_EXISTING, READ_ONLY_TOOLS, Event, ToolCall, Turn
 from planner.storage.tasks import BULK_LIMIT, describe_call, new_turn
-from planner.tools import TOOLS, ToolContext, dispatch
+from planner.tools import TOOLS, ToolContext, run_call
+from planner.tools.policy import Door, Effect, Verdict, decide
 
 log = logging.getLogger("planner")
-
-DECLINED = "the user declined"  # how a refused confirmation starts, in tools.py and here
 
 
 class ToolRunner:
@@ -62,6 +61,7 @@ class ToolRunner:
                 c.refusal = (
                     f"the user already said no to this change of task {c.task_id} in this request; do not ask again"
                 )
+                c.refused = "already_declined"
         todo = [c for c in calls if c.result is None and not c.refusal]
         for c in calls:
             if c not in todo:  # refused or a repeat: answered without running
@@ -89,11 +89,13 @@ class ToolRunner:
     def _one(self, turn: Turn, c: ToolCall, emit: Event) -> None:
         emit("tool_start", {"name": c.name, "arguments": c.args})
         ctx = self.tools
-        if (c.name, c.task_id) in turn.approved and ctx.confirm is not None:
-            ctx = dataclasses.replace(ctx, confirm=lambda question: True)  # approved in the list
-        c.result, c.ok = dispatch(ctx, c.name, c.args)
-        c.ran = True
-        if not c.ok and str(c.result.get("error", "")).startswith(DECLINED) and c.task_id is not None:
+        if (c.name, c.task_id) in turn.approved:
+            ctx = dataclasses.replace(ctx, yes=True)  # approved in the list
+        if c.unsure:
+            ctx = dataclasses.replace(ctx, yes=False)  # the words may not ask for it: the user is asked, --yes or not
+        out = run_call(ctx, c.name, c.args)
+        c.result, c.ok, c.refused, c.ran = out.result, out.ok, out.refused, True
+        if out.refused == "declined" and c.task_id is not None:
             turn.declined.add((c.name, c.task_id))
         self._finish(c, emit)
 
@@ -121,17 +123,26 @@ class ToolRunner:
         conn = self.tools.store.conn()
         lines = [describe_call(conn, c.name, c.args) for c in need]
         question = f"This would change {len(total)} tasks in one request:\n  " + "\n  ".join(lines) + "\nGo ahead?"
-        if self.tools.confirm is None:
-            refusal = (
-                f"this request would change {len(total)} tasks, more than {BULK_LIMIT} at once, and no one can "
-                "confirm here, so nothing was changed by this call. Tell the user; they can run the planner in a "
-                "terminal or with --yes."
+        effect = Effect(changes=tuple(str(t) for t in total))  # counted per request: the user sees it listed
+        door = Door("terminal", ask=self.tools.confirm, yes=self.tools.yes)
+        decision = decide(effect, door, question)
+        if decision.verdict is Verdict.REFUSE:
+            refusal, kind = (
+                (
+                    f"this request would change {len(total)} tasks, more than {BULK_LIMIT} at once, and no one can "
+                    "confirm here, so nothing was changed by this call. Tell the user; they can run the planner in a "
+                    "terminal or with --yes."
+                ),
+                "nobody",
             )
-        elif not self.tools.confirm(question):
-            refusal = f"{DECLINED} changing {len(total)} tasks at once; nothing was changed by this call"
+        elif decision.verdict is Verdict.ASK and not (self.tools.confirm and self.tools.confirm(question)):
+            refusal, kind = (
+                f"the user declined changing {len(total)} tasks at once; nothing was changed by this call",
+                "declined",
+            )
             turn.declined |= {(c.name, c.task_id) for c in need if c.task_id is not None}
         else:
             turn.approved |= {(c.name, c.task_id) for c in need if c.task_id is not None}
             return
         for c in need:
-            c.refusal = refusal
+            c.refusal, c.refused = refusal, kind

@@ -50,6 +50,10 @@ class ToolCall:
     result: dict[str, Any] | None = None  # what the model reads back
     ok: bool = False
     ran: bool = False  # the tool function was called (False: refused, a repeat, or cancelled)
+    # Why the user's yes was missing, when it was: "declined", "nobody" (no one could answer), "not_asked"
+    # (the user's words did not ask for it), "already_declined"; None otherwise.
+    refused: str | None = None
+    unsure: bool = False  # the user's words may not ask for this deletion: they are asked even under --yes
 
     def __post_init__(self) -> None:
         if self.args is None:
@@ -75,7 +79,8 @@ class ToolCall:
 
     def entry(self) -> dict[str, Any]:
         """The call as TurnResult.tool_calls shows it: {"name", "arguments", "sent", "ok", "result"}."""
-        return {"name": self.name, "arguments": self.args, "sent": self.sent, "ok": self.ok, "result": self.result}
+        return {"name": self.name, "arguments": self.args, "sent": self.sent, "ok": self.ok, "result": self.result,
+                "refused": self.refused}  # fmt: skip
 
 
 def key(name: Any, args: Any) -> str:
@@ -118,7 +123,8 @@ class TurnResult:
     reply: str = ""
     error: str | None = None  # one line for the user when the turn failed
     interrupted: bool = False
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # {"name", "arguments", "ok", "result"}
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # {"name", "arguments", "ok", "result", "refused"}
+    gave_up: bool = False  # the model used every step it had and did not answer
     model_calls: int = 0
     prompt_tokens: int = 0
     eval_tokens: int = 0

@@ -156,7 +156,7 @@ class Sync:
         self.list_name = list_name  # tasks on this list live in this collection (None: the default one)
         self.others = others or set()  # lists that live in other collections
         self.turn = turn or new_turn()  # everything this sync changes here is one /undo
-        self.ctx = ToolContext(store=store, today=today, turn=self.turn, confirm=lambda q: True)
+        self.ctx = ToolContext(store=store, today=today, turn=self.turn, yes=True)  # the roll-forward of a repeat
         self.door = door or Door("sync", how="run `sync --yes` to allow it")
         self.progress = progress
         self.report = Report()

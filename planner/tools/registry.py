@@ -117,8 +117,10 @@ class ToolContext:
     store: Store
     memory: LongTermMemory | None = None
     today: Callable[[], dt.date] = dt.date.today
-    # Asks the user to confirm a destructive action; None when nobody can answer.
+    # The user's own y/N (the terminal, elicitation); None when nobody can answer.
     confirm: Callable[[str], bool] | None = None
+    # The user said yes in advance (--yes, PLANNER_YES, a large change they approved): no question.
+    yes: bool = False
     # The user turn tool writes belong to (task_events.turn), so /undo can revert it.
     turn: str | None = None
     # The encyclopedia client when the user turned lookups on (--web); None keeps everything local.
@@ -127,15 +129,38 @@ class ToolContext:
     clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC)
 
 
+class Declined(ToolError):
+    """The user said no to this call."""
+
+
+class NobodyToAsk(ToolError):
+    """The call needs the user's yes and no one can answer here."""
+
+
 def ask(ctx: ToolContext, question: str, doing: str, kept: str) -> None:
-    """The user's y/N before a destructive change; a ToolError when they decline or no one can answer."""
-    if ctx.confirm is None:
-        raise ToolError(
+    """The user's yes before a deletion (the policy decides: policy.py); Declined or NobodyToAsk otherwise."""
+    from planner.tools.policy import Door, Effect, Verdict, decide
+
+    door = Door("tool", ask=ctx.confirm, yes=ctx.yes)
+    decision = decide(Effect(deletes=(question,)), door, question)
+    if decision.verdict is Verdict.RUN:
+        return
+    if decision.verdict is Verdict.REFUSE or ctx.confirm is None:
+        raise NobodyToAsk(
             f"{doing} needs the user's confirmation, and no one can confirm here. "
             f"Tell the user: {kept}; they can run the planner in a terminal or with --yes."
         )
     if not ctx.confirm(question):
-        raise ToolError(f"the user declined; {kept}")
+        raise Declined(f"the user declined; {kept}")
+
+
+@dataclass(frozen=True)
+class Dispatched:
+    """What one call came to: its result, whether it worked, and why not when the user's yes was missing."""
+
+    result: dict[str, Any]
+    ok: bool
+    refused: str | None = None  # "declined" (the user said no), "nobody" (no one could be asked), else None
 
 
 # ---------------------------------------------------------------- validation
@@ -252,12 +277,19 @@ def validate(t: Tool, args: Any) -> dict[str, Any]:
 
 def dispatch(ctx: ToolContext, name: Any, args: Any) -> tuple[dict[str, Any], bool]:
     """Run a tool call; returns (result, ok). Never raises for anything the model sends."""
+    out = run_call(ctx, name, args)
+    return out.result, out.ok
+
+
+def run_call(ctx: ToolContext, name: Any, args: Any) -> Dispatched:
+    """Run a tool call; what it came to, typed. Never raises for anything the model sends."""
     t0 = time.perf_counter()
     t = TOOLS.get(name) if isinstance(name, str) else None
+    refused = None
     try:
         if t is None:
             hint = suggest_tool(name) if isinstance(name, str) else None
-            real = ", ".join(TOOLS)
+            real = ", ".join(n for n, x in TOOLS.items() if x.enabled is None or x.enabled(ctx))  # only those offered
             use = f" Use {hint} instead." if hint else ""
             raise ToolError(f"there is no tool named {json.dumps(name, ensure_ascii=False)[:60]}.{use} Tools: {real}")
         result = t.fn(ctx, **validate(t, args))
@@ -266,6 +298,7 @@ def dispatch(ctx: ToolContext, name: Any, args: Any) -> tuple[dict[str, Any], bo
     # DatabaseError: busy, disk full, read-only, said in words.
     except (ToolError, TaskError, LongTermMemoryError, DatabaseError) as e:
         result, ok = {"error": str(e)}, False
+        refused = "declined" if isinstance(e, Declined) else "nobody" if isinstance(e, NobodyToAsk) else None
     except Exception as e:  # a bug or a database fault: the model gets a line, the log the traceback
         log.exception("tool %s crashed", name)
         known = explain(e) if isinstance(e, sqlite3.Error) else None  # a damaged page met while reading
@@ -279,7 +312,7 @@ def dispatch(ctx: ToolContext, name: Any, args: Any) -> tuple[dict[str, Any], bo
         )
     ms = (time.perf_counter() - t0) * 1000
     log.info("tool %s args=%s %.1fms %s", name, _short(args), ms, "ok" if ok else f"error={result['error']}")
-    return result, ok
+    return Dispatched(result, ok, refused)
 
 
 def _short(value: Any) -> str:

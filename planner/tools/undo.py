@@ -52,7 +52,7 @@ def _effect(events: list[dict], by_user: bool, verb: str) -> Effect:
 
 
 def _door(ctx: ToolContext, door: Door | None) -> Door:
-    return door or Door("undo", ask=ctx.confirm, how="run it in a terminal, or with --yes")
+    return door or Door("undo", ask=ctx.confirm, yes=ctx.yes, how="run it in a terminal, or with --yes")
 
 
 def undo_newest(ctx: ToolContext, door: Door | None = None, by_user: bool = True) -> Outcome:

@@ -187,9 +187,7 @@ def load(argv: list[str] | None, env: dict[str, str] | None = None) -> tuple[Con
 
 
 def make_confirm(config: Config, interactive: bool, lock: threading.Lock) -> Callable[[str], bool] | None:
-    """How destructive tools ask: y/N in a terminal, --yes, or nobody (refused)."""
-    if config.yes:
-        return lambda question: True
+    """How the user is asked: y/N in a terminal, or nobody (None). --yes is the policy's (ToolContext.yes)."""
     if not interactive:
         return None
 
@@ -335,7 +333,7 @@ def _main(argv: list[str] | None) -> int:
             config.db_path.parent / "input_history", quiet=options.quiet, verbose=options.verbose, side=side
         )
     # The full terminal asks its own way: it keeps the trace on screen around the question.
-    confirm = ui.confirm if ui and not config.yes else make_confirm(config, interactive, threading.Lock())
+    confirm = ui.confirm if ui else make_confirm(config, interactive, threading.Lock())
     agent = build_agent(config, store, llm, session, confirm, on_progress=progress)
     agent.resume_background()  # extraction or a summary left undone last time
     if one_shot:

@@ -228,7 +228,7 @@ class PlannerServer:
                 if not answer:
                     return result({"error": "the user declined; nothing was changed"}, False)
                 door = dataclasses.replace(door, yes=True)
-        run_ctx = dataclasses.replace(self.ctx, turn=new_turn(), confirm=(lambda q: True) if door.yes else None)
+        run_ctx = dataclasses.replace(self.ctx, turn=new_turn(), confirm=None, yes=door.yes)
         out, ok = await anyio.to_thread.run_sync(dispatch, run_ctx, name, args)
         if ok and t is not None and not t.read_only:
             await self.notify_all()

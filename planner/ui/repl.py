@@ -12,7 +12,6 @@ import time
 from typing import Any, TextIO
 
 from planner.agent.loop import INTERRUPTED, Agent
-from planner.prompts import TOO_MANY_STEPS
 from planner.ui.commands import EXIT_WORDS, Stats, run_command
 from planner.ui.text import err, safe
 from planner.ui.traceview import Trace
@@ -139,7 +138,6 @@ def rich_terminal(env: dict[str, str] | Any, out: TextIO) -> bool:
 ONE_SHOT_SESSION = "oneshot"  # where requests given on the command line go, unless --session says otherwise
 # Exit statuses of a one-shot request (README, "One-shot requests"); 2 is a bad flag or setting.
 EXIT_OK, EXIT_ERROR, EXIT_GAVE_UP, EXIT_REFUSED = 0, 1, 3, 4
-REFUSALS = ("declined", "no one can confirm", "did not ask to", "already said no")
 
 
 def run_once(agent: Agent, message: str, out: TextIO, trace: Trace | None = None) -> int:
@@ -160,9 +158,6 @@ def run_once(agent: Agent, message: str, out: TextIO, trace: Trace | None = None
         return EXIT_ERROR
     out.write(safe(result.reply) + "\n")
     printer.show_trace(trace.rest() if trace else [])
-    if result.reply == TOO_MANY_STEPS.format(n=agent.settings.max_turns):
+    if result.gave_up:
         return EXIT_GAVE_UP
-    refused = [
-        c for c in result.tool_calls if not c["ok"] and any(w in str(c["result"].get("error")) for w in REFUSALS)
-    ]
-    return EXIT_REFUSED if refused else EXIT_OK
+    return EXIT_REFUSED if any(c.get("refused") for c in result.tool_calls) else EXIT_OK

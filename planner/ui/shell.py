@@ -25,7 +25,7 @@ from typing import Any
 from planner.settings import Config
 from planner.storage.db import Store
 from planner.storage.tasks import new_turn
-from planner.tools import ToolContext, dispatch
+from planner.tools import ToolContext, dispatch, run_call
 from planner.ui.quickadd import NotationError, read
 from planner.ui.subcommands import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, EXIT_USAGE
 from planner.ui.text import ask_yes_no, err, safe
@@ -36,8 +36,8 @@ Handler = Callable[[Store, argparse.Namespace, dt.date], int]
 
 def context(store: Store, today: dt.date, yes: bool = False) -> ToolContext:
     """A tool context for one shell command: its own turn; y/N in a terminal, --yes elsewhere."""
-    confirm = (lambda q: True) if yes else ask_yes_no if sys.stdin.isatty() else None
-    return ToolContext(store=store, today=lambda: today, turn=new_turn(), confirm=confirm)
+    confirm = ask_yes_no if sys.stdin.isatty() else None
+    return ToolContext(store=store, today=lambda: today, turn=new_turn(), confirm=confirm, yes=yes)
 
 
 def line(verb: str, task: dict[str, Any]) -> str:
@@ -53,9 +53,9 @@ def _say(result: dict[str, Any]) -> None:
         print(safe(f"  note: {result['note']}"))
 
 
-def _refused(message: str) -> int:
+def _refused(message: str, refused: bool = True) -> int:
     err(message)
-    return EXIT_REFUSED if any(w in message for w in ("declined", "no one can confirm", "said no")) else EXIT_ERROR
+    return EXIT_REFUSED if refused else EXIT_ERROR
 
 
 def add(store: Store, args: argparse.Namespace, today: dt.date) -> int:
@@ -113,9 +113,10 @@ def each(tool: str, verb: str) -> Handler:
         ctx = context(store, today, yes=getattr(args, "yes", False) or Config.from_env().yes)
         status = EXIT_OK
         for task_id in args.ids:
-            result, ok = dispatch(ctx, tool, {"id": task_id})
-            if not ok:
-                status = max(status, _refused(f"task {task_id}: {result['error']}"))
+            out = run_call(ctx, tool, {"id": task_id})
+            result = out.result
+            if not out.ok:
+                status = max(status, _refused(f"task {task_id}: {result['error']}", out.refused is not None))
                 continue
             key = next(iter(result))
             shown = {"already_done": "already done", "already_open": "already open",
