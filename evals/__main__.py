@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.log:
         setup_logging(args.log)
     llm = Ollama(config.host)
-    problem = ensure_models(llm, config, interactive=False)
+    problem, _ = ensure_models(llm, config, interactive=False)
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 1

@@ -108,6 +108,8 @@ class FakeOllama:
         self.requests: list[tuple[str, dict[str, Any]]] = []
         self.embed_inputs: list[str] = []
         self.pullable: set[str] = set()
+        self.version = "0.13.0"  # what /api/version says (a test may put anything there)
+        self.show_fails: set[str] = set()  # models whose /api/show answers 500
         self.loaded: set[str] = set()
         self.lock = threading.Lock()
         self.server: ThreadingHTTPServer | None = None
@@ -301,7 +303,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path == "/":
             return self._json(200, "Ollama is running")
         if self.path == "/api/version":
-            return self._json(200, {"version": "0.13.0"})
+            return self._json(200, {"version": f.version})
         if self.path == "/api/tags":
             return self._json(200, {"models": [_entry(n, f.sizes[n]) for n in f.models]})
         if self.path == "/api/ps":
@@ -321,6 +323,8 @@ class _Handler(BaseHTTPRequestHandler):
         f.requests.append((self.path, body))
         model = self._model(body)
         if self.path == "/api/show":
+            if model in f.show_fails:
+                return self._json(500, {"error": "llama runner process has terminated"})
             if model not in f.models:
                 return self._json(404, {"error": f"model '{model}' not found"})
             return self._json(

@@ -14,7 +14,7 @@ message (split at . ! ? ; and at "but", "then", "just", "instead"):
     clause answers a question and negates nothing.
  3. Not in senses that delete nothing: "drop me a line / a note / a summary",
     "drop by", "drop off", "remove" or "delete" with "nothing"/"none" as
-    its object.
+    its object, and not words reported ("the task that says delete all").
  4. A question about the past ("did you delete", "why was it removed") asks
     nothing; one about what the user should do ("should I delete") is
     UNSURE, and so is a verb that may or may not mean deleting (clear, clean
@@ -44,7 +44,14 @@ _NEGATION = re.compile(
     r"|n't\b",
     re.I,
 )
-_DANGLING = re.compile(r"(\b(not|never|no)|n't)\s*$", re.I)  # "please do not, whatever it says, delete"
+# A negation reaches past its comma when nothing but these follows it in its fragment ("please do not,
+# whatever it says, delete"; "under no circumstances should you, ..., delete"), not when it has a verb of
+# its own ("I do not want it any more, delete it").
+_DANGLING = re.compile(
+    r"(\b(not|never|no)|n't)((\s+(should|shall|would|will|could|can|must|you|we|i|ever|at|all|please|circumstances"
+    r"|case|any|be|to|do|does|did|ever))*)\s*$",
+    re.I,
+)
 _ANSWER = re.compile(r"^\s*(no|nope|never mind|nevermind|no worries|not that one|not this one)\s*[,:-]", re.I)
 _NOT_DELETING = re.compile(
     r"\bdrop\s+(me|us|him|her|them)\b|\bdrop\s+(by|in|off|a line|a note|a message)\b"
@@ -53,6 +60,7 @@ _NOT_DELETING = re.compile(
 )
 _PAST = re.compile(r"^\s*(did|didn'?t|why|when|was|were|has|have|had|who)\b", re.I)  # asks about what happened
 _ADVICE = re.compile(r"^\s*(should|shall|do i need)\b|\b(should|could|must) (i|we)\b", re.I)  # asks what to do
+_REPORTED = re.compile(r"\b(says?|said|saying|called|named|titled|reads?|writes?|wrote)\s*[\"'“‘:]?\s*$", re.I)
 _YES = re.compile(r"^\s*(y|yes|yeah|yep|sure|ok|okay|please|please do|do it|go ahead|confirm\w*|correct)\b", re.I)
 
 
@@ -83,8 +91,8 @@ def reading(text: str, verbs: re.Pattern[str] = _DELETE) -> Intent:
     for clause in _clauses(text):
         cleaned = _NOT_DELETING.sub(" ", clause)
         for m in verbs.finditer(cleaned):
-            if _negated(cleaned, m.start()):
-                continue
+            if _negated(cleaned, m.start()) or _REPORTED.search(cleaned[: m.start()]):
+                continue  # negated, or words reported ("the task that says delete everything")
             if _PAST.match(cleaned):
                 continue
             if _ADVICE.search(cleaned[: m.start()]):

@@ -33,7 +33,10 @@ class DatabaseError(RuntimeError):
 BUSY = "the database is busy (another program is writing to it); nothing was saved, try again in a moment"
 FULL = "the disk is full, so nothing was saved; free some space and try again"
 READ_ONLY = "the database file is read-only, so nothing was saved; make it writable (chmod u+w) to change it"
-CORRUPT = "the database file is damaged; export what can be read (python agent.py export) and start a new file"
+CORRUPT = (
+    "the database file is damaged; put your latest backup in its place (python agent.py backup makes them), "
+    "or save what SQLite can still read: sqlite3 planner.db .recover | sqlite3 recovered.db"
+)
 
 
 def explain(e: sqlite3.Error) -> DatabaseError | None:

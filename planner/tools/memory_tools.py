@@ -6,22 +6,15 @@ these functions check what the model sent and ask the user before forgetting.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
 
-from planner.tools.registry import ToolContext, ToolError, ask, tool
+from planner.memory.orders import gives_orders
+from planner.tools.registry import TOOLS, ToolContext, ToolError, ask, tool
 
 if TYPE_CHECKING:
     from planner.memory.longterm import LongTermMemory
 
 MAX_FACT = 2000
-# A "fact" that gives the planner orders (an injected remember): refused, since memories reach later prompts.
-INSTRUCTION = re.compile(
-    r"\bignore\b.{0,30}\binstructions?\b|\b(you|assistant|planner|model)\s+(must|should|shall|have to|need to)\b"
-    r"|\b(whenever|every time|each time|always)\b.{0,60}\b(delete|remove|erase|forget|complete|mark|clear|wipe)\b"
-    r"|\b(delete|remove|erase|wipe|clear|complete)\b.{0,20}\b(every|all)\b.{0,20}\b(tasks?|memories|data)\b",
-    re.I,
-)
 
 
 def _memory(ctx: ToolContext) -> LongTermMemory:
@@ -39,11 +32,12 @@ def remember(ctx: ToolContext, fact: str) -> dict[str, Any]:
     fact = fact.strip()
     if not fact:
         raise ToolError("fact must not be empty")
-    if INSTRUCTION.search(fact):
+    why = gives_orders(fact, frozenset(TOOLS))
+    if why:
         # Memories are attached to later requests: one that gives orders would act on every turn.
         raise ToolError(
-            "a memory is a fact about the user, not an instruction to the planner; nothing was stored. "
-            "Tell the user you cannot store rules that act on their data."
+            f"a memory is a fact about the user, not an instruction to the planner ({why}); nothing was stored. "
+            "Tell the user you cannot store rules that act on their data; they can say it as a fact, or add a task."
         )
     if len(fact) > MAX_FACT:
         raise ToolError(f"fact is {len(fact)} characters; keep it under {MAX_FACT}")

@@ -24,6 +24,10 @@ from dataclasses import dataclass, field
 
 from planner.storage.tasks import BULK_LIMIT
 
+# Seconds: changes to existing tasks made this close together (by any process on the file, counted from the
+# change log) are one batch for the large-change rule where there is no request to count by (MCP, undo).
+BULK_WINDOW = 120.0
+
 
 class Verdict(enum.Enum):
     """What to do with a call or command."""

@@ -17,12 +17,20 @@ back by undo stays, and `forget` forgets it again.
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 
 from planner.storage.fields import TaskError
-from planner.storage.tasks import newest_turn, redo_last_undo, redo_preview, undo_last_turn, undo_preview
-from planner.tools.policy import Door, Effect, decide, settle
-from planner.tools.registry import ToolContext
+from planner.storage.tasks import (
+    newest_turn,
+    recently_changed,
+    redo_last_undo,
+    redo_preview,
+    undo_last_turn,
+    undo_preview,
+)
+from planner.tools.policy import BULK_WINDOW, Door, Effect, decide, settle
+from planner.tools.registry import TOOLS, ToolContext
 
 
 @dataclass
@@ -33,8 +41,9 @@ class Outcome:
     refused: str = ""  # set: nothing was done, and this says why and what to do
 
 
-def _effect(events: list[dict], by_user: bool, verb: str) -> Effect:
-    """What replaying these events would do, for the policy: each task removed, restored or changed."""
+def _effect(events: list[dict], by_user: bool, verb: str, ctx: ToolContext | None = None) -> Effect:
+    """What replaying these events would do, for the policy: each task removed, restored or changed (and, when
+    a model asked for it, the other tasks changed in the bulk window, as for any change)."""
     deletes, changes = [], []
     for e in events:
         gone, back = (e["after"], e["before"]) if verb == "undo" else (e["before"], e["after"])
@@ -48,7 +57,12 @@ def _effect(events: list[dict], by_user: bool, verb: str) -> Effect:
     asks = f"it would {verb} {'an' if kind == 'import' else 'a'} {kind} of {len(events)} changes" if kind else ""
     if by_user:  # the user's own command: small ones run, as the user just asked for exactly this
         return Effect(changes=tuple(deletes + changes), asks=asks, by_user=True)
-    return Effect(deletes=tuple(deletes), changes=tuple(changes), asks=asks)
+    recent = 0
+    if ctx is not None:
+        changing = frozenset(n for n, t in TOOLS.items() if t.changes_existing)
+        since = ctx.clock() - dt.timedelta(seconds=BULK_WINDOW)
+        recent = len(recently_changed(ctx.store.conn(), since, changing) - {e["task_id"] for e in events})
+    return Effect(deletes=tuple(deletes), changes=tuple(deletes + changes), asks=asks, recent=recent)
 
 
 def _door(ctx: ToolContext, door: Door | None) -> Door:
@@ -61,7 +75,7 @@ def undo_newest(ctx: ToolContext, door: Door | None = None, by_user: bool = True
     out = Outcome()
     if tasks_changed:
         pending_turn, events = undo_preview(ctx.store.conn())
-        ok, reason = settle(decide(_effect(events, by_user, "undo"), _door(ctx, door)), _door(ctx, door))
+        ok, reason = settle(decide(_effect(events, by_user, "undo", ctx), _door(ctx, door)), _door(ctx, door))
         if not ok:
             return Outcome(refused=f"nothing was undone: {reason}")
         out.lines += undo_last_turn(ctx.store, pending_turn)
@@ -75,7 +89,7 @@ def redo_newest(ctx: ToolContext, door: Door | None = None, by_user: bool = True
     turn, events = redo_preview(ctx.store.conn())
     if turn is None:
         return Outcome()
-    ok, reason = settle(decide(_effect(events, by_user, "redo"), _door(ctx, door)), _door(ctx, door))
+    ok, reason = settle(decide(_effect(events, by_user, "redo", ctx), _door(ctx, door)), _door(ctx, door))
     if not ok:
         return Outcome(refused=f"nothing was redone: {reason}")
     try:

@@ -226,6 +226,12 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of `python agent.py`; returns the exit status."""
     try:
         return _main(argv)
+    except BrokenPipeError:  # the reader went away (`doctor | head`): quietly, as `git log | head` does
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 0
     except KeyboardInterrupt:  # Ctrl-C while starting or between turns: leave quietly
         print(file=sys.stderr)
         return 130

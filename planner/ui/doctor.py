@@ -23,14 +23,16 @@ from planner.model.client import ModelError, Ollama
 from planner.settings import Config
 from planner.storage.db import SCHEMA_VERSION, explain
 from planner.storage.maintenance import inspect
+from planner.ui.text import safe
 
 
-def _mode(path: Path) -> str:
+def _mode(path: Path) -> tuple[bool, str]:
+    """(private?, the mode in words)."""
     if not path.exists():
-        return "not there yet"
+        return True, "not there yet"
     mode = stat.S_IMODE(path.stat().st_mode)
     private = not mode & 0o077
-    return f"{oct(mode)[2:]}{'' if private else '  (others can read it: chmod go-rwx)'}"
+    return private, f"{oct(mode)[2:]}{'' if private else f'  (others can read it: chmod go-rwx {path})'}"
 
 
 def run(config: Config, out: TextIO = sys.stdout) -> int:
@@ -38,7 +40,7 @@ def run(config: Config, out: TextIO = sys.stdout) -> int:
     ok = True
 
     def line(mark: str, what: str, detail: str) -> None:
-        out.write(f"{mark} {what:<10} {detail}\n")
+        out.write(safe(f"{mark} {what:<10} {detail}") + "\n")  # Ollama's answers and paths: made harmless
 
     llm = Ollama(config.host, timeout=10)
     try:
@@ -55,7 +57,12 @@ def run(config: Config, out: TextIO = sys.stdout) -> int:
             line("!!", role, f"{name} is not pulled: ollama pull {name}")
             ok = False
             continue
-        size, caps = llm.facts(name)
+        try:
+            size, caps = llm.facts(name)
+        except ModelError as e:
+            line("!!", role, f"{name}: {e}")
+            ok = False
+            continue
         lacking = needs and caps and needs not in caps
         line(
             "!!" if lacking else "ok",
@@ -66,9 +73,12 @@ def run(config: Config, out: TextIO = sys.stdout) -> int:
         if role == "main":
             line("ok", "guards", f"{config.guards} -> {pick_profile(config.guards, size)}")
     folder = config.db_path.parent
-    line("ok", "data", f"{folder} {_mode(folder)}")
-    for path in (config.db_path, config.log_path, folder / "input_history"):
-        line("ok", "", f"{path.name} {_mode(path)}")
+    for path, label, name in [(folder, "data", str(folder)), (config.db_path, "", config.db_path.name),
+                              (config.log_path, "", config.log_path.name),
+                              (folder / "input_history", "", "input_history")]:  # fmt: skip
+        private, mode = _mode(path)
+        line("ok" if private else "!!", label, f"{name} {mode}")
+        ok = ok and private
     if config.db_path.exists():
         try:
             version, counts = inspect(config.db_path)  # read-only: it looks, never migrates

@@ -53,7 +53,7 @@ from planner.storage.db import Store
 from planner.storage.listing import list_ids
 from planner.storage.tasks import BULK_LIMIT, describe_call, new_turn, recently_changed, snapshot
 from planner.tools import CHANGES_EXISTING, TOOLS, Tool, ToolContext, ToolError, dispatch, tool_specs, validate
-from planner.tools.policy import Door, Effect, Verdict, decide
+from planner.tools.policy import BULK_WINDOW, Door, Effect, Verdict, decide
 from planner.tools.schemas import CHANGES
 from planner.tools.status_tools import subtasks_question
 from planner.tools.undo import redo_newest, undo_newest
@@ -61,7 +61,6 @@ from planner.tools.wikipedia import Web
 
 log = logging.getLogger("planner")
 
-BULK_WINDOW = 120.0  # seconds: changes to existing tasks this close together count as one batch
 WATCH_SECONDS = 1.0  # how often the database is checked for changes made by another process
 INSTRUCTIONS = (
     "The user's private planner: tasks with dates, an agenda, and facts they asked it to remember. "
@@ -226,7 +225,8 @@ class PlannerServer:
                 if isinstance(answer, types.InputRequiredResult):
                     return answer
                 if not answer:
-                    return result({"error": "the user declined; nothing was changed"}, False)
+                    said = {"note": "; ".join(notes)} if notes else {}
+                    return result({"error": "the user declined; nothing was changed", **said}, False)
                 door = dataclasses.replace(door, yes=True)
         run_ctx = dataclasses.replace(self.ctx, turn=new_turn(), confirm=None, yes=door.yes)
         out, ok = await anyio.to_thread.run_sync(dispatch, run_ctx, name, args)

@@ -4,8 +4,11 @@
     python agent.py remind --check    what is due now, printed (and sent through notify-send when there
                                       is one); exit status 1 when something was due, so cron can act on it
 
-Each reminder shows once: whoever shows it (the terminal, the check) marks it
-shown. Reminders use the real clock, not --today: they are about the moment.
+Each reminder is marked shown only once it was shown, so a crash or a
+notify-send that hangs (killed after NOTIFY_SECONDS) never loses one; the
+price is that two planners racing on one file may both show it. Reminders
+use the real clock, not --today: they are about the moment. notify-send gets
+the text with its markup escaped, as it reads its body as markup.
 """
 
 from __future__ import annotations
@@ -18,8 +21,10 @@ from collections.abc import Callable
 
 from planner.storage.db import Store
 from planner.storage.tasks import Task, due_reminders, mark_reminded, upcoming_reminders
+from planner.ui.text import safe
 
 WATCH_SECONDS = 5.0  # how often a running planner looks for a reminder that came due
+NOTIFY_SECONDS = 5.0  # a notify-send that takes longer is stopped; the reminder was printed anyway
 
 
 def line(task: Task) -> str:
@@ -30,15 +35,24 @@ def line(task: Task) -> str:
     return f"reminder: {task['title']}" + (f" (due {due})" if due else "") + f" [task {task['id']}]"
 
 
+def show_due(store: Store, say: Callable[[str], None], now: dt.datetime | None = None) -> int:
+    """Show each reminder that came due and was not shown yet, marking it shown once `say` returned;
+    returns how many were shown."""
+    now = now or dt.datetime.now()
+    shown = 0
+    for task in due_reminders(store.conn(), now):  # the usual tick: one read, no write lock taken
+        say(line(task))
+        with store.write() as conn:
+            mark_reminded(conn, [task["id"]], now)
+        shown += 1
+    return shown
+
+
 def due_now(store: Store, now: dt.datetime | None = None) -> list[str]:
     """The reminders that came due and were not shown yet, as lines; they count as shown from now."""
-    now = now or dt.datetime.now()
-    if not due_reminders(store.conn(), now):  # the usual tick: one read, no write lock taken
-        return []
-    with store.write() as conn:  # again under the lock: another planner may have shown them meanwhile
-        tasks = due_reminders(conn, now)
-        mark_reminded(conn, [t["id"] for t in tasks], now)
-    return [line(t) for t in tasks]
+    lines: list[str] = []
+    show_due(store, lines.append, now)
+    return lines
 
 
 class Watcher:
@@ -57,8 +71,7 @@ class Watcher:
     def _run(self) -> None:
         while not self.stop.wait(self.every):
             try:
-                for text in due_now(self.store):
-                    self.say(text)
+                show_due(self.store, self.say)
             except Exception:  # a busy or closed database: try again next time, never end the session
                 continue
 
@@ -67,15 +80,25 @@ class Watcher:
         self.stop.set()
 
 
-def check(store: Store, out: Callable[[str], None] = print) -> int:
-    """`remind --check`: print what is due now (and notify-send it); 1 when something was due, else 0."""
-    lines = due_now(store)
-    notify = shutil.which("notify-send")
-    for text in lines:
+def check(store: Store, out: Callable[[str], None] = print, notify: str | None = "notify-send") -> int:
+    """`remind --check`: print what is due now (and send it through notify-send); how many were due."""
+    program = [shutil.which(notify) if notify else None]
+
+    def say(text: str) -> None:
         out(text)
-        if notify:
-            subprocess.run([notify, "Planner", text], check=False, timeout=10, capture_output=True)
-    return 1 if lines else 0
+        if program[0]:
+            try:
+                subprocess.run([program[0], "Planner", markup_safe(text)], check=False, timeout=NOTIFY_SECONDS,
+                               capture_output=True)  # fmt: skip
+            except (subprocess.TimeoutExpired, OSError):  # stopped: the reminder was printed, it still counts
+                program[0] = None  # and the rest are printed without waiting for it again
+
+    return show_due(store, say)
+
+
+def markup_safe(text: str) -> str:
+    """Text as notify-send shows it: its markup characters escaped, control characters made visible."""
+    return safe(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def upcoming(store: Store, days: int = 7) -> list[str]:
