@@ -76,6 +76,7 @@ PRIORITY_WEIGHT = {"high": 3, "medium": 2, "low": 1, None: 1}  # what an hour la
 _NINE_TO_FIVE = ((dt.time(9), dt.time(17)),)
 
 Span = tuple[int, int]  # minutes since midnight of the horizon's first day, end exclusive
+Job = tuple[int, int, int, tuple, int]  # minutes, due, weight, tie-break key, may not start before
 
 
 class ScheduleError(ValueError):
@@ -309,23 +310,29 @@ def _within(gaps: Iterable[Span], pref: list[Span]) -> Iterator[Span]:
             yield max(a, p), min(b, q)
 
 
-def _drop(jobs: list[tuple[int, int, int, tuple]], over: int, end: int) -> set[int]:
+def _drop(jobs: list[Job], over: int, end: int) -> set[int]:
     """The jobs to leave out, least costly in all, whose minutes add up to at least `over` (a knapsack)."""
     unit = math.gcd(*(j[0] for j in jobs))
     need = -(-over // unit)
-    best: list[tuple[int, tuple[int, ...]]] = [(0, ())] + [(math.inf, ())] * need  # covered units -> cost, jobs
-    for i in sorted(range(len(jobs)), key=lambda i: jobs[i][3]):
-        minutes, due, weight, _ = jobs[i]
-        price, size = weight * (end + minutes - due), minutes // unit
+    best, took = [0] + [math.inf] * need, []  # best[c]: least cost of covering c units so far
+    ids = sorted(range(len(jobs)), key=lambda i: jobs[i][3])
+    for i in ids:
+        minutes, due, weight = jobs[i][:3]
+        price, size, row = weight * (end + minutes - due), minutes // unit, bytearray(need + 1)
         for c in range(need, 0, -1):
-            prev = best[max(0, c - size)]
-            if prev[0] + price < best[c][0]:
-                best[c] = (prev[0] + price, (*prev[1], i))
-    return set(best[need][1])
+            if best[max(0, c - size)] + price < best[c]:
+                best[c], row[c] = best[max(0, c - size)] + price, 1
+        took.append(row)
+    out, c = set(), need
+    for i, row in zip(ids[::-1], took[::-1], strict=True):
+        if c > 0 and row[c]:
+            out.add(i)
+            c = max(0, c - jobs[i][0] // unit)
+    return out
 
 
-def _sequence(jobs: list[tuple[int, int, int, tuple]], gaps: list[Span], end: int) -> list[tuple[int, int]]:
-    """An order of jobs (minutes, due, weight, key) for least weighted lateness: each one's (position, finish).
+def _sequence(jobs: list[Job], gaps: list[Span], end: int) -> list[tuple[int, int]]:
+    """An order of jobs (minutes, due, weight, key, start) for least weighted lateness: each one's (position, finish).
 
     Work is taken as a fluid in the free gaps (the n-th minute of work ends at the n-th free minute), so
     start dates, rules and the minimum block are left out. What does not fit is chosen first (_drop:
@@ -342,40 +349,68 @@ def _sequence(jobs: list[tuple[int, int, int, tuple]], gaps: list[Span], end: in
         k = bisect_left(starts, load) - 1
         return gaps[k][0] + load - starts[k] if load <= total else end + load - total
 
+    def before(moment: int) -> int:  # free minutes before a moment
+        k = bisect_right(firsts, moment) - 1
+        return 0 if k < 0 else starts[k] + min(moment, gaps[k][1]) - gaps[k][0]
+
+    firsts = [a for a, _ in gaps]
+    earliest = [finish(before(j[4]) + j[0]) for j in jobs]  # a job that may not start yet cannot end sooner
+
     def cost(j: int, load: int) -> int:
-        return jobs[j][2] * max(0, finish(load) - jobs[j][1])
+        return jobs[j][2] * max(0, finish(load) - jobs[j][1], earliest[j] - jobs[j][1])
+
+    def price(j: int) -> int:  # of leaving j out
+        return jobs[j][2] * (end + jobs[j][0] - jobs[j][1])
+
+    def improve(order: list[int], dropped: set[int]) -> tuple[int, list[int], set[int]]:
+        """Moves while one lowers the cost: a late job to an earlier place or out; a job left out back in."""
+        for _ in range(4):
+            changed, i = False, 0
+            cum = list(accumulate(jobs[j][0] for j in order))
+            now = list(map(cost, order, cum))
+            while i < len(order):
+                j, p = order[i], jobs[order[i]][0]
+                if now[i]:
+                    best, at, shift = 0, i, 0
+                    for k in range(i - 1, -1, -1):  # j before order[k]: k to i - 1 end p later
+                        shift += cost(order[k], cum[k] + p) - now[k]
+                        gain = now[i] - cost(j, cum[k] - jobs[order[k]][0] + p) - shift
+                        if gain > best:
+                            best, at = gain, k
+                    late = [k for k in range(i + 1, len(order)) if now[k]]
+                    out = now[i] - price(j) + sum(now[k] - cost(order[k], cum[k] - p) for k in late)
+                    if out > best or at < i:
+                        if out > best:
+                            dropped.add(order.pop(i))
+                        else:
+                            order.insert(at, order.pop(i))
+                        cum = list(accumulate(jobs[x][0] for x in order))
+                        now, changed = list(map(cost, order, cum)), True
+                        continue
+                i += 1
+            for j in sorted(dropped, key=lambda j: jobs[j][3]):
+                p, room = jobs[j][0], total - (cum[-1] if cum else 0)
+                best, at, shift = 0, -1, 0
+                for k in range(len(order), -1, -1) if p <= room else ():  # j before order[k]
+                    if k < len(order):
+                        shift += cost(order[k], cum[k] + p) - cost(order[k], cum[k])
+                    gain = price(j) - cost(j, (cum[k - 1] if k else 0) + p) - shift
+                    if gain > best:
+                        best, at = gain, k
+                if at >= 0:
+                    order.insert(at, j)
+                    dropped.discard(j)
+                    cum, changed = list(accumulate(jobs[x][0] for x in order)), True
+            if not changed:
+                break
+        cum = list(accumulate(jobs[j][0] for j in order))
+        return sum(map(cost, order, cum)) + sum(map(price, dropped)), order, dropped
 
     load = sum(j[0] for j in jobs)
     dropped = _drop(jobs, load - total, end) if load > total else set()
-    left, back = set(range(len(jobs))) - dropped, []
-    load -= sum(jobs[j][0] for j in dropped)
-    while left:
-        j = min(left, key=lambda j: (cost(j, load), -jobs[j][1], jobs[j][3]))
-        back.append(j)
-        left.remove(j)
-        load -= jobs[j][0]
-    order = back[::-1]
+    edd = sorted(set(range(len(jobs))) - dropped, key=lambda j: (jobs[j][1], -jobs[j][2], jobs[j][3]))
+    _, order, dropped = improve(edd, dropped)
     cum = list(accumulate(jobs[j][0] for j in order))
-    for _ in range(len(order)):  # moves of a late job to an earlier place, while one lowers the cost
-        better = False
-        for i in range(len(order)):
-            j = order[i]
-            now = cost(j, cum[i])
-            if not now:
-                continue
-            best, at, shift = 0, i, 0
-            for k in range(i - 1, -1, -1):  # put j before order[k]: those from k to i - 1 end p_j later
-                m = order[k]
-                shift += cost(m, cum[k] + jobs[j][0]) - cost(m, cum[k])
-                gain = now - cost(j, cum[k] - jobs[m][0] + jobs[j][0]) - shift
-                if gain > best:
-                    best, at = gain, k
-            if at < i:
-                order.insert(at, order.pop(i))
-                cum = list(accumulate(jobs[x][0] for x in order))
-                better = True
-        if not better:
-            break
     out = [(0, end + 1)] * len(jobs)
     for i, j in enumerate(order):
         out[j] = (i, finish(cum[i]))
@@ -508,7 +543,10 @@ def plan(
     # Which tasks due inside the horizon can be on time, and in what order the others follow (_sequence).
     due_inside = [t for t in todo if t.due is not None and floor(t.due) <= h1]
     generic = base_of(Task(0, "", 1))[0]
-    jobs = [(t.minutes, due_at[t.task_id], PRIORITY_WEIGHT[t.priority], key[t.task_id]) for t in due_inside]
+    jobs = [
+        (t.minutes, due_at[t.task_id], PRIORITY_WEIGHT[t.priority], key[t.task_id], lo_of[t.task_id])
+        for t in due_inside
+    ]
     finish = _sequence(jobs, list(board.gaps(generic, h0, h1)), h1)
 
     # Reservations, so that no task of higher urgency takes the time a due task needs: in the order found,
@@ -531,24 +569,32 @@ def plan(
     for t in sorted(on_time, key=lambda t: (-lo_of[t.task_id], -due_at[t.task_id], key[t.task_id][2:])):
         reserve(t, backward=True) or reserve(t, backward=False)
 
+    placed: dict[int, tuple[list[Span], bool]] = {}
+
     def place(t: Task, on_time_only: bool = False) -> tuple[list[Span], bool] | None:
         """Where the task goes now, and whether that is after its due date."""
         (base, pref, _), tid, lo, hi, m = base_of(t), t.task_id, lo_of[t.task_id], due_at[t.task_id], t.minutes
 
-        own = reserved.get(tid)
+        own, known = reserved.get(tid), (id(base), lo) if hi >= h1 and not reserved.get(tid) else None
+        if known in failed and m >= failed[known]:
+            return None  # a shorter task found no room here, and no time was freed since
         found = pref and _whole(_within(board.gaps(base, lo, hi, tid), pref), m)
         found = found or _fit(board.gaps(base, lo, hi, tid), m, mb)
         if found or (own and own[-1][1] <= hi):
             return found or own, False
+        if known:
+            failed[known] = min(m, failed.get(known, m))
         if on_time_only or hi >= h1:
             return None
         gaps = list(board.gaps(base, lo, h1, tid))
         options = [p for p in (_whole(gaps, m), _split(gaps, m, mb), own) if p]
         return (min(options, key=lambda p: p[-1][1]), True) if options else None  # the earliest finish
 
-    placed: dict[int, tuple[list[Span], bool]] = {}
+    failed: dict[tuple[int, int] | None, int] = {}  # (available time, start) -> the fewest minutes that found no room
 
     def put(t: Task, parts: list[Span], late: bool) -> None:
+        if (reserved.get(t.task_id) or placed.get(t.task_id, ([],))[0]) not in ([], parts):
+            failed.clear()
         board.release(t.task_id)
         reserved.pop(t.task_id, None)
         for a, b in parts:
