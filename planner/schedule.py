@@ -437,6 +437,8 @@ def _check(tasks: Sequence[Task], events: Sequence[Event], horizon: Horizon, hou
     if len(hours.week) != 7:
         raise ScheduleError(f"working hours need 7 days (Monday first), not {len(hours.week)}")
     for day, spans in enumerate(hours.week):
+        if not all(isinstance(w, tuple) and len(w) == 2 and all(isinstance(x, dt.time) for x in w) for w in spans):
+            raise ScheduleError(f"working hours of day {day} must be pairs of times (start, end), not {spans!r}")
         windows(spans, f"working hours of day {day}")
         ordered = sorted((_clock(s), _clock(e, end=True)) for s, e in spans)
         if any(b[0] < a[1] for a, b in zip(ordered, ordered[1:], strict=False)):
