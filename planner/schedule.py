@@ -1,82 +1,61 @@
 """The scheduler: open tasks placed into the free time around the calendar, in code.
 
-Pure: typed values in, a typed Plan out; no database, no model, no clock (the
-caller passes the horizon, whose start is "now"). Times are local wall-clock
-times without a zone, so a day is always 24 hours and 09:00 stays 09:00
-across a daylight-saving change; converting from a zone is the caller's job.
+Pure: typed values in, a typed Plan out; no database, no model, no clock (the caller passes the
+horizon, whose start is "now"). Times are local wall-clock times without a zone, so a day is always
+24 hours and 09:00 stays 09:00 across a daylight-saving change; converting is the caller's job.
 
-Rules a plan keeps:
-- A task block never overlaps an event, another block or its break
-  (`Hours.break_minutes` of free time around every block and event).
-- Task blocks lie in working hours (`Hours.week`, default 09:00-17:00
-  Monday-Friday) or in a `free` rule's window, never in an `avoid` rule's,
-  and never before the task's `not_before` or outside the horizon.
-- Pinned tasks keep their block exactly (even over an event or outside
-  working hours: the user put it there); only unpinned ones are placed.
-- Higher urgency claims the earliest free time first; ties by due, priority,
-  task id. Deadlines come before urgency: every task due inside the horizon
-  first reserves the latest time before its due date that it fits in (latest
-  due first), and a task of higher urgency cannot take that reserved time.
-  When a task's turn comes, it moves to the earliest place before its due,
-  its reservation released. So a slot before the due date is used wherever
-  one exists, and urgency decides the order of the rest.
-- A task goes in one block where one gap holds it; otherwise it is split
-  into parts of at least `Hours.min_block` minutes (each says part k of n).
-  A task shorter than the minimum block is one block of its own length.
-- Deterministic: inputs are sorted on full keys, so the same tasks and events
-  in any order give the same plan.
+A plan keeps these rules:
+- A task block never overlaps an event, another block, or the break around them (`Hours`).
+- Task blocks lie in working hours (default 09:00-17:00 Monday-Friday) or a `free` rule's window,
+  never in an `avoid` rule's, never before the task's `not_before`, never outside the horizon.
+- Pinned tasks keep their block exactly (even over an event: the user put it there).
+- Deadlines first: the tasks due inside the horizon are put in the order of least priority-weighted
+  lateness (PRIORITY_WEIGHT per hour late; freetime.sequence) and reserve time, those on time as
+  late as they fit before their due dates, the others as soon as they can finish. Then urgency:
+  every task, highest urgency first (ties by due, priority, task id), takes the earliest free time
+  nobody else reserved, a due task before its due date (its reservation is its fallback).
+- A task goes whole into one gap if one holds it, else into parts of at least `min_block` minutes
+  (part k of n). A task shorter than the minimum block is one block of its own length.
+- Deterministic: inputs are sorted on full keys, so any order of the same input gives the same plan.
 
-What is not placed is listed in `Plan.unscheduled` with its `Reason`:
-no estimate (minutes=None), past due (the due moment is not after the
-horizon's start: no time before it is left, and placing it would hide that,
-so the user picks a new date), longer than the horizon (more minutes than all
-the free time the horizon has for it), no free time left (other tasks took
-it), no room before the due date (neither before nor after it). A task with
-no room before its due date but room after is placed anyway, as soon as it
-can finish, its blocks marked `late` and the task named in `Plan.late`.
+Not placed, in `Plan.unscheduled` with a `Reason`: no estimate (minutes=None); past due (due at or
+before the horizon's start: placing it would hide that, so the user picks a new date); longer than
+the horizon (more minutes than all the free time it has); no free time left (others took it); no
+room before the due date (nor after it). With no room before its due date but room after, a task
+is placed as soon as it can finish, its blocks marked `late` and the task named in `Plan.late`.
 
-Preferences are `Rule`s, each a daily time window on some weekdays (all if
-none given) about some tasks (those with one of its `tags` among their tags
-or as their list; all tasks if none given):
-- `avoid`: those tasks get no block in the window. "No meetings on Fridays"
-  is avoid Fridays 00:00-00:00 (an end of 00:00 is midnight); with tags it
-  keeps only those tasks out. Avoid wins over free and working hours.
-- `free`: the window is available to those tasks even outside working hours
-  ("Wednesday afternoons are free").
-- `prefer`: those tasks go to the earliest such window that holds them whole
-  before their due date, and anywhere as usual otherwise ("mornings for deep
-  work"). Other tasks may still use the window.
+Preferences are `Rule`s: a daily window on some weekdays (all if none) about the tasks with one of
+its `tags` among their tags or as their list (all tasks if none):
+- avoid: no block of those tasks there. "No meetings on Fridays" is avoid, Fridays, 00:00-00:00
+  (an end of 00:00 is midnight); with tags, only those tasks are kept out. Avoid wins.
+- free: time those tasks may use even outside working hours ("Wednesday afternoons are free").
+- prefer: those tasks go to the earliest such window that holds them whole before their due date,
+  else anywhere ("mornings for deep work"). Other tasks may still use the window.
 
-Trade-offs: minimising priority-weighted lateness exactly is NP-hard (it
-contains single-machine weighted tardiness), and a solver would be a large
-dependency taking seconds. This is a greedy with deadline reservations,
-O(n * gaps) and a few milliseconds for a week of 200 tasks; bench/plan.py
-compares it with an exact optimum. Where it gives up optimality: the
-reservations are made one task at a time, latest due first, so with start
-dates (or different rules per task) a feasible arrangement can be missed, and
-when not everything fits it sacrifices the earliest-due tasks, not the
-lightest. Events are busy time only; the caller expands repeats.
+Trade-offs: least weighted lateness is NP-hard (it contains single-machine weighted tardiness), and an
+exact solver is a large dependency taking seconds; this is a greedy of a few milliseconds for 200
+tasks, measured against the exact optimum by bench/plan.py (docs/plan.md). It orders due work on a
+fluid model (splitting at any minute, rules ignored) with local moves, so it can miss the optimum
+when the minimum block, start dates or rules matter; reservations are made one task at a time.
+Events are busy time only: the caller expands repeats and converts zones.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import math
-from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from itertools import accumulate
 from typing import Literal
+
+from planner.freetime import Board, Span, fit, minus, sequence, split, union, whole, within
 
 DEFAULT_MINUTES = 30  # what the caller gives a task without an estimate (marking it guessed)
 MINUTE = dt.timedelta(minutes=1)
 PRIORITY_RANK = {"high": 0, "medium": 1, "low": 2, None: 3}
 PRIORITY_WEIGHT = {"high": 3, "medium": 2, "low": 1, None: 1}  # what an hour late costs, when not all can be on time
 _NINE_TO_FIVE = ((dt.time(9), dt.time(17)),)
-
-Span = tuple[int, int]  # minutes since midnight of the horizon's first day, end exclusive
-Job = tuple[int, int, int, tuple, int]  # minutes, due, weight, tie-break key, may not start before
 
 
 class ScheduleError(ValueError):
@@ -203,222 +182,6 @@ def round_up(now: dt.datetime, step: int = 5) -> dt.datetime:
     return floor if floor == now else floor + dt.timedelta(minutes=step)
 
 
-class _Board:
-    """Taken time: sorted, disjoint spans with an owner (a task id, or None for events and pinned blocks)."""
-
-    def __init__(self, brk: int, fixed: list[Span]):
-        self.brk, self.starts, self.ends, self.owners = brk, [], [], []
-        for a, b in _union(fixed):
-            self.add(a, b, None)
-
-    def add(self, a: int, b: int, owner: int | None) -> None:
-        i = bisect_left(self.starts, a)
-        self.starts.insert(i, a)
-        self.ends.insert(i, b)
-        self.owners.insert(i, owner)
-
-    def release(self, owner: int) -> None:
-        keep = [i for i, o in enumerate(self.owners) if o != owner]
-        self.starts, self.ends = [self.starts[i] for i in keep], [self.ends[i] for i in keep]
-        self.owners = [self.owners[i] for i in keep]
-
-    def gaps(self, base: tuple[list[int], list[int]], lo: int, hi: int, skip: int | None = None) -> Iterator[Span]:
-        """Free spans of `base` in [lo, hi), a break away from all taken time except `skip`'s."""
-        bs, be = base
-        starts, ends, owners, brk, n = self.starts, self.ends, self.owners, self.brk, len(self.starts)
-        j = bisect_right(ends, lo - brk)
-        for i in range(bisect_right(be, lo), len(bs)):
-            a, b = max(bs[i], lo), min(be[i], hi)
-            if bs[i] >= hi:
-                return
-            while j < n and ends[j] + brk <= a:
-                j += 1
-            k, cur = j, a
-            while k < n and starts[k] - brk < b:
-                if owners[k] is None or owners[k] != skip:
-                    if starts[k] - brk > cur:
-                        yield cur, starts[k] - brk
-                    cur = max(cur, ends[k] + brk)
-                k += 1
-            if cur < b:
-                yield cur, b
-
-
-def _union(spans: Iterable[Span]) -> list[Span]:
-    out: list[Span] = []
-    for a, b in sorted(spans):
-        if out and a <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], b))
-        elif a < b:
-            out.append((a, b))
-    return out
-
-
-def _minus(spans: list[Span], cut: list[Span]) -> list[Span]:
-    out, cut = [], _union(cut)
-    for a, b in spans:
-        for c, d in cut:
-            if c < b and d > a:
-                if c > a:
-                    out.append((a, c))
-                a = max(a, d)
-        if a < b:
-            out.append((a, b))
-    return out
-
-
-def _whole(gaps: Iterable[Span], m: int) -> list[Span] | None:
-    return next(([(a, a + m)] for a, b in gaps if b - a >= m), None)
-
-
-def _split(gaps: Iterable[Span], m: int, min_block: int, backward: bool = False) -> list[Span] | None:
-    """Parts of at least min_block filling the earliest (or latest) gaps; None if they cannot hold m."""
-    low, rest, parts = min(min_block, m), m, []
-    for a, b in reversed(list(gaps)) if backward else gaps:
-        take = min(b - a, rest)
-        if take < rest and rest - take < low:
-            take = rest - low  # leave room for a last part that is long enough
-        if take >= low:
-            parts.append((b - take, b) if backward else (a, a + take))
-            rest -= take
-            if not rest:
-                return sorted(parts)
-    return None
-
-
-def _fit(gaps: Iterable[Span], m: int, min_block: int) -> list[Span] | None:
-    """In one pass: the first gap that holds m whole, else parts as _split finds them."""
-    low, rest, parts = min(min_block, m), m, []
-    for a, b in gaps:
-        if b - a >= m:
-            return [(a, a + m)]
-        take = min(b - a, rest)
-        if take < rest and rest - take < low:
-            take = rest - low
-        if rest and take >= low:
-            parts.append((a, a + take))
-            rest -= take
-    return None if rest else parts
-
-
-def _within(gaps: Iterable[Span], pref: list[Span]) -> Iterator[Span]:
-    ends = [q for _, q in pref]
-    for a, b in gaps:
-        for p, q in pref[bisect_right(ends, a) :]:
-            if p >= b:
-                break
-            yield max(a, p), min(b, q)
-
-
-def _drop(jobs: list[Job], over: int, end: int) -> set[int]:
-    """The jobs to leave out, least costly in all, whose minutes add up to at least `over` (a knapsack)."""
-    unit = math.gcd(*(j[0] for j in jobs))
-    need = -(-over // unit)
-    best, took = [0] + [math.inf] * need, []  # best[c]: least cost of covering c units so far
-    ids = sorted(range(len(jobs)), key=lambda i: jobs[i][3])
-    for i in ids:
-        minutes, due, weight = jobs[i][:3]
-        price, size, row = weight * (end + minutes - due), minutes // unit, bytearray(need + 1)
-        for c in range(need, 0, -1):
-            if best[max(0, c - size)] + price < best[c]:
-                best[c], row[c] = best[max(0, c - size)] + price, 1
-        took.append(row)
-    out, c = set(), need
-    for i, row in zip(ids[::-1], took[::-1], strict=True):
-        if c > 0 and row[c]:
-            out.add(i)
-            c = max(0, c - jobs[i][0] // unit)
-    return out
-
-
-def _sequence(jobs: list[Job], gaps: list[Span], end: int) -> list[tuple[int, int]]:
-    """An order of jobs (minutes, due, weight, key, start) for least weighted lateness: each one's (position, finish).
-
-    Work is taken as a fluid in the free gaps (the n-th minute of work ends at the n-th free minute), so
-    start dates, rules and the minimum block are left out. What does not fit is chosen first (_drop:
-    a job left out costs as if it finished at `end` plus its own length). The rest is built from the
-    back (last goes the job whose lateness costs least there; among those on time, the latest due),
-    then a late job moves to an earlier place while that lowers the cost.
-    """
-    starts, total = [], 0
-    for a, b in gaps:
-        starts.append(total)
-        total += b - a
-
-    def finish(load: int) -> int:
-        k = bisect_left(starts, load) - 1
-        return gaps[k][0] + load - starts[k] if load <= total else end + load - total
-
-    def before(moment: int) -> int:  # free minutes before a moment
-        k = bisect_right(firsts, moment) - 1
-        return 0 if k < 0 else starts[k] + min(moment, gaps[k][1]) - gaps[k][0]
-
-    firsts = [a for a, _ in gaps]
-    earliest = [finish(before(j[4]) + j[0]) for j in jobs]  # a job that may not start yet cannot end sooner
-
-    def cost(j: int, load: int) -> int:
-        return jobs[j][2] * max(0, finish(load) - jobs[j][1], earliest[j] - jobs[j][1])
-
-    def price(j: int) -> int:  # of leaving j out
-        return jobs[j][2] * (end + jobs[j][0] - jobs[j][1])
-
-    def improve(order: list[int], dropped: set[int]) -> tuple[int, list[int], set[int]]:
-        """Moves while one lowers the cost: a late job to an earlier place or out; a job left out back in."""
-        for _ in range(4):
-            changed, i = False, 0
-            cum = list(accumulate(jobs[j][0] for j in order))
-            now = list(map(cost, order, cum))
-            while i < len(order):
-                j, p = order[i], jobs[order[i]][0]
-                if now[i]:
-                    best, at, shift = 0, i, 0
-                    for k in range(i - 1, -1, -1):  # j before order[k]: k to i - 1 end p later
-                        shift += cost(order[k], cum[k] + p) - now[k]
-                        gain = now[i] - cost(j, cum[k] - jobs[order[k]][0] + p) - shift
-                        if gain > best:
-                            best, at = gain, k
-                    late = [k for k in range(i + 1, len(order)) if now[k]]
-                    out = now[i] - price(j) + sum(now[k] - cost(order[k], cum[k] - p) for k in late)
-                    if out > best or at < i:
-                        if out > best:
-                            dropped.add(order.pop(i))
-                        else:
-                            order.insert(at, order.pop(i))
-                        cum = list(accumulate(jobs[x][0] for x in order))
-                        now, changed = list(map(cost, order, cum)), True
-                        continue
-                i += 1
-            for j in sorted(dropped, key=lambda j: jobs[j][3]):
-                p, room = jobs[j][0], total - (cum[-1] if cum else 0)
-                best, at, shift = 0, -1, 0
-                for k in range(len(order), -1, -1) if p <= room else ():  # j before order[k]
-                    if k < len(order):
-                        shift += cost(order[k], cum[k] + p) - cost(order[k], cum[k])
-                    gain = price(j) - cost(j, (cum[k - 1] if k else 0) + p) - shift
-                    if gain > best:
-                        best, at = gain, k
-                if at >= 0:
-                    order.insert(at, j)
-                    dropped.discard(j)
-                    cum, changed = list(accumulate(jobs[x][0] for x in order)), True
-            if not changed:
-                break
-        cum = list(accumulate(jobs[j][0] for j in order))
-        return sum(map(cost, order, cum)) + sum(map(price, dropped)), order, dropped
-
-    load = sum(j[0] for j in jobs)
-    dropped = _drop(jobs, load - total, end) if load > total else set()
-    edd = sorted(set(range(len(jobs))) - dropped, key=lambda j: (jobs[j][1], -jobs[j][2], jobs[j][3]))
-    _, order, dropped = improve(edd, dropped)
-    cum = list(accumulate(jobs[j][0] for j in order))
-    out = [(0, end + 1)] * len(jobs)
-    for i, j in enumerate(order):
-        out[j] = (i, finish(cum[i]))
-    for i, j in enumerate(sorted(dropped, key=lambda j: jobs[j][3])):
-        out[j] = (len(order) + i, end + 1)
-    return out
-
-
 def _check(tasks: Sequence[Task], events: Sequence[Event], horizon: Horizon, hours: Hours, rules: Sequence[Rule]):
     def when(value: dt.datetime | None, what: str) -> None:
         if value is not None and (not isinstance(value, dt.datetime) or value.tzinfo is not None):
@@ -508,7 +271,7 @@ def plan(
     fixed = [(floor(e.start), ceil(e.end)) for e in events]
     pinned = [t for t in order if t.pinned is not None and t.minutes is not None]
     fixed += [(floor(t.pinned), ceil(t.pinned + t.minutes * MINUTE)) for t in pinned]
-    board = _Board(hours.break_minutes, fixed)
+    board = Board(hours.break_minutes, fixed)
     bases: dict[tuple[int, ...], tuple[tuple[list[int], list[int]], list[Span], int]] = {}
 
     def base_of(t: Task) -> tuple[tuple[list[int], list[int]], list[Span], int]:
@@ -518,10 +281,10 @@ def plan(
             kind = {
                 k: [sp for i in sig if rules[i].kind == k for sp in by_rule[i]] for k in ("avoid", "free", "prefer")
             }
-            spans = _minus(_union(work + kind["free"]), kind["avoid"] + [(h0 - 2880, h0), (h1, h1 + 2880)])
+            spans = minus(union(work + kind["free"]), kind["avoid"] + [(h0 - 2880, h0), (h1, h1 + 2880)])
             base = ([a for a, _ in spans], [b for _, b in spans])
             total = sum(b - a for a, b in board.gaps(base, h0, h1))  # before any task is placed
-            bases[sig] = (base, _union(kind["prefer"]), total)
+            bases[sig] = (base, union(kind["prefer"]), total)
         return bases[sig]
 
     unscheduled: list[Note] = []
@@ -542,14 +305,14 @@ def plan(
             due_at[t.task_id] = min(floor(t.due), h1) if t.due is not None else h1
             lo_of[t.task_id] = max(h0, ceil(t.not_before)) if t.not_before is not None else h0
 
-    # Which tasks due inside the horizon can be on time, and in what order the others follow (_sequence).
+    # Which tasks due inside the horizon can be on time, and in what order the others follow (sequence).
     due_inside = [t for t in todo if t.due is not None and floor(t.due) <= h1]
     generic = base_of(Task(0, "", 1))[0]
     jobs = [
         (t.minutes, due_at[t.task_id], PRIORITY_WEIGHT[t.priority], key[t.task_id], lo_of[t.task_id])
         for t in due_inside
     ]
-    finish = _sequence(jobs, list(board.gaps(generic, h0, h1)), h1)
+    finish = sequence(jobs, list(board.gaps(generic, h0, h1)), h1)
 
     # Reservations, so that no task of higher urgency takes the time a due task needs: in the order found,
     # each as soon as it can finish; then those on time move as late as they fit before their due dates
@@ -558,7 +321,7 @@ def plan(
 
     def reserve(t: Task, backward: bool) -> bool:
         hi = due_at[t.task_id] if backward else h1
-        parts = _split(board.gaps(base_of(t)[0], lo_of[t.task_id], hi), t.minutes, mb, backward=backward)
+        parts = split(board.gaps(base_of(t)[0], lo_of[t.task_id], hi), t.minutes, mb, backward=backward)
         for a, b in parts or ():
             board.add(a, b, t.task_id)
         reserved[t.task_id] = parts or []
@@ -580,8 +343,8 @@ def plan(
         own, known = reserved.get(tid), (id(base), lo) if hi >= h1 and not reserved.get(tid) else None
         if known in failed and m >= failed[known]:
             return None  # a shorter task found no room here, and no time was freed since
-        found = pref and _whole(_within(board.gaps(base, lo, hi, tid), pref), m)
-        found = found or _fit(board.gaps(base, lo, hi, tid), m, mb)
+        found = pref and whole(within(board.gaps(base, lo, hi, tid), pref), m)
+        found = found or fit(board.gaps(base, lo, hi, tid), m, mb)
         if found or (own and own[-1][1] <= hi):
             return found or own, False
         if known:
@@ -589,7 +352,7 @@ def plan(
         if on_time_only or hi >= h1:
             return None
         gaps = list(board.gaps(base, lo, h1, tid))
-        options = [p for p in (_whole(gaps, m), _split(gaps, m, mb), own) if p]
+        options = [p for p in (whole(gaps, m), split(gaps, m, mb), own) if p]
         return (min(options, key=lambda p: p[-1][1]), True) if options else None  # the earliest finish
 
     failed: dict[tuple[int, int] | None, int] = {}  # (available time, start) -> the fewest minutes that found no room
@@ -603,7 +366,7 @@ def plan(
             board.add(a, b, t.task_id)
         placed[t.task_id] = (parts, late)
 
-    def fit(waiting: list[Task]) -> list[Task]:
+    def place_all(waiting: list[Task]) -> list[Task]:
         """Place what it can of `waiting`, in order; returns the rest."""
         rest = []
         for t in waiting:
@@ -617,11 +380,11 @@ def plan(
     left: list[Task] = []
     for t in todo:
         own = reserved.get(t.task_id)
-        left += fit([t])
+        left += place_all([t])
         if own and placed.get(t.task_id, (own,))[0] != own:  # its reservation is free again: first for due
             waiting = [x for x in left if x.task_id in reserved]  # tasks ahead of it that found no room
             if waiting:
-                placed_now = {x.task_id for x in waiting} - {x.task_id for x in fit(waiting)}
+                placed_now = {x.task_id for x in waiting} - {x.task_id for x in place_all(waiting)}
                 left = [x for x in left if x.task_id not in placed_now]
     moved = True
     while moved:  # reservations released after a late task was placed may have freed time before its due date
@@ -630,7 +393,7 @@ def plan(
             if t.task_id in placed and placed[t.task_id][1] and (got := place(t, on_time_only=True)):
                 put(t, *got)
                 moved = True
-    for t in fit(left):  # what late tasks left behind may hold what did not fit
+    for t in place_all(left):  # what late tasks left behind may hold what did not fit
         late_kind = t.due is not None and floor(t.due) <= h1
         unscheduled.append(Note(t.task_id, t.title, Reason.NO_ROOM_BEFORE_DUE if late_kind else Reason.NO_FREE_TIME))
 
