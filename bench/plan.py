@@ -252,7 +252,7 @@ def table(rows: list[dict[str, Any]]) -> bool:
     """Print the plan table; False if a target was missed."""
     print(
         f"{'scheduler vs optimum':<22} {'solved':>7} {'missed':>11} {'weighted lateness h':>21} {'ratio':>6} {'worst':>6}"
-        f" {'ms/plan':>8} {'max ms':>7} {'target':>22}"
+        f" {'ms/plan':>8} {'max ms':>7} {'target':>24}"
     )
     held = True
     for r in rows:
@@ -273,6 +273,6 @@ def table(rows: list[dict[str, Any]]) -> bool:
         else:
             missed, weighted, shown = f"{r['all_missed']:>4} / -   ", f"{'-':>9} / -        ", f"{'-':>6} {'-':>6}"
         ms = statistics.median(r["ms"])
-        print(f"{what:<22} {solved:>7} {missed:>11} {weighted:>21} {shown} {ms:>8.2f} {max(r['ms']):>7.2f} {', '.join(marks):>22}")  # fmt: skip
+        print(f"{what:<22} {solved:>7} {missed:>11} {weighted:>21} {shown} {ms:>8.2f} {max(r['ms']):>7.2f} {', '.join(marks):>24}")  # fmt: skip
     print("missed and weighted lateness: the scheduler / the optimum, over the instances the optimum solved")
     return held
