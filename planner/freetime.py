@@ -132,6 +132,7 @@ def within(gaps: Iterable[Span], pref: list[Span]) -> Iterator[Span]:
 def drop(jobs: list[Job], over: int, end: int) -> set[int]:
     """The jobs to leave out, least costly in all, whose minutes add up to at least `over` (a knapsack)."""
     unit = math.gcd(*(j[0] for j in jobs))
+    unit = max(unit, -(-over * len(jobs) // 200_000))  # odd estimates (gcd 1) in a long overload: coarser, still fast
     need = -(-over // unit)
     best, took = [0] + [math.inf] * need, []  # best[c]: least cost of covering c units so far
     ids = sorted(range(len(jobs)), key=lambda i: jobs[i][3])
