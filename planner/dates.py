@@ -103,6 +103,15 @@ def _split_time(s: str) -> tuple[str, str | None]:
     return s[: m.start()].strip(), f"{hour:02d}:{minute:02d}"
 
 
+def time_only(phrase: str) -> bool:
+    """Whether a phrase is a time of day and no date ("at 5pm", "noon")."""
+    try:
+        rest, time = _split_time(" ".join(phrase.lower().split()))
+    except DateError:
+        return False
+    return time is not None and rest in ("", "at")
+
+
 def _next_weekday(today: dt.date, weekday: int) -> dt.date:
     """The first such weekday after today."""
     return today + dt.timedelta(days=(weekday - today.weekday() - 1) % 7 + 1)

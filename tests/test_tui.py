@@ -261,6 +261,8 @@ def test_tasks_fit_forty_columns_and_a_newline_in_a_title_never_breaks_a_row(fak
     assert "\\n" in "".join(shown)  # the line break is shown escaped...
     assert not any(line.startswith("line two") for line in shown)  # ...and never starts a line of its own
     assert any("OVERDUE" in line for line in shown)
+    table = shown[[i for i, line in enumerate(shown) if line.startswith("you> /tasks")][-1] :]
+    assert "renew the pa" in "".join(table)  # the title keeps at least 12 characters at 40 columns
     agenda = shown[[i for i, line in enumerate(shown) if line.startswith("you> /agenda")][-1] :]
     assert agenda[1] == "agenda from Tuesday 2026-12-01" and agenda[2] == "overdue"
     assert agenda[3].split()[:3] == ["1", "renew", "the"] and "(was due" in "".join(agenda[3:6])

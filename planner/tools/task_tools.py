@@ -76,13 +76,20 @@ def read_repeat(value: str) -> str | None:
         raise ToolError(f"repeat: {e}") from None
 
 
-def read_remind(ctx: ToolContext, value: str, due_date: str | None, due_time: str | None) -> str | None:
-    """A reminder phrase as a local time (YYYY-MM-DDTHH:MM); "none" or an empty string clears it."""
+def read_remind(
+    ctx: ToolContext, value: str, due_date: str | None, due_time: str | None, notes: list[str] | None = None
+) -> str | None:
+    """A reminder phrase as a local time (YYYY-MM-DDTHH:MM); "none" or an empty string clears it.
+    A moment already past is kept (it shows at once) and said in `notes`."""
     try:
         when = resolve_remind(value, ctx.today(), due_date, due_time)
     except DateError as e:
         raise ToolError(f"remind: {e}") from None
-    return when.isoformat(timespec="minutes") if when else None
+    if when is None:
+        return None
+    if notes is not None and when < ctx.clock().astimezone().replace(tzinfo=None):
+        notes.append(f"the reminder time {when:%Y-%m-%d %H:%M} is already past, so it shows at once")
+    return when.isoformat(timespec="minutes")
 
 
 def read_estimate(value: str, notes: list[str]) -> int | None:
@@ -191,7 +198,7 @@ def add_task(
             raise ToolError(f"repeat: the rule {fields['recurrence']} has no date from today on")
         fields["due_date"] = first.isoformat()
     if remind:
-        fields["remind_at"] = read_remind(ctx, remind, fields.get("due_date"), fields.get("due_time"))
+        fields["remind_at"] = read_remind(ctx, remind, fields.get("due_date"), fields.get("due_time"), said)
     with ctx.store.write() as conn:
         if parent:
             fields["parent_uid"] = read_parent(ctx, conn, parent)
@@ -335,7 +342,7 @@ def update_task(
         if remind is not None:
             due = changes.get("due_date", before["due_date"])
             at = changes.get("due_time", before["due_time"])
-            changes["remind_at"] = read_remind(ctx, remind, due, at) if remind.strip() else None
+            changes["remind_at"] = read_remind(ctx, remind, due, at, said) if remind.strip() else None
             changes["reminded_at"] = None
         elif before.get("remind_at") and ("due_date" in changes or "due_time" in changes):
             said.append(f"the reminder stays at {before['remind_at'].replace('T', ' ')}; set remind to move it")

@@ -48,7 +48,8 @@ def ensure_models(llm: Ollama, config: Config, interactive: bool) -> tuple[str |
     memory_ok = all(pulled(n) for n in embed)
     if missing and not interactive:
         return missing_models(missing, config), memory_ok
-    for name in [*missing, *(n for n in embed if not pulled(n) and n not in missing)]:
+    offered = [*missing, *(n for n in embed if interactive and not pulled(n) and n not in missing)]
+    for name in offered:
         answer = input(f"Model {name!r} is not pulled. Pull it now? [Y/n] ").strip().lower()
         if answer not in ("", "y", "yes"):
             if name in embed and name not in missing:

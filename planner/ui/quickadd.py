@@ -13,8 +13,9 @@
 
 A single word that is a date only by accident stays in the title: a bare
 number or year, "2nd", "morning", "sun"/"sat"/"wed"..., unless a word like
-"on", "by", "due", "next" or "this" goes with it ("on sat"). Each phrase read
-says what it became (`Reading.said`), so the user sees every guess.
+"on", "by", "due", "next" or "this" goes with it ("on sat"). The phrases go to
+the tool as written, and its result says what each became, so the user sees
+every guess.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from planner.dates import DateError, parse_repeat, resolve
+from planner.dates import AmbiguousDate, DateError, parse_repeat, resolve, resolve_remind, time_only
 from planner.durations import DurationError, minutes
 
 PRIORITY = {"high": "high", "h": "high", "medium": "medium", "med": "medium", "m": "medium", "low": "low", "l": "low"}
@@ -42,11 +43,10 @@ class NotationError(ValueError):
 
 @dataclass
 class Reading:
-    """What a line of the notation says: tool arguments, the words left for the title, and each guess."""
+    """What a line of the notation says: tool arguments (the tool says what each phrase became) and the title."""
 
-    args: dict[str, Any] = field(default_factory=dict)
+    args: dict[str, Any] = field(default_factory=dict)  # the tool's arguments, the phrases as written
     title: str = ""
-    said: list[str] = field(default_factory=list)  # "'friday 3pm' -> Friday 2026-12-04 15:00"
 
 
 def _is_date(words: list[str], today: dt.date) -> Any:
@@ -55,6 +55,9 @@ def _is_date(words: list[str], today: dt.date) -> Any:
         return None
     try:
         return resolve(phrase, today)
+    except AmbiguousDate as e:
+        shown = " or ".join(f"{d:%A} {d.isoformat()}" for d in e.readings)
+        raise NotationError(f"{phrase!r} could mean {shown}; write the date, e.g. due:{e.readings[0]}") from None
     except DateError:
         return None
 
@@ -88,14 +91,12 @@ def read(words: list[str], today: dt.date, free_date: bool = True) -> Reading:
         elif low.startswith("!") and low[1:] in PRIORITY:
             out.args["priority"] = PRIORITY[low[1:]]
         elif re.fullmatch(r"~\S+", w) and _estimate(w[1:]) is not None:
-            out.args["estimate"] = w[1:]
-            out.said.append(f"{w!r} -> {_estimate(w[1:])} minutes")
+            out.args["estimate"] = w  # "~30m": the tool reads the ~ too, and says what it read
         elif low == "every":
             end, rule = _longest(tokens, i, lambda run: _repeat(run), most=6)
             if rule is None:
                 raise NotationError(f"cannot read {' '.join(tokens[i : i + 4])!r} as a repeat; write e.g. every monday")
             out.args["repeat"] = " ".join(tokens[i:end])
-            out.said.append(f"{out.args['repeat']!r} -> {rule}")
             i = end
             continue
         elif ":" in w and low.split(":", 1)[0] in KEYS and w.split(":", 1)[1]:
@@ -135,11 +136,11 @@ def _keyed(key: str, rest: list[str], out: Reading, today: dt.date) -> int:
         out.args["repeat"] = " ".join(rest[:end])
         return end
     if key == "remind":
-        end = 1
-        while end < len(rest) and not rest[end].startswith(("+", "#", "!", "~")) and ":" not in rest[end] \
-                and end < 6:  # fmt: skip
-            end += 1
-        # The reminder's words are checked by the tool (they may need the due date); take the run as written.
+        # The longest run that is a reminder (checked against a stand-in due date: the tool reads it again
+        # against the real one); "remind:1-hour-before" works too.
+        end, _ = _longest([w.replace("-", " ") for w in rest], 0, _reminder)
+        if end == 0:
+            raise NotationError(f"cannot read remind:{rest[0]!r}; write e.g. remind:1-hour-before or remind:friday-8am")
         out.args["remind"] = " ".join(rest[:end]).replace("-", " ")
         return end
     end, when = _longest(rest, 0, lambda run: _when(run, today))
@@ -147,8 +148,14 @@ def _keyed(key: str, rest: list[str], out: Reading, today: dt.date) -> int:
         raise NotationError(f"cannot read {key}:{rest[0]!r} as a date; write e.g. {key}:friday or {key}:2026-12-04")
     phrase = " ".join(rest[:end])
     out.args["due_date" if key == "due" else "start_date"] = phrase
-    out.said.append(when.describe(phrase) + (" (start)" if key == "start" else ""))
     return end
+
+
+def _reminder(run: list[str]) -> Any:
+    try:
+        return resolve_remind(" ".join(run), dt.date(2026, 1, 1), "2026-06-30", "12:00")
+    except DateError:
+        return None
 
 
 def _when(run: list[str], today: dt.date) -> Any:
@@ -172,9 +179,28 @@ def _free_date(words: list[str], out: Reading, today: dt.date) -> list[str]:
         return words
     start, end, when = best
     phrase = " ".join(words[start:end])
+    rest = words[:start] + words[end:]
+    if time_only(phrase):  # "at 5pm tomorrow": a time and, elsewhere in the words, its day
+        day = _free_date_span(rest, today)
+        if day is not None:
+            combined = f"{' '.join(rest[day[0] : day[1]])} {phrase}"
+            try:
+                when, phrase, rest = resolve(combined, today), combined, rest[: day[0]] + rest[day[1] :]
+            except DateError:
+                pass
     out.args["due_date"] = phrase
-    out.said.append(when.describe(phrase))
-    return words[:start] + words[end:]
+    return rest
+
+
+def _free_date_span(words: list[str], today: dt.date) -> tuple[int, int] | None:
+    """The longest run of the words that is a date with no time of its own."""
+    best = None
+    for start in range(len(words)):
+        end, when = _longest(words, start, lambda run: None if any(w.startswith("\\") for w in run)
+                             else _is_date(run, today))  # fmt: skip
+        if when is not None and when.time is None and (best is None or end - start > best[1] - best[0]):
+            best = (start, end)
+    return best
 
 
 def filters(words: list[str], today: dt.date) -> dict[str, Any]:
