@@ -16,8 +16,6 @@ import shutil
 import textwrap
 from dataclasses import dataclass
 
-from wcwidth import wcswidth, wcwidth
-
 GAP = 2
 
 
@@ -31,6 +29,10 @@ def width() -> int:
 
 def shown(text: str) -> int:
     """How many columns a text takes on screen."""
+    if text.isascii():
+        return len(text)  # the usual case, without loading wcwidth (the shell starts faster)
+    from wcwidth import wcswidth
+
     n = wcswidth(text)
     return n if n >= 0 else len(text)
 
@@ -39,6 +41,8 @@ def cut(text: str, room: int) -> str:
     """The text in at most `room` columns, ending in "…" when cut."""
     if shown(text) <= room:
         return text
+    from wcwidth import wcwidth
+
     out, used = [], 0
     for ch in text:
         w = max(wcwidth(ch), 0)
