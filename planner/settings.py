@@ -60,6 +60,14 @@ class Config:
     # Lists with a task list (collection) of their own: {list: url} (PLANNER_CALDAV_LISTS="work=URL home=URL").
     caldav_lists: dict[str, str] = field(default_factory=dict)
     caldav_timeout: float = 60.0  # seconds one CalDAV request may take, start to end (PLANNER_CALDAV_TIMEOUT)
+    caldav_calendars: tuple[
+        str, ...
+    ] = ()  # calendars read as busy time by `sync` (PLANNER_CALDAV_CALENDARS), read-only
+    caldav_plan: str | None = None  # the calendar the plan's blocks are published to (PLANNER_CALDAV_PLAN)
+    # When tasks may be planned: "mon-fri 09:00-17:00; sat 10:00-12:00" (PLANNER_WORK_HOURS).
+    work_hours: str = "mon-fri 09:00-17:00"
+    min_block: int = 15  # minutes: the shortest part a split task gets (PLANNER_MIN_BLOCK)
+    break_minutes: int = 0  # minutes kept free between blocks (PLANNER_BREAK)
     max_turns: int = 8  # model calls per attempt before giving up
     max_reflections: int = 1  # critic-requested retries per user turn
     num_ctx: int = 8192  # main model context window (never changed mid-session)
@@ -94,6 +102,8 @@ class Config:
             "PLANNER_CALDAV_URL": "caldav_url",
             "PLANNER_CALDAV_USER": "caldav_user",
             "PLANNER_CALDAV_PASSWORD": "caldav_password",
+            "PLANNER_CALDAV_PLAN": "caldav_plan",
+            "PLANNER_WORK_HOURS": "work_hours",
         }
         for var, name in strings.items():
             if env.get(var):
@@ -103,6 +113,8 @@ class Config:
             "PLANNER_NUM_PREDICT": "num_predict",
             "PLANNER_CRITIC_NUM_CTX": "critic_num_ctx",
             "PLANNER_MAX_TURNS": "max_turns",
+            "PLANNER_MIN_BLOCK": "min_block",
+            "PLANNER_BREAK": "break_minutes",
         }
         for var, name in ints.items():
             if env.get(var):
@@ -110,6 +122,10 @@ class Config:
                     setattr(c, name, int(env[var]))
                 except ValueError:
                     raise ConfigError(f"{var} must be a whole number, not {env[var]!r}") from None
+        if env.get("PLANNER_CALDAV_CALENDARS"):
+            c.caldav_calendars = tuple(env["PLANNER_CALDAV_CALENDARS"].replace(",", " ").split())
+        if env.get("PLANNER_WORK_HOURS"):
+            parse_hours(env["PLANNER_WORK_HOURS"])  # refused here, in one line, when it cannot be read
         if env.get("PLANNER_CALDAV_LISTS"):
             c.caldav_lists = parse_lists(env["PLANNER_CALDAV_LISTS"])
         for var, name in (("PLANNER_TIMEOUT", "timeout"), ("PLANNER_REPLY_TIMEOUT", "reply_timeout"),
@@ -154,6 +170,45 @@ def parse_bool(value: str, source: str) -> bool:
     if v in TRUE or v in FALSE:
         return v in TRUE
     raise ConfigError(f"{source} must be one of 1/0, true/false, yes/no, on/off, not {value!r}")
+
+
+DAY_NAMES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+
+
+def parse_hours(value: str) -> list[list[tuple[dt.time, dt.time]]]:
+    """PLANNER_WORK_HOURS: "mon-fri 09:00-17:00; sat 10:00-12:00" as 7 lists of windows, Monday first.
+
+    A day may have several windows ("mon 09:00-12:00 13:00-17:00"); a day not named has none.
+    """
+    week: list[list[tuple[dt.time, dt.time]]] = [[] for _ in DAY_NAMES]
+    for part in value.replace(",", ";").split(";"):
+        words = part.split()
+        if not words:
+            continue
+        days = words[0].lower()
+        try:
+            if "-" in days:
+                a, b = days.split("-")
+                chosen = range(DAY_NAMES.index(a[:3]), DAY_NAMES.index(b[:3]) + 1)
+            else:
+                chosen = [DAY_NAMES.index(d[:3]) for d in days.split("+")]
+            windows = []
+            for w in words[1:]:
+                start, end = w.split("-")
+                t0, t1 = dt.time.fromisoformat(start), dt.time.fromisoformat("00:00" if end == "24:00" else end)
+                if t1 <= t0 and t1 != dt.time(0):
+                    raise ValueError
+                windows.append((t0, t1))
+            if not windows:
+                raise ValueError
+        except ValueError:
+            raise ConfigError(
+                f"PLANNER_WORK_HOURS takes days and times like 'mon-fri 09:00-17:00; sat 10:00-12:00', "
+                f"not {part.strip()!r}"
+            ) from None
+        for d in chosen:
+            week[d] = windows
+    return week
 
 
 def parse_lists(value: str) -> dict[str, str]:

@@ -87,6 +87,7 @@ def test_tools_carry_the_registrys_schemas_and_annotations_from_the_tool_facts(t
             "cancel_task",
             "reopen_task",
             "rename_list",
+            "schedule_task",
             "forget",
             "undo_last_change",
             "redo_last_change",

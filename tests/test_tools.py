@@ -29,6 +29,11 @@ def test_the_promised_tools_are_registered_with_their_arguments():
         "reopen_task",
         "list_lists",
         "rename_list",
+        "plan_day",
+        "find_time",
+        "schedule_task",
+        "add_event",
+        "add_preference",
         "agenda",
         "get_today",
         "remember",
@@ -49,7 +54,8 @@ def test_the_promised_tools_are_registered_with_their_arguments():
     assert specs["update_task"]["required"] == ["id"]
     assert specs["recall"]["required"] == ["query"]
     assert specs["query_planner"]["required"] == ["sql"] and specs["lookup"]["required"] == ["topic"]
-    assert READ_ONLY_TOOLS == {"list_tasks", "list_lists", "agenda", "get_today", "recall", "query_planner", "lookup"}
+    assert READ_ONLY_TOOLS == {"list_tasks", "list_lists", "agenda", "get_today", "recall", "query_planner", "lookup",
+                               "plan_day", "find_time"}  # fmt: skip
 
 
 def test_tool_decorator_returns_the_function_unchanged():
@@ -278,7 +284,7 @@ def test_tool_facts_are_declared_once_on_each_tool():
     assert (
         {n for n, (_, ce, _) in declared.items() if ce}
         == CHANGES_EXISTING
-        == {"update_task", "complete_task", "delete_task", "cancel_task", "reopen_task", "rename_list"}
+        == {"update_task", "complete_task", "delete_task", "cancel_task", "reopen_task", "rename_list", "schedule_task"}
     )
     assert {n for n, (_, _, d) in declared.items() if d} == {"delete_task", "forget"}
     # A tool that reads never changes anything, and one that asks first is never read-only.

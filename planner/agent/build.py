@@ -17,6 +17,7 @@ from planner.model.client import Ollama
 from planner.settings import Config
 from planner.storage.db import Store
 from planner.tools import ToolContext
+from planner.tools.plan_tools import hours_of
 from planner.tools.wikipedia import Web
 
 
@@ -33,6 +34,7 @@ def build_agent(
     memory = LongTermMemory(store, Embedder(llm.embed, config.embed_model), on_progress=on_progress) \
         if config.memory else None  # fmt: skip
     web = Web(config.web_url, config.web_timeout) if config.web else None
-    ctx = ToolContext(store=store, memory=memory, today=today, confirm=confirm, web=web, yes=config.yes)
+    ctx = ToolContext(store=store, memory=memory, today=today, confirm=confirm, web=web, yes=config.yes,
+                      hours=hours_of(config))  # fmt: skip
     keeper = MemoryKeeper(store, llm, config, memory) if config.auto_memory and memory is not None else None
     return Agent(llm, config, History(store, session, history_budget(config, ctx)), ctx, keeper)

@@ -2,6 +2,8 @@
 
     python agent.py export [--format json|todotxt|ics|taskwarrior] [--events] [-o FILE]
     python agent.py import FILE [--format json|todotxt|ics|taskwarrior] [--events]
+        an .ics file's to-dos become tasks and its events the calendar's busy time (storage/calendar.py);
+        --events makes them dated tasks instead
 
 Every task has a uid, written in every format. Import skips a task whose uid
 is already in the database, so importing a file twice adds nothing; a row
@@ -263,6 +265,7 @@ def import_text(
     give_uids(rows)
     turn = new_turn()  # the whole import is one /undo
     added, skipped, problems = 0, 0, []
+    new = updated = 0
     with store.write() as conn:
         for n, (where, raw) in enumerate(rows, 1):
             if progress and n % 200 == 0:
@@ -280,6 +283,18 @@ def import_text(
                 continue
             insert(conn, turn, fields, tags, "import")
             added += 1
+        if fmt == "ics" and not events:  # the file's events: busy time in the calendar, never tasks
+            from planner.storage import calendar
+
+            try:
+                found = calendar.objects(text)
+            except ValueError as e:
+                problems.append(f"the events could not be read: {e}")
+                found = []
+            new, updated = calendar.put(conn, "file", found)
     if progress:
         progress(len(rows), len(rows))
-    return {"added": added, "skipped": skipped, "problems": problems}
+    out: dict[str, Any] = {"added": added, "skipped": skipped, "problems": problems}
+    if fmt == "ics" and not events and (new or updated):
+        out["events"] = {"added": new, "updated": updated}
+    return out

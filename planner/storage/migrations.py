@@ -293,6 +293,47 @@ def _m11_redo(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX IF NOT EXISTS task_events_undone ON task_events (undo_seq) WHERE undo_seq IS NOT NULL")
 
 
+def _m12_calendar(conn: sqlite3.Connection) -> None:
+    # Busy time: calendar events as the file or the server had them (storage/calendar.py), the planning
+    # preferences, and a task's pinned place in the plan (scheduled_at: a local time the plan keeps).
+    _script(
+        conn,
+        """
+        CREATE TABLE IF NOT EXISTS events (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            uid TEXT NOT NULL,
+            source TEXT NOT NULL,
+            title TEXT NOT NULL,
+            first TEXT NOT NULL,
+            last TEXT,
+            transparent INTEGER NOT NULL DEFAULT 0,
+            all_day INTEGER NOT NULL DEFAULT 0,
+            ical TEXT NOT NULL,
+            added_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP,
+            UNIQUE (source, uid)
+        );
+        CREATE INDEX IF NOT EXISTS events_span ON events (first, last);
+        CREATE TABLE IF NOT EXISTS preferences (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            kind TEXT NOT NULL,
+            weekdays TEXT NOT NULL DEFAULT '',
+            start TEXT NOT NULL,
+            end TEXT NOT NULL,
+            tags TEXT NOT NULL DEFAULT '',
+            said TEXT NOT NULL,
+            turn TEXT NOT NULL,
+            after_event INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP,
+            undone_at TEXT,
+            removed_turn TEXT,
+            removed_after INTEGER,
+            removed_at TEXT
+        )
+        """,
+    )
+    _add_columns(conn, "tasks", {"scheduled_at": "TEXT"})
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m1_tutorial_tables,
     _m2_sessions_and_models,
@@ -305,5 +346,6 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m9_reminders,
     _m10_task_model,
     _m11_redo,
+    _m12_calendar,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -19,6 +19,7 @@ import datetime as dt
 import json
 import secrets
 import sqlite3
+from dataclasses import dataclass
 from typing import Any
 
 from planner.storage.db import Store
@@ -31,7 +32,7 @@ COLUMNS = frozenset(
     {
         "title", "status", "due_date", "due_time", "start_date", "priority", "notes", "annotations",
         "completed_at", "created_at", "recurrence", "uid", "list", "estimate_minutes", "parent_uid",
-        "remind_at", "reminded_at", "ical", "extra",
+        "remind_at", "reminded_at", "ical", "extra", "scheduled_at",
     }
 )  # fmt: skip
 
@@ -178,23 +179,44 @@ def restore(conn: sqlite3.Connection, task_id: int, task: Task | None) -> None:
 # ---------------------------------------------------------------- undo and redo
 
 
-def newest_turn(store: Store) -> tuple[str | None, bool, bool]:
-    """The newest turn with something to undo: (its id, it changed tasks, it forgot memories).
+@dataclass(frozen=True)
+class Newest:
+    """The newest turn with something to undo, and what kinds of change it made."""
 
-    A forget is newer than every task change up to the change-log id it recorded (after_event);
-    a turn that did both is undone whole.
+    turn: str | None
+    tasks: bool = False
+    forgot: bool = False  # memories it forgot
+    preferences: bool = False  # planning preferences it added or removed
+
+
+def newest_turn(store: Store) -> Newest:
+    """The newest turn with something to undo: task changes, forgotten memories, preference changes.
+
+    A forget or a preference change is newer than every task change up to the change-log id it recorded
+    (after_event); a turn that did several is undone whole.
     """
+    from planner.storage.calendar import newest_preference_turn
+
     conn = store.conn()
     task = conn.execute("SELECT turn, id FROM task_events WHERE undone_at IS NULL ORDER BY id DESC LIMIT 1").fetchone()
     forgot = conn.execute(
         "SELECT turn, after_event FROM memory_history "
         "WHERE reason = 'forget' AND turn IS NOT NULL AND undone_at IS NULL ORDER BY id DESC LIMIT 1"
     ).fetchone()
-    newest = forgot if forgot and (task is None or forgot["after_event"] >= task["id"]) else task
-    if newest is None:
-        return None, False, False
-    turn = newest["turn"]
-    return turn, bool(task and task["turn"] == turn), bool(forgot and forgot["turn"] == turn)
+    pref = newest_preference_turn(conn)
+    candidates = [(task["id"], 0, task["turn"])] if task else []
+    candidates += [(forgot["after_event"] + 0.5, 1, forgot["turn"])] if forgot else []
+    candidates += [(pref[1] + 0.5, 2, pref[0])] if pref else []
+    if not candidates:
+        return Newest(None)
+    turn = max(candidates)[2]
+    has = lambda sql: conn.execute(sql, (turn,)).fetchone() is not None  # noqa: E731
+    return Newest(
+        turn,
+        tasks=has("SELECT 1 FROM task_events WHERE turn = ? AND undone_at IS NULL"),
+        forgot=has("SELECT 1 FROM memory_history WHERE turn = ? AND reason = 'forget' AND undone_at IS NULL"),
+        preferences=has("SELECT 1 FROM preferences WHERE (turn = ? AND undone_at IS NULL) OR removed_turn = ?1"),
+    )
 
 
 def pending_undo(conn: sqlite3.Connection, turn: str) -> list[dict[str, Any]]:

@@ -42,7 +42,7 @@ from planner.storage.db import DatabaseError, Store
 from planner.storage.exchange import all_tasks, check_row
 from planner.storage.fields import TaskError
 from planner.storage.tasks import by_uid, insert, new_turn, record, restore, set_tags, snapshot
-from planner.sync.dav import Dav, DavError, Resource, safe_url
+from planner.sync.dav import Dav, DavError, Resource, password_for, safe_url
 from planner.tools import ToolContext, dispatch
 from planner.tools.policy import Door, Effect, decide, settle
 
@@ -76,6 +76,7 @@ class Report:
     conflicts: list[str] = field(default_factory=list)  # fields changed on both sides: whose value was kept
     kept: list[str] = field(default_factory=list)  # deletions not made (no yes): why, once
     problems: list[str] = field(default_factory=list)  # to-dos skipped this time, one line each
+    calendars: list[str] = field(default_factory=list)  # the busy time read, and the plan published
 
     def line(self) -> str:
         """The report in one line for the user."""
@@ -523,27 +524,6 @@ NO_URL = (
     "no CalDAV task list is set: set PLANNER_CALDAV_URL to its address (and PLANNER_CALDAV_USER, "
     "PLANNER_CALDAV_PASSWORD); see docs/sync.md"
 )
-KEYRING_SERVICE = "planner-caldav"
-
-
-def password_for(user: str | None, url: str, given: str | None) -> str | None:
-    """The password: from the environment, else the URL, else the system keyring when `keyring` is installed."""
-    from planner.sync.dav import credentials
-
-    if given:
-        return given
-    _, in_url = credentials(url)
-    if in_url:
-        return in_url
-    try:
-        import keyring  # optional: `pip install keyring`, then `keyring set planner-caldav USER`
-    except ImportError:
-        return None
-    try:
-        return keyring.get_password(KEYRING_SERVICE, user or safe_url(url))
-    except Exception as e:  # no keyring backend on this machine: as if none were stored
-        log.info("keyring not available: %s", e)
-        return None
 
 
 def collections(config: Any) -> list[tuple[str, str | None]]:
@@ -560,17 +540,34 @@ def sync_config(
     """`sync` and /sync: one sync of every task list the settings name; a SyncError when it could not run.
 
     `say` hears a notice while it waits for another sync of the same database to finish."""
-    if not config.caldav_url:
+    if not (config.caldav_url or config.caldav_calendars or config.caldav_plan):
         raise SyncError(NO_URL)
     with store.exclusive("sync", wait=0) as free:
         if free:
-            return _sync_all(store, config, today, door, progress, create)
+            return _calendars(store, config, today, _sync_all(store, config, today, door, progress, create))
     if say:
         say(f"another sync of this database is running; waiting for it (up to {WAIT_FOR_OTHER:.0f} s)")
     with store.exclusive("sync", wait=WAIT_FOR_OTHER) as mine:
         if not mine:
             raise SyncError("another sync of this database is still running; try again when it has finished")
-        return _sync_all(store, config, today, door, progress, create)
+        return _calendars(store, config, today, _sync_all(store, config, today, door, progress, create))
+
+
+def _calendars(store: Store, config: Any, today: Callable[[], dt.date], report: Report) -> Report:
+    """After the tasks: the busy time from the user's calendars, then the plan's blocks, when the settings name them."""
+    from planner.sync.plan_publish import PublishError, publish, read_calendars
+    from planner.tools.plan_tools import hours_of
+
+    if not (config.caldav_calendars or config.caldav_plan):
+        return report
+    ctx = ToolContext(store=store, today=today, hours=hours_of(config))
+    report.calendars += read_calendars(ctx, config, today())
+    if config.caldav_plan:
+        try:
+            report.calendars.append(publish(ctx, config))
+        except PublishError as e:
+            report.problems.append(str(e))
+    return report
 
 
 WAIT_FOR_OTHER = 60.0  # seconds a sync waits for another one of the same database
@@ -581,6 +578,8 @@ def _sync_all(store: Store, config: Any, today: Callable[[], dt.date], door: Doo
     from planner.sync.dav import credentials
 
     report = Report()
+    if not config.caldav_url:
+        return report  # only calendars to read or a plan to publish
     turn = new_turn()
     lists = collections(config)
     others = {name.lower() for _, name in lists if name}
@@ -639,7 +638,8 @@ def _add(total: Report, one: Report) -> None:
 
 def report_lines(config: Any, report: Report) -> list[str]:
     """The report as lines for the user."""
-    lines = [f"synced with {safe_url(config.caldav_url)}: {report.line()}"]
+    lines = [f"synced with {safe_url(config.caldav_url)}: {report.line()}"] if config.caldav_url else []
+    lines += report.calendars
     lines += [f"  {k}" for k in report.kept]
     lines += [f"  not synced: {p}" for p in report.problems]
     return lines

@@ -24,6 +24,7 @@ at MAX_ANSWER bytes. Nothing here prints; DavError carries a line for the user.
 
 from __future__ import annotations
 
+import logging
 import threading
 import urllib.parse
 import xml.etree.ElementTree as ET
@@ -35,6 +36,9 @@ import httpx
 DEADLINE = 60.0  # seconds one request may take, start to end
 MAX_ANSWER = 50_000_000  # bytes of one answer
 NS = {"d": "DAV:", "c": "urn:ietf:params:xml:ns:caldav", "cs": "http://calendarserver.org/ns/"}
+
+
+log = logging.getLogger("planner")
 
 
 class DavError(Exception):
@@ -96,6 +100,27 @@ def credentials(url: str) -> tuple[str | None, str | None]:
     parts = urllib.parse.urlsplit(url)
     unquote = urllib.parse.unquote
     return (unquote(parts.username) if parts.username else None, unquote(parts.password) if parts.password else None)
+
+
+KEYRING_SERVICE = "planner-caldav"
+
+
+def password_for(user: str | None, url: str, given: str | None) -> str | None:
+    """The password: from the environment, else the URL, else the system keyring when `keyring` is installed."""
+    if given:
+        return given
+    _, in_url = credentials(url)
+    if in_url:
+        return in_url
+    try:
+        import keyring  # optional: `pip install keyring`, then `keyring set planner-caldav USER`
+    except ImportError:
+        return None
+    try:
+        return keyring.get_password(KEYRING_SERVICE, user or safe_url(url))
+    except Exception as e:  # no keyring backend on this machine: as if none were stored
+        log.info("keyring not available: %s", e)
+        return None
 
 
 def _origin(url: str) -> tuple[str, str, int | None]:

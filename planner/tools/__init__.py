@@ -6,7 +6,7 @@ the agent acts on from what each tool declared on its `@tool(...)`.
 """
 
 # isort: off
-from planner.tools import task_tools, status_tools, memory_tools, query_tool, web  # noqa: F401  (registers, in this order)
+from planner.tools import task_tools, status_tools, plan_tools, memory_tools, query_tool, web  # noqa: F401  (registers, in this order)
 
 # isort: on
 from planner.tools.registry import (

@@ -28,10 +28,11 @@ import re
 import sqlite3
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from planner.memory.errors import LongTermMemoryError
+from planner.schedule import Hours
 from planner.storage.db import DatabaseError, Store, explain
 from planner.storage.tasks import TaskError
 from planner.tools.schemas import OUTPUT
@@ -127,6 +128,8 @@ class ToolContext:
     web: Web | None = None
     # The time now (UTC), for the bulk window; a test passes its own clock instead of waiting.
     clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC)
+    # When tasks may be planned (PLANNER_WORK_HOURS, PLANNER_MIN_BLOCK, PLANNER_BREAK).
+    hours: Hours = field(default_factory=Hours)
 
 
 class Declined(ToolError):
@@ -196,13 +199,17 @@ def suggest_tool(name: str) -> str | None:
     for real, aliases in ALIASES.items():
         if name in aliases:
             return real
-    close = difflib.get_close_matches(name, list(TOOLS), n=1, cutoff=0.6)
+    close = difflib.get_close_matches(name, list(TOOLS), n=1, cutoff=0.8)  # a typo of a real name
     if close:
         return close[0]
     first = re.split(r"[_\W]+", name.lower())[0] if name else ""
     if name.lower().endswith(("due_date", "date")) and first in ("remove", "clear", "delete"):
         return "update_task"  # remove_due_date: an empty due_date clears it
-    return next((real for real, verbs in VERBS.items() if first in verbs), None)
+    by_verb = next((real for real, verbs in VERBS.items() if first in verbs), None)
+    if by_verb:
+        return by_verb
+    close = difflib.get_close_matches(name, list(TOOLS), n=1, cutoff=0.6)
+    return close[0] if close else None
 
 
 def _check_type(name: str, value: Any, spec: dict[str, Any]) -> Any:

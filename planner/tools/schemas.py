@@ -43,6 +43,10 @@ def obj(required: tuple[str, ...] = (), **properties: Any) -> dict[str, Any]:
 
 
 MEMORY = obj(id={"type": "integer"}, text=TEXT, kind=TEXT, said=TEXT)
+BLOCKS = {"type": "array", "items": obj(("start", "end", "kind", "title"), start=TEXT, end=TEXT,
+                                        kind={"type": "string", "enum": ["task", "event"]}, title=TEXT)}  # fmt: skip
+NOTES = {"type": "array", "items": obj(("task_id", "title", "reason"), task_id={"type": "integer"}, title=TEXT,
+                                       reason=TEXT)}  # fmt: skip
 OUTPUT: dict[str, dict[str, Any]] = {
     "add_task": obj(("added",), added=TASK, **SAID),
     "list_tasks": obj(("status", "count", "tasks"), status=TEXT, count={"type": "integer"},
@@ -66,6 +70,16 @@ OUTPUT: dict[str, dict[str, Any]] = {
     "query_planner": obj(("columns", "rows", "row_count"), columns={"type": "array", "items": TEXT},
                          rows={"type": "array"}, row_count={"type": "integer"}),
     "lookup": obj(title=TEXT, summary=TEXT, url=TEXT),
+    "plan_day": obj(day=TEXT, days={"type": "array", "items": obj(("day", "blocks"), day=TEXT, blocks=BLOCKS)},
+                    blocks=BLOCKS, unscheduled=NOTES, late=NOTES, note=TEXT),
+    "find_time": obj(("minutes", "slots"), minutes={"type": "integer"}, slots={"type": "array", "items": obj(
+        ("start", "end"), start=TEXT, end=TEXT, weekday=TEXT)}, searched=TEXT, note=TEXT),
+    "schedule_task": obj(pinned=obj(id={"type": "integer"}, title=TEXT, start=TEXT, end=TEXT),
+                         unpinned=obj(id={"type": "integer"}, title=TEXT), read_as=TEXT),
+    "add_event": obj(("event",), event=obj(title=TEXT, start=TEXT, end=TEXT, all_day={"type": "boolean"}),
+                     read_as=TEXT, note=TEXT),
+    "add_preference": obj(("preference",), preference=obj(id={"type": "integer"}, kind=TEXT, days=TEXT),
+                          read_as=TEXT),
 }  # fmt: skip
 CHANGES = {
     "undo_last_change": obj(("undone",), undone={"type": "array", "items": TEXT}, note=TEXT),

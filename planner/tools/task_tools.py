@@ -370,8 +370,27 @@ def added_note(task: Task, text: str, today: dt.date) -> dict[str, Any]:
     title="The agenda",
 )
 def agenda(ctx: ToolContext, days: int = 7) -> dict[str, Any]:
-    """The user's agenda: overdue tasks, today's, and the next days', grouped by day."""
-    return agenda_of(ctx.store.conn(), ctx.today(), days)
+    """The user's agenda: overdue tasks, today's and the next days', with their calendar's events, grouped by day."""
+    from planner.storage.calendar import between
+
+    out = agenda_of(ctx.store.conn(), ctx.today(), days)
+    start = dt.datetime.combine(ctx.today(), dt.time())
+    busy = between(ctx.store.conn(), start, start + dt.timedelta(days=days + 1), busy_only=False)
+    by_day: dict[str, list[dict[str, Any]]] = {}
+    for e in busy:
+        when = "all day" if e.all_day else f"{e.start:%H:%M}-{e.end:%H:%M}"
+        by_day.setdefault(e.start.date().isoformat(), []).append({"title": e.title, "when": when})
+    known = {d["date"]: d for d in out["days"]}
+    for date, events in by_day.items():
+        if date not in known:
+            d = dt.date.fromisoformat(date)
+            label = (
+                "today" if d == ctx.today() else "tomorrow" if d == ctx.today() + dt.timedelta(days=1) else f"{d:%A}"
+            )
+            known[date] = {"date": date, "label": label, "tasks": []}
+        known[date]["events"] = events
+    out["days"] = [known[d] for d in sorted(known)]
+    return out
 
 
 @tool(read_only=True, title="Today's date")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 
+from planner.storage.calendar import undo_preferences
 from planner.storage.fields import TaskError
 from planner.storage.tasks import (
     newest_turn,
@@ -71,16 +72,20 @@ def _door(ctx: ToolContext, door: Door | None) -> Door:
 
 def undo_newest(ctx: ToolContext, door: Door | None = None, by_user: bool = True) -> Outcome:
     """Revert the newest turn's task changes and forgotten memories, if the policy lets it."""
-    turn, tasks_changed, forgot = newest_turn(ctx.store)
+    newest = newest_turn(ctx.store)
+    turn = newest.turn
     out = Outcome()
-    if tasks_changed:
+    if newest.tasks:
         pending_turn, events = undo_preview(ctx.store.conn())
         ok, reason = settle(decide(_effect(events, by_user, "undo", ctx), _door(ctx, door)), _door(ctx, door))
         if not ok:
             return Outcome(refused=f"nothing was undone: {reason}")
         out.lines += undo_last_turn(ctx.store, pending_turn)
-    if forgot and turn and ctx.memory:
+    if newest.forgot and turn and ctx.memory:
         out.lines += ctx.memory.unforget(turn)
+    if newest.preferences and turn:
+        with ctx.store.write() as conn:
+            out.lines += undo_preferences(conn, turn)
     return out
 
 

@@ -124,6 +124,30 @@ def _agenda(agent: Agent, arg: str, stats: Stats) -> str:
     return agenda_text(agent.context, arg)
 
 
+@command("/plan [DAY|week|publish]  your day in free time (publish: to your calendar)")
+def _plan(agent: Agent, arg: str, stats: Stats) -> str:
+    from planner.ui.views import plan_text
+
+    if arg.strip().lower().startswith("publish"):
+        return publish_plan(agent, arg.strip()[7:].strip() or None)
+    return plan_text(agent.context, arg or None)
+
+
+def publish_plan(agent: Agent, when: str | None) -> str:
+    """Write the plan's blocks to the calendar PLANNER_CALDAV_PLAN names, after the user's yes."""
+    from planner.sync.plan_publish import PublishError, publish
+
+    ctx = agent.context
+    if not agent.settings.caldav_plan:
+        return "error: no calendar for the plan is set: set PLANNER_CALDAV_PLAN (or use `export --plan` for a file)"
+    if not (ctx.yes or (ctx.confirm and ctx.confirm(f"Write the plan's blocks to {agent.settings.caldav_plan}?"))):
+        return "nothing was written to the calendar"
+    try:
+        return publish(ctx, agent.settings, when)
+    except PublishError as e:
+        return f"error: {e}"
+
+
 @command("/undo  undo the last request (again: the one before)")
 def _undo(agent: Agent, arg: str, stats: Stats) -> str:
     outcome = agent.undo_last_turn()

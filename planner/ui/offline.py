@@ -129,7 +129,18 @@ def export(store: Store, args: argparse.Namespace, today: dt.date) -> int:
         err("--events needs --format ics")
         return EXIT_USAGE
     path = target(args.output, store, args.force, _asker()) if args.output is not None else None
-    text = export_memories(store) if args.memories else export_text(store, args.format, args.events)
+    if args.plan:
+        from planner.sync.plan_publish import plan_ics
+        from planner.tools import ToolContext, ToolError
+        from planner.tools.plan_tools import hours_of
+
+        try:
+            text = plan_ics(ToolContext(store=store, today=lambda: today, hours=hours_of(Config.from_env())), args.plan)
+        except ToolError as e:
+            err(str(e))
+            return EXIT_USAGE
+    else:
+        text = export_memories(store) if args.memories else export_text(store, args.format, args.events)
     if path is None:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -159,10 +170,13 @@ def import_(store: Store, args: argparse.Namespace, today: dt.date) -> int:
     counter = Counter("importing", quiet=args.quiet)
     result = import_text(store, text, fmt, args.events, progress=counter.show)
     counter.done()
-    if not (result["added"] or result["skipped"] or result["problems"]):
+    if not (result["added"] or result["skipped"] or result["problems"] or result.get("events")):
         print(safe(f"nothing to import: {args.file} holds no tasks"), file=sys.stderr)
         return EXIT_OK
     print(f"imported {result['added']} tasks, skipped {result['skipped']} already there", file=sys.stderr)
+    if result.get("events"):
+        ev = result["events"]
+        print(f"calendar: {ev['added']} events added, {ev['updated']} updated (busy time for `plan`)", file=sys.stderr)
     for problem in result["problems"]:
         print(safe(f"  not imported: {problem}"), file=sys.stderr)
     return EXIT_ERROR if result["problems"] else EXIT_OK
@@ -233,5 +247,29 @@ def agenda(store: Store, args: argparse.Namespace, today: dt.date) -> int:
 
 def plan(store: Store, args: argparse.Namespace, today: dt.date) -> int:
     """plan: the day (or week) laid out in free time, without a model."""
-    err("plan is not ready yet")
-    return EXIT_ERROR
+    import json
+
+    from planner.tools import ToolContext, ToolError
+    from planner.tools.plan_tools import horizon_of, hours_of, make_plan, plan_json
+    from planner.ui.views import plan_text
+
+    when = " ".join(args.when) or None
+    try:
+        ctx = ToolContext(store=store, today=lambda: today, hours=hours_of(Config.from_env()))
+    except ConfigError as e:
+        err(str(e))
+        return EXIT_USAGE
+    if args.json:
+        try:
+            horizon = horizon_of(ctx, when)
+        except ToolError as e:
+            err(str(e))
+            return EXIT_USAGE
+        print(json.dumps(plan_json(make_plan(ctx, horizon), horizon), ensure_ascii=False, indent=1))
+        return EXIT_OK
+    text = plan_text(ctx, when)
+    if text.startswith("error: "):
+        err(text.removeprefix("error: "))
+        return EXIT_USAGE
+    print(safe(text))
+    return EXIT_OK

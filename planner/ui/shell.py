@@ -36,8 +36,11 @@ Handler = Callable[[Store, argparse.Namespace, dt.date], int]
 
 def context(store: Store, today: dt.date, yes: bool = False) -> ToolContext:
     """A tool context for one shell command: its own turn; y/N in a terminal, --yes elsewhere."""
+    from planner.tools.plan_tools import hours_of
+
     confirm = ask_yes_no if sys.stdin.isatty() else None
-    return ToolContext(store=store, today=lambda: today, turn=new_turn(), confirm=confirm, yes=yes)
+    return ToolContext(store=store, today=lambda: today, turn=new_turn(), confirm=confirm, yes=yes,
+                       hours=hours_of(Config.from_env()))  # fmt: skip
 
 
 def line(verb: str, task: dict[str, Any]) -> str:

@@ -65,6 +65,7 @@ def _export(p: argparse.ArgumentParser, c: Config) -> None:
     p.add_argument("--events", action="store_true", help="ics only: dated tasks as events too, for calendars")
     p.add_argument("-o", "--output", type=Path, help="write to this file (default: standard output)")
     p.add_argument("--force", action="store_true", help="replace the file if it is there")
+    p.add_argument("--plan", nargs="?", const="week", metavar="DAY|week", help="the plan's task blocks as events (ics)")
 
 
 def _import(p: argparse.ArgumentParser, c: Config) -> None:
@@ -72,7 +73,7 @@ def _import(p: argparse.ArgumentParser, c: Config) -> None:
 
     p.add_argument("file", type=Path, help="a json, todo.txt, iCalendar (.ics) or Taskwarrior file")
     p.add_argument("--format", choices=FORMATS, help="default: from the file name and content")
-    p.add_argument("--events", action="store_true", help="ics only: events as dated tasks too")
+    p.add_argument("--events", action="store_true", help="ics only: events as dated tasks (not busy time)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress")
 
 

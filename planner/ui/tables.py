@@ -70,7 +70,7 @@ def agenda_table(ctx: ToolContext, arg: str) -> Any:
         )
         table.show_header = False
         for t in tasks:
-            more = "  ".join(x for x in (extras(t), t.get("note")) if x)
+            more = "(event)" if t.get("event") else "  ".join(x for x in (extras(t), t.get("note")) if x)
             table.add_row(str(t["id"]), t.get("due_time") or "", Text(inline(t["title"])), Text(inline(more)))
         parts.append(table)
     parts += [Text(line, style="dim") for line in footer]

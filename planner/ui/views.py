@@ -11,6 +11,7 @@ same rows. A task in the table's notation, the one the shell reads too:
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -127,7 +128,9 @@ def agenda_sections(ctx: ToolContext, arg: str, where: str = "/tasks") -> tuple[
     sections: list[Section] = []
     if result["overdue"]:
         sections.append(("overdue", [{**t, "note": f"(was due {t['due_date']})"} for t in result["overdue"]]))
-    sections += [(f"{day['label']} {day['date']}", day["tasks"]) for day in result["days"]]
+    for day in result["days"]:
+        events = [{"id": "", "title": e["title"], "due_time": e["when"], "event": True} for e in day.get("events", [])]
+        sections.append((f"{day['label']} {day['date']}", events + day["tasks"]))
     footer = [] if sections else ["  nothing due"]
     if result["without_date"]:
         footer.append(f"and {plural(result['without_date'], 'open task')} without a date ({where})")
@@ -146,7 +149,8 @@ def agenda_text(ctx: ToolContext, arg: str, where: str = "/tasks", room: int | N
     columns = [Column("id", 4, align=">", pad=4), Column("title", 12, grow=True), Column("more", 4)]
     for heading, tasks in sections:
         rows = [[str(t["id"]), (f"{t['due_time']} " if t.get("due_time") else "") + inline(t["title"]),
-                 inline("  ".join(x for x in (extras(t), t.get("note")) if x))] for t in tasks]  # fmt: skip
+                 "(event)" if t.get("event") else inline("  ".join(x for x in (extras(t), t.get("note")) if x))]
+                for t in tasks]  # fmt: skip
         out += [heading, *("  " + line for line in fit(columns, rows, (room or width()) - 2, header=False))]
     return "\n".join(out + footer)
 
@@ -160,3 +164,34 @@ def lists_text(ctx: ToolContext) -> str:
     return "\n".join(
         fit([Column("list", 8, grow=True), Column("open", 4, align=">"), Column("all", 3, align=">")], rows)
     )
+
+
+def plan_text(ctx: ToolContext, when: str | None, room: int | None = None) -> str:
+    """The plan of `plan` and /plan: a timeline per day, then what was not placed and why."""
+    from planner.tools import ToolError
+    from planner.tools.plan_tools import horizon_of, make_plan, plan_json
+
+    try:
+        horizon = horizon_of(ctx, when)
+    except ToolError as e:
+        return f"error: {e}"
+    data = plan_json(make_plan(ctx, horizon), horizon)
+    columns = [Column("when", 11), Column("what", 12, grow=True), Column("", 4)]
+    out = []
+    for day in data.get("days", [data]):
+        d = dt.date.fromisoformat(day["day"])
+        out.append(f"{d:%A} {d.isoformat()}")
+        rows = []
+        for b in day["blocks"]:
+            title = inline(b["title"]) + (f" (part {b['part']})" if b.get("part") else "")
+            more = f"task {b['task_id']}" if b["kind"] == "task" else "event"
+            more += "".join(f", {flag}" for flag in ("pinned", "guessed", "late") if b.get(flag))
+            rows.append([f"{b['start'][11:]}-{b['end'][11:]}", title, more])
+        out += ["  " + line for line in fit(columns, rows, (room or width()) - 2, header=False)] or [
+            "  nothing planned"
+        ]
+    for key, heading in (("late", "placed after their due date:"), ("unscheduled", "not planned:")):
+        if data.get(key):
+            out.append(heading)
+            out += [f"  {n['task_id']:>4}  {inline(n['title'])} ({n['reason']})" for n in data[key]]
+    return "\n".join(out)

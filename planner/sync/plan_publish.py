@@ -1,0 +1,158 @@
+"""The plan on the user's phone: its task blocks as events, in a file (`export --plan`) or in a calendar of the
+user's choice (PLANNER_CALDAV_PLAN, `/plan publish`, and every `sync` once it is set), and their calendars
+read as busy time (PLANNER_CALDAV_CALENDARS, refreshed by `sync`).
+
+Each block is a VEVENT with UID "plan-<task uid>-<n>@planner", RELATED-TO the
+task's UID, and the task's title. Publishing writes the plan's blocks, moves
+the ones whose time changed and removes those of ours no longer in the plan
+(a task done early): events the planner did not write are never touched, and
+the plan's calendar must be one of its own, not a calendar read as busy time
+(the blocks would come back as busy time) nor the task list.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import icalendar
+
+from planner.schedule import Block
+from planner.storage import calendar
+from planner.storage.ical import uid_of
+from planner.sync.dav import Dav, DavError, credentials, password_for, safe_url
+from planner.tools import ToolContext
+from planner.tools.plan_tools import horizon_of, make_plan
+
+PREFIX = "plan-"
+WINDOW = (7, 90)  # days before and after today read from the user's calendars
+
+
+class PublishError(Exception):
+    """The plan could not be published; the message says why and what to do."""
+
+
+def _uids(ctx: ToolContext) -> dict[int, str]:
+    return dict(ctx.store.conn().execute("SELECT id, uid FROM tasks").fetchall())
+
+
+def block_events(ctx: ToolContext, when: str | None) -> list[tuple[str, icalendar.Event]]:
+    """(UID, VEVENT) for each task block of the plan."""
+    horizon = horizon_of(ctx, when or "week")
+    uids = _uids(ctx)
+    out = []
+    stamp = dt.datetime.now(dt.UTC)
+    for b in make_plan(ctx, horizon).blocks:
+        if b.kind != "task" or b.task_id not in uids:
+            continue
+        out.append(_event(b, uids[b.task_id], stamp))
+    return out
+
+
+def _event(b: Block, task_uid: str, stamp: dt.datetime) -> tuple[str, icalendar.Event]:
+    uid = f"{PREFIX}{task_uid.split('@')[0]}-{b.part}@planner"
+    e = icalendar.Event()
+    e.add("uid", uid)
+    e.add("dtstamp", stamp)
+    e.add("summary", b.title + (f" ({b.part}/{b.parts})" if b.parts > 1 else ""))
+    e.add("dtstart", b.start)
+    e.add("dtend", b.end)
+    e.add("description", "A block of time the planner set aside for this task; it moves when the plan does.")
+    e.add("related-to", uid_of(task_uid))
+    e.add("categories", ["planner"])
+    e.add("x-planner-task", task_uid)
+    return uid, e
+
+
+def plan_ics(ctx: ToolContext, when: str | None) -> str:
+    """`export --plan`: the plan's task blocks as an iCalendar file."""
+    cal = icalendar.Calendar()
+    cal.add("prodid", "-//planner//plan//EN")
+    cal.add("version", "2.0")
+    for _, e in block_events(ctx, when):
+        cal.add_component(e)
+    return cal.to_ical().decode()
+
+
+def _as_object(e: icalendar.Event) -> str:
+    cal = icalendar.Calendar()
+    cal.add("prodid", "-//planner//plan//EN")
+    cal.add("version", "2.0")
+    cal.add_component(e)
+    return cal.to_ical().decode()
+
+
+def publish(ctx: ToolContext, config: Any, when: str | None = None) -> str:
+    """Write the plan's blocks to the plan calendar; a line for the user. Raises PublishError."""
+    target = config.caldav_plan
+    if safe_url(target).rstrip("/") in {safe_url(u).rstrip("/") for u in (*config.caldav_calendars,
+                                                                          config.caldav_url or "")}:  # fmt: skip
+        raise PublishError(f"{safe_url(target)} is read as busy time or holds the tasks; give the plan a calendar of "
+                           "its own in PLANNER_CALDAV_PLAN")  # fmt: skip
+    user = config.caldav_user or credentials(target)[0]
+    dav = Dav(target, user, password_for(user, target, config.caldav_password), deadline=config.caldav_timeout)
+    try:
+        wanted = dict(block_events(ctx, when))
+        there = {}
+        for r in dav.objects("VEVENT"):
+            uid = next((line[4:].strip() for line in r.data.replace("\r\n ", "").splitlines()
+                        if line.upper().startswith("UID:")), "")  # fmt: skip
+            if uid.startswith(PREFIX) and uid.endswith("@planner"):
+                there[uid] = r
+        written = removed = 0
+        for uid, e in wanted.items():
+            data = _as_object(e)
+            if uid in there:
+                if _same_time(there[uid].data, e):
+                    continue
+                dav.put(there[uid].href, data, etag=there[uid].etag)
+            else:
+                dav.put(dav.href_for(uid), data, create=True)
+            written += 1
+        for uid, r in there.items():
+            if uid not in wanted:
+                dav.delete(r.href, r.etag)
+                removed += 1
+    except DavError as e:
+        raise PublishError(f"{e}; the plan was not published") from None
+    finally:
+        dav.close()
+    return f"published the plan to {safe_url(target)}: {written} blocks written, {removed} removed, " \
+           f"{len(wanted) - written} unchanged"  # fmt: skip
+
+
+def _same_time(data: str, e: icalendar.Event) -> bool:
+    try:
+        old = next(c for c in icalendar.Calendar.from_ical(data).subcomponents if c.name == "VEVENT")
+    except (ValueError, StopIteration):
+        return False
+    return (old.get("dtstart") and old["dtstart"].dt == e["dtstart"].dt and old.get("dtend") is not None
+            and old["dtend"].dt == e["dtend"].dt and str(old.get("summary")) == str(e["summary"]))  # fmt: skip
+
+
+def read_calendars(ctx: ToolContext, config: Any, today: dt.date) -> list[str]:
+    """Refresh the busy time from the user's calendars (read-only); a line per calendar."""
+    lines = []
+    start = dt.datetime.combine(today - dt.timedelta(days=WINDOW[0]), dt.time()).astimezone(dt.UTC)
+    end = dt.datetime.combine(today + dt.timedelta(days=WINDOW[1]), dt.time()).astimezone(dt.UTC)
+    for url in config.caldav_calendars:
+        user = config.caldav_user or credentials(url)[0]
+        dav = Dav(url, user, password_for(user, url, config.caldav_password), deadline=config.caldav_timeout)
+        try:
+            resources = dav.objects("VEVENT", f"{start:%Y%m%dT%H%M%SZ}", f"{end:%Y%m%dT%H%M%SZ}")
+        except DavError as e:
+            lines.append(f"calendar {safe_url(url)} not read: {e}")
+            continue
+        finally:
+            dav.close()
+        items, bad = [], 0
+        for r in resources:
+            try:
+                items += calendar.objects(r.data)
+            except ValueError:
+                bad += 1
+        with ctx.store.write() as conn:
+            added, updated = calendar.put(conn, safe_url(url), items, replace=True)
+        lines.append(f"calendar {safe_url(url)}: {len(items)} events ({added} new)"
+                     + (f"; {bad} could not be read" if bad else ""))  # fmt: skip
+    return lines
