@@ -83,7 +83,9 @@ def memory(request, store):
 @pytest.fixture
 def ctx(store, memory):
     """A tool context with a fixed today and no one to confirm."""
-    return ToolContext(store=store, memory=memory, today=lambda: TODAY, confirm=None)
+    return ToolContext(
+        store=store, memory=memory, today=lambda: TODAY, confirm=None, plan_from=dt.datetime.combine(TODAY, dt.time(8))
+    )  # plans start at 08:00 on TODAY
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 import capable_dates
+import capable_plans
 import capable_scenarios
 import pytest
 from capable_scenarios import Scenario
@@ -21,7 +22,7 @@ from capable_scenarios import Scenario
 from planner.tools import dispatch
 
 # Dates, times and repeats first: SCENARIOS[0] is the date move it always was.
-SCENARIOS = capable_dates.SCENARIOS + capable_scenarios.SCENARIOS
+SCENARIOS = capable_dates.SCENARIOS + capable_scenarios.SCENARIOS + capable_plans.SCENARIOS
 
 
 def seed(ctx, store, s: Scenario) -> None:

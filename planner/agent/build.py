@@ -17,7 +17,7 @@ from planner.model.client import Ollama
 from planner.settings import Config
 from planner.storage.db import Store
 from planner.tools import ToolContext
-from planner.tools.plan_tools import hours_of
+from planner.tools.plan_tools import hours_of, plan_from
 from planner.tools.wikipedia import Web
 
 
@@ -35,6 +35,6 @@ def build_agent(
         if config.memory else None  # fmt: skip
     web = Web(config.web_url, config.web_timeout) if config.web else None
     ctx = ToolContext(store=store, memory=memory, today=today, confirm=confirm, web=web, yes=config.yes,
-                      hours=hours_of(config))  # fmt: skip
+                      hours=hours_of(config), plan_from=plan_from(config))  # fmt: skip
     keeper = MemoryKeeper(store, llm, config, memory) if config.auto_memory and memory is not None else None
     return Agent(llm, config, History(store, session, history_budget(config, ctx)), ctx, keeper)

@@ -42,9 +42,16 @@ def hours_of(config: Any) -> Hours:
 
 
 def now_of(ctx: ToolContext) -> dt.datetime:
-    """The moment planning starts: now, or the start of the day the planner is told is today."""
+    """The moment planning starts: now, or (when today is pretended) the start of that day."""
+    if ctx.plan_from is not None:
+        return ctx.plan_from
     now = ctx.clock().astimezone().replace(tzinfo=None, second=0, microsecond=0)
     return now if now.date() == ctx.today() else dt.datetime.combine(ctx.today(), dt.time())
+
+
+def plan_from(config: Any) -> dt.datetime | None:
+    """Where a plan starts when the settings pretend a day (--today, PLANNER_TODAY): that day's start."""
+    return dt.datetime.combine(config.today, dt.time()) if config.today else None
 
 
 def horizon_of(ctx: ToolContext, when: str | None) -> Horizon:
@@ -159,7 +166,9 @@ def plan_day(ctx: ToolContext, date: str | None = None) -> dict[str, Any]:
     out = plan_json(make_plan(ctx, horizon), horizon)
     guessed = sorted({b["title"] for d in out.get("days", [out]) for b in d["blocks"] if b.get("guessed")})
     if guessed:
-        out["note"] = f"{len(guessed)} tasks have no estimate and count as {DEFAULT_MINUTES} minutes"
+        n = len(guessed)
+        out["estimates"] = f"{n} task{'s have' if n > 1 else ' has'} no estimate and count{'' if n > 1 else 's'} " \
+                           f"as {DEFAULT_MINUTES} minutes"  # fmt: skip
     return out
 
 
@@ -236,7 +245,7 @@ def find_time(ctx: ToolContext, minutes: int, after: str | None = None, before: 
         "searched": f"{start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M}",
     }
     if not shown:
-        out["note"] = "no free slot that long in that time; ask the user for a later date or a shorter time"
+        out["none_found"] = "no free slot that long in that time; ask the user for a later date or a shorter time"
     return out
 
 
@@ -338,7 +347,7 @@ def add_event(ctx: ToolContext, title: str, when: str) -> dict[str, Any]:
     out = {"event": {"title": title.strip(), "start": f"{s.start:%Y-%m-%d %H:%M}", "end": f"{s.end:%Y-%m-%d %H:%M}",
                      "all_day": s.all_day}, "read_as": read}  # fmt: skip
     if s.guessed:
-        out["note"] = s.guessed
+        out["assumed"] = s.guessed
     return out
 
 

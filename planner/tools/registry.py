@@ -130,6 +130,9 @@ class ToolContext:
     clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC)
     # When tasks may be planned (PLANNER_WORK_HOURS, PLANNER_MIN_BLOCK, PLANNER_BREAK).
     hours: Hours = field(default_factory=Hours)
+    # The local moment a plan starts from; None: now. Set when today is pretended (--today), so a plan is
+    # the same whenever it is made.
+    plan_from: dt.datetime | None = None
 
 
 class Declined(ToolError):

@@ -71,13 +71,13 @@ OUTPUT: dict[str, dict[str, Any]] = {
                          rows={"type": "array"}, row_count={"type": "integer"}),
     "lookup": obj(title=TEXT, summary=TEXT, url=TEXT),
     "plan_day": obj(day=TEXT, days={"type": "array", "items": obj(("day", "blocks"), day=TEXT, blocks=BLOCKS)},
-                    blocks=BLOCKS, unscheduled=NOTES, late=NOTES, note=TEXT),
+                    blocks=BLOCKS, unscheduled=NOTES, late=NOTES, estimates=TEXT),
     "find_time": obj(("minutes", "slots"), minutes={"type": "integer"}, slots={"type": "array", "items": obj(
-        ("start", "end"), start=TEXT, end=TEXT, weekday=TEXT)}, searched=TEXT, note=TEXT),
+        ("start", "end"), start=TEXT, end=TEXT, weekday=TEXT)}, searched=TEXT, none_found=TEXT),
     "schedule_task": obj(pinned=obj(id={"type": "integer"}, title=TEXT, start=TEXT, end=TEXT),
                          unpinned=obj(id={"type": "integer"}, title=TEXT), read_as=TEXT),
     "add_event": obj(("event",), event=obj(title=TEXT, start=TEXT, end=TEXT, all_day={"type": "boolean"}),
-                     read_as=TEXT, note=TEXT),
+                     read_as=TEXT, assumed=TEXT),
     "add_preference": obj(("preference",), preference=obj(id={"type": "integer"}, kind=TEXT, days=TEXT),
                           read_as=TEXT),
 }  # fmt: skip

@@ -53,7 +53,7 @@ from planner.storage.db import Store
 from planner.storage.listing import list_ids
 from planner.storage.tasks import BULK_LIMIT, describe_call, new_turn, recently_changed, snapshot
 from planner.tools import CHANGES_EXISTING, TOOLS, Tool, ToolContext, ToolError, dispatch, tool_specs, validate
-from planner.tools.plan_tools import hours_of
+from planner.tools.plan_tools import hours_of, plan_from
 from planner.tools.policy import BULK_WINDOW, Door, Effect, Verdict, decide
 from planner.tools.schemas import CHANGES
 from planner.tools.status_tools import subtasks_question
@@ -126,7 +126,8 @@ class PlannerServer:
         today = (lambda: config.today) if config.today else dt.date.today
         memory = LongTermMemory(store, Embedder(llm.embed, config.embed_model))
         web = Web(config.web_url, config.web_timeout) if config.web else None
-        self.ctx = ToolContext(store=store, memory=memory, today=today, confirm=None, web=web, hours=hours_of(config))
+        self.ctx = ToolContext(store=store, memory=memory, today=today, confirm=None, web=web, hours=hours_of(config),
+                               plan_from=plan_from(config))  # fmt: skip
         self.yes = config.yes
         self.confirm_allowed = config.mcp_confirm  # the user's setting: confirm from a client without elicitation
         self.offered = [s["function"] for s in tool_specs(self.ctx)]  # lookup only with --web

@@ -69,6 +69,7 @@ def run(what: str, argv: list[str]) -> int:
         return EXIT_ERROR
     setup_logging(store.path.parent / "agent.log")
     log.info("subcommand %s", what)
+    args.pretended = today is not None  # --today or PLANNER_TODAY: plans start at that day's start
     try:
         return handler(what)(store, args, today or dt.date.today())
     except BrokenPipeError:  # the reader went away (`tasks | head`): as `git log | head` does, quietly
@@ -131,11 +132,11 @@ def export(store: Store, args: argparse.Namespace, today: dt.date) -> int:
     path = target(args.output, store, args.force, _asker()) if args.output is not None else None
     if args.plan:
         from planner.sync.plan_publish import plan_ics
-        from planner.tools import ToolContext, ToolError
-        from planner.tools.plan_tools import hours_of
+        from planner.tools import ToolError
+        from planner.ui.shell import context
 
         try:
-            text = plan_ics(ToolContext(store=store, today=lambda: today, hours=hours_of(Config.from_env())), args.plan)
+            text = plan_ics(context(store, today, pretended=args.pretended), args.plan)
         except ToolError as e:
             err(str(e))
             return EXIT_USAGE

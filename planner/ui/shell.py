@@ -34,13 +34,15 @@ from planner.ui.views import extras, listing, lists_text, tasks_text, when
 Handler = Callable[[Store, argparse.Namespace, dt.date], int]
 
 
-def context(store: Store, today: dt.date, yes: bool = False) -> ToolContext:
-    """A tool context for one shell command: its own turn; y/N in a terminal, --yes elsewhere."""
+def context(store: Store, today: dt.date, yes: bool = False, pretended: bool = False) -> ToolContext:
+    """A tool context for one shell command: its own turn; y/N in a terminal, --yes elsewhere; a plan starts
+    now, or at the start of a pretended today (--today)."""
     from planner.tools.plan_tools import hours_of
 
     confirm = ask_yes_no if sys.stdin.isatty() else None
     return ToolContext(store=store, today=lambda: today, turn=new_turn(), confirm=confirm, yes=yes,
-                       hours=hours_of(Config.from_env()))  # fmt: skip
+                       hours=hours_of(Config.from_env()),
+                       plan_from=dt.datetime.combine(today, dt.time()) if pretended else None)  # fmt: skip
 
 
 def line(verb: str, task: dict[str, Any]) -> str:
