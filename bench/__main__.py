@@ -1,4 +1,4 @@
-"""Run the benchmarks and print their tables: `python -m bench [speed|dates|faults|plan] [--quick]`.
+"""Run the benchmarks and print their tables: `python -m bench [speed|dates|faults|plan|files] [--quick]`.
 
 Numbers are medians on this machine, measured side by side in one process;
 compare rows of one run, not runs on different days. --quick uses small sizes
@@ -15,7 +15,7 @@ import sys
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
-from bench import agent, dates, faults, plan, recall  # noqa: E402
+from bench import agent, dates, faults, files, plan, recall  # noqa: E402
 
 # (benchmark, n) -> target ms per query
 TARGETS = {
@@ -28,7 +28,11 @@ def main(argv: list[str] | None = None) -> int:
     """Print the benchmark table."""
     p = argparse.ArgumentParser(prog="python -m bench")
     p.add_argument(
-        "what", nargs="?", choices=["all", "speed", "faults", "dates", "plan"], default="all", help="which tables (all)"
+        "what",
+        nargs="?",
+        choices=["all", "speed", "faults", "dates", "plan", "files"],
+        default="all",
+        help="which tables (all)",
     )
     p.add_argument("--quick", action="store_true", help="tiny sizes, to check the scripts run")
     p.add_argument(
@@ -43,6 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.what in ("all", "plan"):
         print()
         plan.table(plan.run(args.quick))
+    if args.what in ("all", "files"):
+        print()
+        files.table(args.quick)
     if args.what in ("all", "faults"):
         print()
         held = faults.table(faults.run(args.quick))
