@@ -371,7 +371,7 @@ def test_help_lists_every_command_aligned_and_the_readme_shows_the_same(fake, ma
     assert all(f"/{name}" in text for name in COMMANDS) and "/clear" in text and "/bye" in text
     starts = {len(line) - len(line.split("  ", 1)[1].lstrip()) for line in text.splitlines() if "  " in line}
     assert len(starts) == 1  # one column for the descriptions
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "usage.md").read_text()
     block = readme.split("Commands typed after `/` are answered locally")[1].split("```text\n", 1)[1].split("```")[0]
     assert block.strip() == text
 

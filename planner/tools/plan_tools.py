@@ -301,7 +301,7 @@ def schedule_task(ctx: ToolContext, id: int, when: str) -> dict[str, Any]:  # no
     with ctx.store.write() as conn:
         _, after = update(conn, ctx.turn, "schedule_task", id, {"scheduled_at": start.isoformat(timespec="minutes")})
     return {"pinned": {"id": id, "title": task["title"], "start": f"{start:%Y-%m-%d %H:%M}",
-                       "end": f"{start + dt.timedelta(minutes=length):%Y-%m-%d %H:%M}"}, "read_as": "; ".join(said)}  # fmt: skip
+                       "end": f"{start + dt.timedelta(minutes=length):%Y-%m-%d %H:%M}"}, "date_read_as": "; ".join(said)}  # fmt: skip
 
 
 def _day_of(task: dict[str, Any], ctx: ToolContext) -> dt.date:
@@ -345,7 +345,7 @@ def add_event(ctx: ToolContext, title: str, when: str) -> dict[str, Any]:
         calendar.put(conn, "said", [(uid, title.strip()[:200], cal)])
     read = f"{when.strip()!r} -> {s.start:%A %Y-%m-%d}" + ("" if s.all_day else f" {s.start:%H:%M}-{s.end:%H:%M}")
     out = {"event": {"title": title.strip(), "start": f"{s.start:%Y-%m-%d %H:%M}", "end": f"{s.end:%Y-%m-%d %H:%M}",
-                     "all_day": s.all_day}, "read_as": read}  # fmt: skip
+                     "all_day": s.all_day}, "date_read_as": read}  # fmt: skip
     if s.guessed:
         out["assumed"] = s.guessed
     return out
@@ -384,4 +384,4 @@ def add_preference(ctx: ToolContext, kind: str, when: str, tasks: str | None = N
                                           f"{w.start:%H:%M}", end, tags, said)  # fmt: skip
     days = ", ".join(("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")[d] for d in w.weekdays) or "every day"
     return {"preference": {"id": pref_id, "kind": kind, "days": days, "from": f"{w.start:%H:%M}", "to": end,
-                           "tasks": list(tags)}, "read_as": f"{when.strip()!r} -> {days} {w.start:%H:%M}-{end}"}  # fmt: skip
+                           "tasks": list(tags)}, "date_read_as": f"{when.strip()!r} -> {days} {w.start:%H:%M}-{end}"}  # fmt: skip

@@ -75,11 +75,11 @@ OUTPUT: dict[str, dict[str, Any]] = {
     "find_time": obj(("minutes", "slots"), minutes={"type": "integer"}, slots={"type": "array", "items": obj(
         ("start", "end"), start=TEXT, end=TEXT, weekday=TEXT)}, searched=TEXT, none_found=TEXT),
     "schedule_task": obj(pinned=obj(id={"type": "integer"}, title=TEXT, start=TEXT, end=TEXT),
-                         unpinned=obj(id={"type": "integer"}, title=TEXT), read_as=TEXT),
+                         unpinned=obj(id={"type": "integer"}, title=TEXT), date_read_as=TEXT),
     "add_event": obj(("event",), event=obj(title=TEXT, start=TEXT, end=TEXT, all_day={"type": "boolean"}),
-                     read_as=TEXT, assumed=TEXT),
+                     date_read_as=TEXT, assumed=TEXT),
     "add_preference": obj(("preference",), preference=obj(id={"type": "integer"}, kind=TEXT, days=TEXT),
-                          read_as=TEXT),
+                          date_read_as=TEXT),
 }  # fmt: skip
 CHANGES = {
     "undo_last_change": obj(("undone",), undone={"type": "array", "items": TEXT}, note=TEXT),

@@ -166,15 +166,22 @@ def _redo(agent: Agent, arg: str, stats: Stats) -> str:
 
 @command("/sync  the tasks with your CalDAV task lists, both ways")
 def _sync(agent: Agent, arg: str, stats: Stats) -> str:
+    return sync_text(agent)
+
+
+def sync_text(agent: Agent, progress: Callable[[int, int], None] | None = None,
+              ask: Callable[[str], bool] | None = None) -> str:  # fmt: skip
+    """/sync: one sync, its report in lines (`progress(done, total)` hears it go; `ask` is the y/N)."""
     from planner.sync.caldav_sync import SyncError, report_lines, sync_config
     from planner.tools.policy import Door
 
-    door = Door("sync", ask=agent.context.confirm, yes=agent.settings.yes, how="run `python agent.py sync --yes`")
+    door = Door("sync", ask=ask or agent.context.confirm, yes=agent.settings.yes,
+                how="run `python agent.py sync --yes`")  # fmt: skip
     try:
-        return "\n".join(report_lines(agent.settings, sync_config(agent.context.store, agent.settings, agent.today,
-                                                                  door)))  # fmt: skip
+        report = sync_config(agent.context.store, agent.settings, agent.today, door, progress)
     except SyncError as e:
         return f"error: {e}"
+    return "\n".join(report_lines(agent.settings, report))
 
 
 @command("/memories [WORDS]  what the planner remembers, or a search of it")

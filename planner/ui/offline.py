@@ -250,13 +250,14 @@ def plan(store: Store, args: argparse.Namespace, today: dt.date) -> int:
     """plan: the day (or week) laid out in free time, without a model."""
     import json
 
-    from planner.tools import ToolContext, ToolError
-    from planner.tools.plan_tools import horizon_of, hours_of, make_plan, plan_json
+    from planner.tools import ToolError
+    from planner.tools.plan_tools import horizon_of, make_plan, plan_json
+    from planner.ui.shell import context
     from planner.ui.views import plan_text
 
     when = " ".join(args.when) or None
     try:
-        ctx = ToolContext(store=store, today=lambda: today, hours=hours_of(Config.from_env()))
+        ctx = context(store, today, pretended=args.pretended)
     except ConfigError as e:
         err(str(e))
         return EXIT_USAGE

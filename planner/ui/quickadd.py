@@ -9,6 +9,8 @@
         ~30m      an estimate (~2h, ~1h30m: durations.py); "~approx" stays
         every ..  a repeat (the longest "every ..." that is one: dates.parse_repeat)
         start:PHRASE, remind:PHRASE   not before; when to remind
+        list:NAME tag:NAME pri:high est:30m due:PHRASE   the same, for shells where # starts a comment
+                  (bash) and ! recalls history: quote those words, or write them this way
         \\word     a word kept as it is, even if it looks like any of the above
 
 A single word that is a date only by accident stays in the title: a bare
@@ -29,7 +31,7 @@ from planner.dates import AmbiguousDate, DateError, parse_repeat, resolve, resol
 from planner.durations import DurationError, minutes
 
 PRIORITY = {"high": "high", "h": "high", "medium": "medium", "med": "medium", "m": "medium", "low": "low", "l": "low"}
-KEYS = ("due", "start", "remind", "rec")
+KEYS = ("due", "start", "remind", "rec", "list", "project", "pri", "priority", "est", "tag")
 LONE = re.compile(
     r"\d+|\d+(st|nd|rd|th)|morning|evening|noon|midnight|now|mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun",
     re.I,
@@ -129,6 +131,22 @@ def _repeat(run: list[str]) -> str | None:
 
 def _keyed(key: str, rest: list[str], out: Reading, today: dt.date) -> int:
     """Read key:PHRASE, the phrase as long as it stays one; returns how many tokens it took."""
+    if key in ("list", "project"):  # list:work: what a shell that reads #work as a comment can say
+        out.args["list"] = rest[0]
+        return 1
+    if key == "tag":
+        out.args.setdefault("tags", []).append(rest[0])
+        return 1
+    if key in ("pri", "priority"):  # pri:high, for shells where !high is history expansion
+        if rest[0].lower() not in PRIORITY:
+            raise NotationError(f"cannot read {key}:{rest[0]!r}; write pri:high, pri:medium or pri:low")
+        out.args["priority"] = PRIORITY[rest[0].lower()]
+        return 1
+    if key == "est":
+        if _estimate(rest[0]) is None:
+            raise NotationError(f"cannot read est:{rest[0]!r} as an estimate; write e.g. est:30m or est:1h30m")
+        out.args["estimate"] = rest[0]
+        return 1
     if key == "rec":
         end, rule = _longest(rest, 0, _repeat)
         if rule is None:

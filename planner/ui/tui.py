@@ -244,6 +244,9 @@ class TerminalUI:
                 if name in self.tables:  # the same rows as the text, as tables that fit the terminal
                     self.console.print(self.tables[name](arg.strip()))
                     continue
+                if name == "/sync":
+                    self.console.print(safe(self.sync()), markup=False)
+                    continue
                 if line.split()[0] == "/pull" and len(line.split()) == 2:
                     said = pull_with_progress(self.agent.llm, line.split()[1], self.console)
                     self.console.print(safe(said), markup=False)
@@ -252,6 +255,28 @@ class TerminalUI:
                     self.console.print(out, markup=False, style="bold red" if out.endswith("OVERDUE") else None)
                 continue
             self.turn(line)
+
+    def sync(self) -> str:
+        """/sync with a spinner that counts the to-dos as they go; a y/N stops it while the user answers."""
+        from planner.ui.commands import sync_text
+
+        live = Live(Spinner("dots", text="syncing…"), console=self.console, refresh_per_second=12, transient=True)
+
+        def progress(done: int, total: int) -> None:
+            live.update(Spinner("dots", text=f"syncing {done}/{total}"))
+
+        def ask(question: str) -> bool:
+            live.stop()
+            try:
+                return self.confirm(question)
+            finally:
+                live.start()
+
+        live.start()
+        try:
+            return sync_text(self.agent, progress, ask)
+        finally:
+            live.stop()
 
     def turn(self, line: str) -> TurnResult:
         """Run one turn with a live view of its progress."""
