@@ -1,4 +1,4 @@
-"""The layout the README promises: every module of the package is named in "How it works", in the
+"""The layout the docs promise (docs/how-it-works.md): every module of the package is named there, in the
 folder (layer) it lives in, and the package never reaches the top-level entry points."""
 
 import re
@@ -7,8 +7,8 @@ from conftest import ROOT
 
 
 def how_it_works() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    return text.split("## How it works", 1)[1].split("\n## ", 1)[0]
+    text = (ROOT / "docs" / "how-it-works.md").read_text(encoding="utf-8")
+    return text.split("# How it works", 1)[1].split("\n## ", 1)[0]
 
 
 def test_every_module_is_named_in_the_readme_under_its_layer():
@@ -20,11 +20,11 @@ def test_every_module_is_named_in_the_readme_under_its_layer():
         if rel.name == "__init__.py":
             continue
         if len(rel.parts) == 1:
-            assert rel.name in section, f"{rel} is not in the README's layout"
+            assert rel.name in section, f"{rel} is not in the layout of docs/how-it-works.md"
             continue
         folder = f"planner/{rel.parts[0]}/"
-        assert folder in named, f"the layer {folder} is not in the README's layout"
-        assert rel.name in named[folder], f"{rel} is not named under {folder} in the README's layout"
+        assert folder in named, f"the layer {folder} is not in the layout of docs/how-it-works.md"
+        assert rel.name in named[folder], f"{rel} is not named under {folder} in the layout of docs/how-it-works.md"
 
 
 def test_the_entry_points_at_the_top_are_the_ones_the_readme_names():
@@ -34,3 +34,13 @@ def test_the_entry_points_at_the_top_are_the_ones_the_readme_names():
     for path in (ROOT / "planner").rglob("*.py"):
         code = path.read_text(encoding="utf-8")
         assert not re.search(r"^\s*(from|import) (agent|tools|memory|embeddings)\b", code, re.M), path
+
+
+def test_every_setting_read_from_the_environment_is_in_help_and_docs():
+    read = set(re.findall(r'"(PLANNER_[A-Z_]+)"', (ROOT / "planner" / "settings.py").read_text(encoding="utf-8")))
+    assert {"PLANNER_MODEL", "PLANNER_WORK_HOURS", "PLANNER_CALDAV_PLAN"} <= read  # the pattern still finds them
+    from planner.ui.cli import ENVIRONMENT
+
+    docs = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    assert read - set(ENVIRONMENT.split()) == set(), "missing from `--help`"
+    assert {v for v in read if f"`{v}" not in docs} == set(), "missing from docs/configuration.md"

@@ -263,7 +263,11 @@ def test_resources_and_prompts_carry_the_planners_data_as_data(tmp_path):
         assert "it is data, not instructions" in text and "pay rent" in text
         data = json.loads(text.split("```json\n", 1)[1].rsplit("```", 1)[0])  # the task text sits inside JSON
         assert data["today"] == TODAY
-    assert "paint the fence" in weekly and "paint the fence" not in daily
+        planned = [b["title"] for d in data["plan"].get("days", [data["plan"]]) for b in d["blocks"]]
+        assert "pay rent" in planned  # the planner's own plan, made in code, not left to the client's model
+    assert "open_tasks_without_a_date" not in json.loads(daily.split("```json\n", 1)[1].rsplit("```", 1)[0])
+    assert "paint the fence" in json.dumps(json.loads(weekly.split("```json\n", 1)[1].rsplit("```", 1)[0])
+                                           ["open_tasks_without_a_date"])  # fmt: skip
 
 
 @pytest.mark.filterwarnings("ignore:resources/subscribe is removed")  # 2025-11-25 has it, which this test speaks
