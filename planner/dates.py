@@ -347,6 +347,17 @@ def next_due(rule: str, due: dt.date, today: dt.date | None = None) -> dt.date |
     return nxt.date() if nxt is not None and nxt.year <= MAX_YEAR else None
 
 
+def first_due(rule: str, today: dt.date) -> dt.date | None:
+    """The first date of a repeat that starts today: today itself when the rule allows it ("every week"
+    said on a Tuesday is due today, then every Tuesday), else its next date ("every monday")."""
+    start = dt.datetime.combine(today, dt.time())
+    try:
+        first = rrule.rrulestr(rule, dtstart=start).after(start, inc=True)
+    except (ValueError, TypeError, OverflowError):
+        return None
+    return first.date() if first is not None and first.year <= MAX_YEAR else None
+
+
 def describe_repeat(rule: str) -> str:
     """An RRULE in words, for listings."""
     parts = dict(p.split("=", 1) for p in rule.split(";") if "=" in p)

@@ -9,7 +9,16 @@ from hypothesis import strategies as st
 from test_planner import run
 
 from bench import dates as date_bench
-from planner.dates import AmbiguousDate, DateError, dates_in, describe_repeat, next_due, parse_repeat, resolve
+from planner.dates import (
+    AmbiguousDate,
+    DateError,
+    dates_in,
+    describe_repeat,
+    first_due,
+    next_due,
+    parse_repeat,
+    resolve,
+)
 from planner.storage.tasks import undo_last_turn
 
 TODAY_TABLE, PHRASES = date_bench.load()
@@ -160,3 +169,13 @@ def test_describe_repeat_reads_well():
     assert describe_repeat("FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR") == "every week on weekdays"
     assert describe_repeat("FREQ=MONTHLY;BYMONTHDAY=-1") == "every month on the last day"
     assert describe_repeat("FREQ=DAILY;INTERVAL=3") == "every 3 days"
+
+
+@pytest.mark.parametrize(
+    ("phrase", "first"),
+    [("every week", "2026-12-01"), ("every 2 weeks", "2026-12-01"), ("every year", "2026-12-01"),
+     ("every monday", "2026-12-07"), ("every tuesday", "2026-12-01"), ("monthly on the 15th", "2026-12-15"),
+     ("every weekend", "2026-12-05")],
+)  # fmt: skip
+def test_a_repeat_without_a_date_starts_today_when_its_rule_allows_today(phrase, first):
+    assert first_due(parse_repeat(phrase), dt.date(2026, 12, 1)).isoformat() == first  # Tuesday

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from planner.storage.urgency import urgency
 from planner.tools import dispatch
-from planner.ui.quickadd import NotationError, read
+from planner.ui.quickadd import NotationError, filters, read
 
 TABLE = json.loads((ROOT / "tests" / "data" / "quickadd.json").read_text())["rows"]
 CLOSED = "http://127.0.0.1:9"  # nothing listens there: Ollama is down
@@ -175,3 +175,39 @@ def test_a_task_waiting_for_its_start_or_for_its_steps_comes_after_the_same_task
     assert urgency(task(due, priority, start_in=start), DAY) < ready
     assert urgency(task(due, priority), DAY, open_children=2) < ready
     assert urgency({**task(due, priority), "status": "done"}, DAY) == 0
+
+
+@pytest.mark.parametrize(
+    ("symbol", "word"),
+    [("+home", "tag:home"), ("#work", "list:work"), ("#work", "project:work"), ("!high", "pri:high")],
+)
+def test_each_filter_has_a_spelling_bash_leaves_alone_and_it_reads_the_same(symbol, word):
+    today = dt.date(2026, 12, 1)
+    assert filters([word, "report"], today) == filters([symbol, "report"], today) != filters(["report"], today)
+
+
+def test_a_priority_filter_that_is_not_one_says_which_words_are():
+    with pytest.raises(NotationError, match="write pri:high, pri:medium or pri:low"):
+        filters(["pri:urgent"], dt.date(2026, 12, 1))
+
+
+def test_import_dash_reads_standard_input_so_a_task_export_can_be_piped_in(tmp_path):
+    exported = json.dumps([{"uuid": "6f1c2a4e-1111-4c3b-9a55-0123456789ab", "description": "fix the bike",
+                            "status": "pending", "project": "home", "entry": "20261120T080000Z"}])  # fmt: skip
+    p = shell(tmp_path, "import", "-", input=exported)
+    assert p.returncode == 0 and p.stderr == "imported 1 task, skipped 0 already there\n", p.stderr
+    assert json.loads(shell(tmp_path, "tasks", "--json").stdout)["tasks"][0]["list"] == "home"
+    again = shell(tmp_path, "import", "-", input=exported)
+    assert again.stderr == "imported 0 tasks, skipped 1 already there\n"
+
+
+def test_import_of_text_that_is_not_utf8_says_so_in_one_line_and_writes_nothing(tmp_path):
+    e = clean_env(OLLAMA_HOST=CLOSED, PLANNER_HOME=str(tmp_path), PLANNER_TODAY=TODAY.isoformat())
+    p = subprocess.run([sys.executable, str(ROOT / "agent.py"), "import", "-"], env=e, input=b"\xff\xfebuy milk",
+                       capture_output=True, timeout=60)  # fmt: skip
+    assert p.returncode == 1
+    assert (
+        p.stderr.decode()
+        == "error: cannot read standard input: it is not UTF-8 text; save it as UTF-8 and import again\n"
+    )
+    assert shell(tmp_path, "tasks").stdout.startswith("no open tasks")

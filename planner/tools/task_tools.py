@@ -14,7 +14,7 @@ import datetime as dt
 import re
 from typing import Any
 
-from planner.dates import DateError, When, check_time, next_due, parse_repeat, resolve, resolve_remind
+from planner.dates import DateError, When, check_time, first_due, parse_repeat, resolve, resolve_remind
 from planner.durations import DurationError, minutes
 from planner.storage.fields import (
     PRIORITIES,
@@ -192,8 +192,8 @@ def add_task(
     fields["notes"] = check_notes(notes) if notes else None
     fields["recurrence"] = read_repeat(repeat) if repeat else None
     if fields["recurrence"] and not fields.get("due_date"):
-        # A repeat needs a first date: its first occurrence from today on.
-        first = next_due(fields["recurrence"], ctx.today() - dt.timedelta(days=1))
+        # A repeat needs a first date: its first occurrence from today on, the series starting today.
+        first = first_due(fields["recurrence"], ctx.today())
         if first is None:
             raise ToolError(f"repeat: the rule {fields['recurrence']} has no date from today on")
         fields["due_date"] = first.isoformat()

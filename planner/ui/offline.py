@@ -156,13 +156,25 @@ def import_(store: Store, args: argparse.Namespace, today: dt.date) -> int:
     """import: the tasks of a json, todo.txt, iCalendar or Taskwarrior file that are not there yet."""
     from planner.storage.exchange import MAX_BYTES, guess_format, import_text
 
+    stdin = str(args.file) == "-"  # `task export | planner import -`
     try:
-        if args.file.stat().st_size > MAX_BYTES:
-            err(f"{args.file} is over the {MAX_BYTES / 1e6:g} MB an import reads; split it")
-            return EXIT_ERROR
-        text = args.file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        err(f"cannot read {args.file}: {getattr(e, 'strerror', None) or e}")
+        if stdin:
+            data = sys.stdin.buffer.read(MAX_BYTES + 1)
+            if len(data) > MAX_BYTES:
+                err(f"standard input is over the {MAX_BYTES / 1e6:g} MB an import reads; split it")
+                return EXIT_ERROR
+            text = data.decode("utf-8")
+        else:
+            if args.file.stat().st_size > MAX_BYTES:
+                err(f"{args.file} is over the {MAX_BYTES / 1e6:g} MB an import reads; split it")
+                return EXIT_ERROR
+            text = args.file.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        err(f"cannot read {'standard input' if stdin else args.file}: it is not UTF-8 text; save it as UTF-8 "
+            "and import again")  # fmt: skip
+        return EXIT_ERROR
+    except OSError as e:
+        err(f"cannot read {'standard input' if stdin else args.file}: {e.strerror or e}")
         return EXIT_ERROR
     fmt = args.format or guess_format(args.file.name, text)
     if args.events and fmt != "ics":
@@ -172,9 +184,11 @@ def import_(store: Store, args: argparse.Namespace, today: dt.date) -> int:
     result = import_text(store, text, fmt, args.events, progress=counter.show)
     counter.done()
     if not (result["added"] or result["skipped"] or result["problems"] or result.get("events")):
-        print(safe(f"nothing to import: {args.file} holds no tasks"), file=sys.stderr)
+        print(safe(f"nothing to import: {'standard input' if stdin else args.file} holds no tasks"), file=sys.stderr)
         return EXIT_OK
-    print(f"imported {result['added']} tasks, skipped {result['skipped']} already there", file=sys.stderr)
+    if result["added"] or result["skipped"] or not result.get("events"):  # a calendar alone says only that
+        n = result["added"]
+        print(f"imported {n} task{'' if n == 1 else 's'}, skipped {result['skipped']} already there", file=sys.stderr)
     if result.get("events"):
         ev = result["events"]
         print(f"calendar: {ev['added']} events added, {ev['updated']} updated (busy time for `plan`)", file=sys.stderr)

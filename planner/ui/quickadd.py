@@ -148,11 +148,20 @@ def _keyed(key: str, rest: list[str], out: Reading, today: dt.date) -> int:
         out.args["estimate"] = rest[0]
         return 1
     if key == "rec":
-        end, rule = _longest(rest, 0, _repeat)
-        if rule is None:
-            raise NotationError(f"cannot read rec:{rest[0]!r} as a repeat")
-        out.args["repeat"] = " ".join(rest[:end])
-        return end
+        words = [w.replace("-", " ") for w in rest]  # rec:every-2-weeks, one word for the shell
+        end, rule = _longest(words, 0, _repeat)
+        if rule is not None:
+            out.args["repeat"] = " ".join(words[:end])
+            return end
+        from planner.storage.todotxt import from_rec
+
+        try:  # todo.txt's short form: rec:2w, rec:+1m, rec:1b (weekdays)
+            out.args["repeat"] = parse_repeat(from_rec(rest[0]))
+        except (ValueError, DateError):
+            raise NotationError(
+                f"cannot read rec:{rest[0]!r} as a repeat; write e.g. rec:weekly, rec:every-2-weeks or rec:2w"
+            ) from None
+        return 1
     if key == "remind":
         # The longest run that is a reminder (checked against a stand-in due date: the tool reads it again
         # against the real one); "remind:1-hour-before" works too.
@@ -222,19 +231,23 @@ def _free_date_span(words: list[str], today: dt.date) -> tuple[int, int] | None:
 
 
 def filters(words: list[str], today: dt.date) -> dict[str, Any]:
-    """`tasks` filters: status, +tag, #list, !priority, due:today|tomorrow|week|overdue|PHRASE, start:PHRASE, words."""
+    """`tasks` filters: status, +tag (tag:), #list (list:), !priority (pri:), due:today|tomorrow|week|overdue|PHRASE, start:PHRASE, words."""
     args: dict[str, Any] = {}
     text: list[str] = []
     for w in [w for word in words for w in word.split()]:
         low = w.lower()
         if low in ("open", "waiting", "done", "cancelled", "all") and "status" not in args and not text:
             args["status"] = low
-        elif re.fullmatch(r"\+[^\W\d_][\w-]*", w):
-            args["tag"] = w[1:]
-        elif re.fullmatch(r"#[^\W\d_][\w-]*", w):
-            args["list"] = w[1:]
+        elif re.fullmatch(r"(\+|tag:)[^\W\d_][\w-]*", w, re.I):
+            args["tag"] = w.split(":", 1)[1] if ":" in w else w[1:]
+        elif re.fullmatch(r"(#|list:|project:)[^\W\d_][\w-]*", w, re.I):
+            args["list"] = w.split(":", 1)[1] if ":" in w else w[1:]
         elif low.startswith("!") and low[1:] in PRIORITY:
             args["priority"] = PRIORITY[low[1:]]
+        elif low.startswith(("pri:", "priority:")):  # bash reads !high as history
+            if low.split(":", 1)[1] not in PRIORITY:
+                raise NotationError(f"cannot read {w!r}: write pri:high, pri:medium or pri:low")
+            args["priority"] = PRIORITY[low.split(":", 1)[1]]
         elif low.startswith("due:"):
             args.update(_due_filter(low[4:], today))
         elif low.startswith("start:"):

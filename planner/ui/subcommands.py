@@ -71,7 +71,7 @@ def _export(p: argparse.ArgumentParser, c: Config) -> None:
 def _import(p: argparse.ArgumentParser, c: Config) -> None:
     from planner.storage.exchange import FORMATS
 
-    p.add_argument("file", type=Path, help="a json, todo.txt, iCalendar (.ics) or Taskwarrior file")
+    p.add_argument("file", type=Path, help="a json, todo.txt, iCalendar (.ics) or Taskwarrior file; - reads stdin")
     p.add_argument("--format", choices=FORMATS, help="default: from the file name and content")
     p.add_argument("--events", action="store_true", help="ics only: events as dated tasks (not busy time)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress")
@@ -121,8 +121,9 @@ SUBS = [
     Sub("redo", "", "make again what undo took back", "Make again the change undo took back last.", None),
     Sub("tasks", "[STATUS] [FILTER...]", "your tasks, most urgent first",
         "Your tasks as a table, most urgent first. Filters combine: open (the default), waiting, done, "
-        "cancelled or all; +tag; #list; !high; due:today, due:tomorrow, due:week, due:overdue or due:DATE; "
-        "start:DATE; any other words are searched in titles and notes.", _tasks),
+        "cancelled or all; +tag; #list; !high (tag:, list:, pri:high where the shell reads # or !); due:today, "
+        "due:tomorrow, due:week, due:overdue or due:DATE; start:DATE; any other words are searched in titles "
+        "and notes.", _tasks),
     Sub("lists", "", "the lists and their open tasks", "The lists (projects) and how many open tasks each has.",
         None),
     Sub("agenda", "[DAYS]", "overdue, today and the next days",
