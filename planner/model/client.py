@@ -1,4 +1,4 @@
-"""The edge between the planner and the Ollama server.
+"""The edge between the planner and the Ollama server: `Ollama`, the real `ChatModel` (base.py).
 
 Every call to Ollama goes through `Ollama`, which translates transport and
 protocol failures into one exception, `ModelError`, whose message is a single
@@ -10,79 +10,34 @@ from __future__ import annotations
 
 import json
 import logging
-import math
-import re
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import ollama
 import pydantic
 
-log = logging.getLogger("planner")
+from planner.model.base import (
+    BROKEN,
+    CUT_SHORT,
+    TIMEOUT,
+    TOO_LONG,
+    UNREACHABLE,
+    UNREADABLE,
+    ChatResult,
+    ModelError,
+    Observer,
+    clean,
+    server_error,
+)
 
-UNREACHABLE = "Cannot reach Ollama at {host}. Start it with `ollama serve` (or set OLLAMA_HOST to where it runs)."
-NOT_FOUND = "Model {model!r} is not available on the Ollama server. Pull it with `ollama pull {model}`."
-CUT_SHORT = "Ollama's reply stopped before it was complete (the server may have restarted). Try again."
-BROKEN = "The connection to Ollama broke during the reply (the server may have restarted). Try again."
-TIMEOUT = "Ollama did not answer within {seconds:.0f} s. Check that the server is not stuck, then try again."
-UNREADABLE = "Ollama sent a reply that could not be read. Try again; if it keeps happening, update Ollama."
-HTTP_ERROR = "Ollama answered with an error: {error} (HTTP {status}). Try again."
-BUSY = "Ollama is busy (its queue is full). Wait a moment and try again."
-TOOL_PARSE = "The model wrote a tool call Ollama could not parse. Try rephrasing the request."
-TOO_LONG = "The model's reply went on too long ({what}) and was stopped. Try again, or ask for something shorter."
+__all__ = ["ChatResult", "ModelError", "Ollama", "clean"]  # the first two live in base.py, for every ChatModel
+
+log = logging.getLogger("planner")
 
 REPLY_SECONDS = 900.0  # one model call, start to end: a stream that never ends (or trickles) is stopped
 REPLY_CHARS = 200_000  # of text in one reply (num_predict should stop it far sooner)
-MAX_DEPTH = 16  # nesting kept in tool arguments; deeper parts become text
-
-
-def clean(value: Any, depth: int = 0) -> Any:
-    """What the model sent, made safe to store and send back: lone surrogates become U+FFFD,
-    NaN and infinities their text, and nesting past MAX_DEPTH the text '(nested too deeply)'.
-
-    A value that cannot be encoded as UTF-8 or as strict JSON would break every later request
-    of the session; the tool that reads it reports a type error the model can act on.
-    """
-    if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value)
-    if isinstance(value, float) and not math.isfinite(value):
-        return repr(value)
-    if isinstance(value, dict | list):
-        if depth >= MAX_DEPTH:
-            return "(nested too deeply)"
-        if isinstance(value, dict):
-            return {clean(k, depth + 1): clean(v, depth + 1) for k, v in value.items()}
-        return [clean(v, depth + 1) for v in value]
-    return value
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-class ModelError(Exception):
-    """A failed call to Ollama; str() is one line for the user."""
-
-    def __init__(self, message: str, kind: str = "error", status: int | None = None):
-        super().__init__(message)
-        self.kind = kind  # unreachable | not_found | cut | broken | timeout | unreadable | http | tool_parse
-        self.status = status
-
-
-@dataclass
-class ChatResult:
-    """One finished model call: the assistant message and Ollama's counters."""
-
-    content: str = ""
-    thinking: str = ""
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # [{"function": {"name", "arguments"}}]
-    done_reason: str | None = None
-    prompt_eval_count: int = 0
-    eval_count: int = 0
-    load_seconds: float = 0.0
-    seconds: float = 0.0
 
 
 def _tool_call_dict(call: Any) -> dict[str, Any]:
@@ -91,7 +46,7 @@ def _tool_call_dict(call: Any) -> dict[str, Any]:
 
 
 class Ollama:
-    """An `ollama.Client` whose failures all arrive as `ModelError`."""
+    """The `ChatModel` (base.py) of an Ollama server: an `ollama.Client` whose failures all arrive as `ModelError`."""
 
     def __init__(self, host: str, timeout: float = 300.0, reply_seconds: float = REPLY_SECONDS):
         self.host = host
@@ -103,7 +58,7 @@ class Ollama:
         self.client = ollama.Client(host=host, timeout=httpx.Timeout(timeout, connect=5.0), **tls)
         # Called after each successful call, from the thread that made it (the UI's --verbose):
         # {"model", "purpose", "seconds", and "prompt_tokens" + "eval_tokens", or "texts" for embeddings}
-        self.observer: Callable[[dict[str, Any]], None] | None = None
+        self.observer: Observer | None = None
 
     def _report(self, model: str, purpose: str, seconds: float, **figures: int) -> None:
         if self.observer:
@@ -119,15 +74,7 @@ class Ollama:
         if isinstance(e, (httpx.RemoteProtocolError, httpx.ReadError, httpx.NetworkError)):
             return ModelError(BROKEN, "broken")
         if isinstance(e, ollama.ResponseError):
-            text = str(e.error)
-            if e.status_code == 404 or "not found" in text and "model" in text:
-                return ModelError(NOT_FOUND.format(model=model), "not_found", e.status_code)
-            if "error parsing tool call" in text:
-                return ModelError(TOOL_PARSE, "tool_parse", e.status_code)
-            if e.status_code == 503:
-                return ModelError(BUSY, "http", 503)
-            first = text.strip().splitlines()[0][:200] if text.strip() else "no details"
-            return ModelError(HTTP_ERROR.format(error=first, status=e.status_code), "http", e.status_code)
+            return server_error(e.status_code, str(e.error), model)
         if isinstance(e, (json.JSONDecodeError, pydantic.ValidationError, httpx.DecodingError)):
             return ModelError(UNREADABLE, "unreadable")
         if isinstance(e, httpx.HTTPError):

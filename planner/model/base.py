@@ -1,0 +1,140 @@
+"""The one seam between the planner and any model: `ChatModel`.
+
+Everything above this layer (the agent loop, the critic, the memory keeper,
+the embedder) talks to a model only through these four methods. Two classes
+implement it: `client.Ollama`, the real server over HTTP, and
+`scripted.ScriptedModel`, a deterministic model in this process for tests and
+scripted eval runs. A `ChatResult` is the one shape a finished call takes;
+every failure is a `ModelError` whose message is one line for the user.
+
+Left out on purpose: listing, pulling and loading models (`models()`,
+`pull()`, `loaded()`, `version()`) are about one server and its files, so the
+terminal and `doctor` ask `Ollama` for them directly.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+MAX_DEPTH = 16  # nesting kept in tool arguments; deeper parts become text
+
+# What a user reads when a model call fails: one line, what happened and what to do. Constants, so tests
+# match them; the scripted model raises the same lines for the same faults.
+UNREACHABLE = "Cannot reach Ollama at {host}. Start it with `ollama serve` (or set OLLAMA_HOST to where it runs)."
+NOT_FOUND = "Model {model!r} is not available on the Ollama server. Pull it with `ollama pull {model}`."
+CUT_SHORT = "Ollama's reply stopped before it was complete (the server may have restarted). Try again."
+BROKEN = "The connection to Ollama broke during the reply (the server may have restarted). Try again."
+TIMEOUT = "Ollama did not answer within {seconds:.0f} s. Check that the server is not stuck, then try again."
+UNREADABLE = "Ollama sent a reply that could not be read. Try again; if it keeps happening, update Ollama."
+HTTP_ERROR = "Ollama answered with an error: {error} (HTTP {status}). Try again."
+BUSY = "Ollama is busy (its queue is full). Wait a moment and try again."
+TOOL_PARSE = "The model wrote a tool call Ollama could not parse. Try rephrasing the request."
+TOO_LONG = "The model's reply went on too long ({what}) and was stopped. Try again, or ask for something shorter."
+
+
+class ModelError(Exception):
+    """A failed call to a model; str() is one line for the user."""
+
+    def __init__(self, message: str, kind: str = "error", status: int | None = None):
+        super().__init__(message)
+        self.kind = kind  # unreachable | not_found | cut | broken | timeout | unreadable | http | tool_parse
+        self.status = status
+
+
+def server_error(status: int, text: str, model: str) -> ModelError:
+    """The line for an error the server answered with (HTTP status, or -1 for one inside a stream)."""
+    if status == 404 or "not found" in text and "model" in text:
+        return ModelError(NOT_FOUND.format(model=model), "not_found", status)
+    if "error parsing tool call" in text:
+        return ModelError(TOOL_PARSE, "tool_parse", status)
+    if status == 503:
+        return ModelError(BUSY, "http", 503)
+    first = text.strip().splitlines()[0][:200] if text.strip() else "no details"
+    return ModelError(HTTP_ERROR.format(error=first, status=status), "http", status)
+
+
+@dataclass
+class ChatResult:
+    """One finished model call: the assistant message and the server's counters."""
+
+    content: str = ""
+    thinking: str = ""
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # [{"function": {"name", "arguments"}}]
+    done_reason: str | None = None
+    prompt_eval_count: int = 0
+    eval_count: int = 0
+    load_seconds: float = 0.0
+    seconds: float = 0.0
+
+
+def clean(value: Any, depth: int = 0) -> Any:
+    """What the model sent, made safe to store and send back: lone surrogates become U+FFFD,
+    NaN and infinities their text, and nesting past MAX_DEPTH the text '(nested too deeply)'.
+
+    A value that cannot be encoded as UTF-8 or as strict JSON would break every later request
+    of the session; the tool that reads it reports a type error the model can act on.
+    """
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    if isinstance(value, dict | list):
+        if depth >= MAX_DEPTH:
+            return "(nested too deeply)"
+        if isinstance(value, dict):
+            return {clean(k, depth + 1): clean(v, depth + 1) for k, v in value.items()}
+        return [clean(v, depth + 1) for v in value]
+    return value
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+Observer = Callable[[dict[str, Any]], None]  # {"model", "purpose", "seconds", tokens or "texts"}
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """What the planner needs of a model server: chat (streamed), JSON chat, embeddings, and the facts."""
+
+    observer: Observer | None  # hears every finished call, from the thread that made it (--verbose)
+
+    def chat_stream(
+        self,
+        model: str,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        options: dict[str, Any] | None = None,
+        think: bool | None = None,
+        keep_alive: str | None = None,
+        on_token: Callable[[str], None] | None = None,
+        on_thinking: Callable[[str], None] | None = None,
+    ) -> ChatResult:
+        """One chat call, its text streamed to on_token (and thinking to on_thinking) as it arrives."""
+        ...
+
+    def chat_json(
+        self,
+        model: str,
+        messages: list[dict[str, Any]],
+        *,
+        schema: dict[str, Any],
+        options: dict[str, Any] | None = None,
+        keep_alive: str | None = None,
+        purpose: str = "json",
+    ) -> ChatResult:
+        """One call whose content is JSON following `schema`, thinking off; `purpose` names it for the observer."""
+        ...
+
+    def embed(self, model: str, texts: list[str]) -> list[list[float]]:
+        """One vector per text, in order."""
+        ...
+
+    def facts(self, model: str) -> tuple[str | None, list[str]]:
+        """The model's size ('9.0B'; None if not said) and capabilities ('tools', 'thinking', ...)."""
+        ...

@@ -1,0 +1,132 @@
+"""The model seam (planner/model/base.py): the scripted model in the package answers exactly as the real
+client does through the fake Ollama server, for the same script, so tests that use it test the planner."""
+
+from __future__ import annotations
+
+import pytest
+from fake_ollama import fake_embedding
+from hypothesis import given
+from hypothesis import strategies as st
+
+from planner.model.base import ChatModel, ModelError
+from planner.model.client import Ollama
+from planner.model.scripted import ScriptedModel, embedding, schema_problem
+
+MESSAGES = [{"role": "system", "content": "You plan."}, {"role": "user", "content": "add milk"}]
+TOOLS = [{"type": "function", "function": {"name": "add_task", "description": "Add a task.",
+                                           "parameters": {"type": "object", "properties": {}}}}]  # fmt: skip
+REPLIES = {
+    "text": {"content": "Added milk to your list, for tomorrow morning."},
+    "tool calls": {"tool_calls": [{"name": "add_task", "arguments": {"title": "milk", "tags": ["shop"]}}]},
+    "thinking": {"content": "Done.", "thinking": "The user wants milk."},
+    "counts": {"content": "ok", "prompt_eval_count": 812, "eval_count": 31, "done_reason": "length"},
+    "a 500": {"status": 500, "error": "llama runner process has terminated"},
+    "a 503": {"status": 503, "error": "server busy"},
+    "cut short": {"content": "Added milk to", "cut": True},
+    "dropped": {"content": "Added milk to your list, for tomorrow.", "drop": True},
+    "not JSON": {"content": "Added", "garbage": True},
+}
+
+
+def both(fake):
+    """The real client on the fake server, and the scripted model, each scripted the same way."""
+    scripted = ScriptedModel()
+    return [("ollama", Ollama(fake.url, timeout=5), fake), ("scripted", scripted, scripted)]
+
+
+def outcome(model, script, reply):
+    """What one streamed call gives: the result's fields and the tokens seen, or the error."""
+    script.script("main", reply)
+    seen: list[str] = []
+    try:
+        r = model.chat_stream("main", MESSAGES, tools=TOOLS, options={"num_ctx": 8192}, keep_alive="30m",
+                              on_token=seen.append)  # fmt: skip
+    except ModelError as e:
+        return ("error", str(e), e.kind)
+    return (r.content, r.thinking, r.tool_calls, r.done_reason, r.prompt_eval_count, r.eval_count, "".join(seen))
+
+
+@pytest.mark.parametrize("name", REPLIES)
+def test_the_scripted_model_gives_what_the_client_gives_through_the_fake_server(fake, name):
+    (_, real, fake_script), (_, scripted, own) = both(fake)
+    assert outcome(scripted, own, REPLIES[name]) == outcome(real, fake_script, REPLIES[name])
+
+
+def test_a_request_is_recorded_with_the_fields_the_server_receives(fake):
+    (_, real, fake_script), (_, scripted, own) = both(fake)
+    for model, script in ((real, fake_script), (scripted, own)):
+        outcome(model, script, REPLIES["text"])
+    sent, kept = fake.chats("main")[-1], scripted.chats("main")[-1]
+    for key in ("model", "messages", "tools", "options", "keep_alive"):
+        assert kept[key] == sent[key], key
+    assert kept["stream"] is sent["stream"] is True
+
+
+def test_json_calls_and_embeddings_and_facts_match_the_client(fake):
+    schema = {"type": "object", "properties": {"done": {"type": "boolean"}, "critique": {"type": "string"}},
+              "required": ["done", "critique"]}  # fmt: skip
+    real, scripted = Ollama(fake.url, timeout=5), ScriptedModel()
+    for script in (fake, scripted):
+        script.script("critic", {"content": '{"done": false, "critique": "say the date"}'})
+    results = [m.chat_json("critic", MESSAGES, schema=schema, purpose="critic") for m in (real, scripted)]
+    assert results[0].content == results[1].content and scripted.chats("critic")[0]["format"] == schema
+    assert scripted.embed("embed", ["buy milk", "query: milk"]) == real.embed("embed", ["buy milk", "query: milk"])
+    assert scripted.facts("main") == real.facts("main") == ("8.0B", ["completion", "tools"])
+    for model in (scripted, real):
+        with pytest.raises(ModelError) as e:
+            model.facts("nope")
+        assert e.value.kind == "not_found" and "ollama pull nope" in str(e.value)
+
+
+def test_the_critic_unscripted_says_done_and_another_model_unscripted_is_an_error_the_user_can_read():
+    m = ScriptedModel()
+    assert m.chat_json("critic", MESSAGES, schema={"type": "object"}).content == '{"done": true, "critique": ""}'
+    with pytest.raises(ModelError, match=r"no scripted reply left for main \(HTTP 500\)"):
+        m.chat_stream("main", MESSAGES)
+
+
+def test_a_scripted_json_reply_that_breaks_its_schema_fails_the_test_unless_marked_unchecked():
+    m = ScriptedModel()
+    schema = {"type": "object", "properties": {"done": {"type": "boolean"}}, "required": ["done"]}
+    m.script("critic", {"content": '{"done": "yes"}'}, {"content": "not json", "unchecked": True})
+    with pytest.raises(AssertionError, match=r"\$\.done is not boolean"):
+        m.chat_json("critic", MESSAGES, schema=schema)
+    assert m.chat_json("critic", MESSAGES, schema=schema).content == "not json"  # the planner's own handling
+
+
+@pytest.mark.parametrize(
+    ("value", "schema", "problem"),
+    [
+        ('{"a": 1}', {"type": "object", "required": ["a", "b"]}, "$ lacks b"),
+        ('{"a": 1, "z": 2}', {"type": "object", "properties": {"a": {}}, "additionalProperties": False},
+         "$ has keys the schema does not: z"),
+        ('{"k": "x"}', {"type": "object", "properties": {"k": {"enum": ["fact", "event"]}}},
+         "$.k is not one of ['fact', 'event']"),
+        ('{"n": true}', {"type": "object", "properties": {"n": {"type": "integer"}}}, "$.n is not integer"),
+        ('{"l": [1, "2"]}', {"type": "object", "properties": {"l": {"type": "array", "items": {"type": "integer"}}}},
+         "$.l[1] is not integer"),
+        ('{"n": 1.5}', {"type": "object", "properties": {"n": {"type": "number"}}}, None),
+    ],
+)  # fmt: skip
+def test_the_schema_check_names_the_first_thing_wrong(value, schema, problem):
+    assert schema_problem(value, schema) == problem
+
+
+def test_both_implement_the_protocol_the_agent_takes(fake):
+    assert all(isinstance(model, ChatModel) for _, model, _ in both(fake))
+
+
+@given(st.lists(st.sampled_from("milk bread dentist friday rent plants bike".split()), min_size=1, max_size=6),
+       st.lists(st.sampled_from("tax passport keys garden".split()), min_size=1, max_size=6))  # fmt: skip
+def test_embeddings_are_unit_vectors_close_for_shared_words_and_orthogonal_for_none(a, b):
+    va, vb = embedding(" ".join(a)), embedding("query: " + " ".join(b))
+    assert abs(sum(x * x for x in va) - 1) < 1e-9
+    assert abs(sum(x * y for x, y in zip(va, embedding(" ".join(reversed(a))), strict=True)) - 1) < 1e-9
+    if not set(a) & set(b) and not {hash_slot(w) for w in a} & {hash_slot(w) for w in b}:
+        assert sum(x * y for x, y in zip(va, vb, strict=True)) == 0
+    assert embedding(" ".join(a)) == pytest.approx(fake_embedding(" ".join(a)))  # the fake server's vectors
+
+
+def hash_slot(word: str) -> int:
+    """Where a word lands in the 256 dimensions (two words may share one)."""
+    return embedding(word).index(1.0)
