@@ -44,3 +44,18 @@ def test_every_setting_read_from_the_environment_is_in_help_and_docs():
     docs = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
     assert read - set(ENVIRONMENT.split()) == set(), "missing from `--help`"
     assert {v for v in read if f"`{v}" not in docs} == set(), "missing from docs/configuration.md"
+
+
+def test_sql_is_written_only_in_storage_and_memorys_own_tables():
+    outside = []
+    for path in sorted((ROOT / "planner").rglob("*.py")):
+        rel = path.relative_to(ROOT / "planner").as_posix()
+        if rel.startswith(("storage/", "memory/")):
+            continue
+        code = path.read_text(encoding="utf-8")
+        if re.search(
+            r"\.execute(many|script)?\(|\b(SELECT|INSERT INTO|UPDATE \w+ SET|DELETE FROM)\b [^\n]*\b(FROM|VALUES|WHERE)\b",
+            code,
+        ):
+            outside.append(rel)
+    assert outside == []

@@ -201,6 +201,10 @@ class Store:
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
+    def data_version(self) -> int:
+        """A number that changes whenever another connection (another process) commits to the file."""
+        return self.conn().execute("PRAGMA data_version").fetchone()[0]
+
     def close(self) -> None:
         """Close every thread's connection."""
         with self._lock:

@@ -18,7 +18,7 @@ from typing import Any
 import icalendar
 
 from planner.schedule import Block
-from planner.storage import calendar
+from planner.storage import calendar, syncstate
 from planner.storage.ical import uid_of
 from planner.sync.dav import Dav, DavError, credentials, password_for, safe_url
 from planner.tools import ToolContext
@@ -32,14 +32,10 @@ class PublishError(Exception):
     """The plan could not be published; the message says why and what to do."""
 
 
-def _uids(ctx: ToolContext) -> dict[int, str]:
-    return dict(ctx.store.conn().execute("SELECT id, uid FROM tasks").fetchall())
-
-
 def block_events(ctx: ToolContext, when: str | None) -> list[tuple[str, icalendar.Event]]:
     """(UID, VEVENT) for each task block of the plan."""
     horizon = horizon_of(ctx, when or "week")
-    uids = _uids(ctx)
+    uids = {task_id: uid for uid, task_id in syncstate.ids_by_uid(ctx.store.conn()).items()}
     out = []
     stamp = dt.datetime.now(dt.UTC)
     for b in make_plan(ctx, horizon).blocks:

@@ -388,10 +388,10 @@ class PlannerServer:
     async def watch(self) -> None:
         """Notice writes by other processes (the terminal, another MCP server) and tell subscribers."""
         store = self.ctx.store
-        seen = await anyio.to_thread.run_sync(lambda: store.conn().execute("PRAGMA data_version").fetchone()[0])
+        seen = await anyio.to_thread.run_sync(store.data_version)
         while True:
             await anyio.sleep(WATCH_SECONDS)
-            now = await anyio.to_thread.run_sync(lambda: store.conn().execute("PRAGMA data_version").fetchone()[0])
+            now = await anyio.to_thread.run_sync(store.data_version)
             if now != seen:
                 seen = now
                 await self.notify_all()
