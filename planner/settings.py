@@ -37,7 +37,9 @@ class Config:
     """Every setting of the planner; one default and one line of doc per field."""
 
     model: str = "qwen3.5:9b"  # main model: plans, calls tools, answers
-    critic_model: str = "qwen3.5:4b"  # smaller model that checks turns which changed data
+    critic_model: str = (
+        "qwen3.5:4b"  # the smaller model: checks turns that changed data, and extracts memories and writes summaries
+    )
     embed_model: str = "nomic-embed-text"  # embedding model for long-term memory
     host: str = DEFAULT_HOST  # Ollama server (OLLAMA_HOST)
     db_path: Path = field(default_factory=lambda: data_dir() / "planner.db")  # the SQLite file

@@ -9,7 +9,7 @@
          destructive calls on the calling thread, so their y/N prompt can use the terminal
       -> every call gets its result, also after Ctrl-C, and is added to turn.calls
 
-The Agent (agent.py) stores the calls in history; this class never prints.
+The Agent (planner/agent/loop.py) stores the calls in history; this class never prints.
 """
 
 from __future__ import annotations

@@ -75,7 +75,7 @@ def _m2_sessions_and_models(conn: sqlite3.Connection) -> None:
     _script(
         conn,
         """
-        -- window_start: id of the first message sent to the model (memory.py)
+        -- window_start: id of the first message sent to the model (planner/memory/history.py)
         CREATE TABLE IF NOT EXISTS sessions (
             name TEXT PRIMARY KEY,
             created_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP,

@@ -86,7 +86,9 @@ def build_parser(defaults: Config) -> argparse.ArgumentParser:
     )
     p.add_argument("--model", default=defaults.model, help=f"main model (default {defaults.model})")
     p.add_argument(
-        "--critic-model", default=defaults.critic_model, help=f"critic model (default {defaults.critic_model})"
+        "--critic-model",
+        default=defaults.critic_model,
+        help=f"the smaller model: checks turns, extracts memories (default {defaults.critic_model})",
     )
     p.add_argument(
         "--embed-model", default=defaults.embed_model, help=f"embedding model (default {defaults.embed_model})"

@@ -2,7 +2,7 @@
 
 Each handler takes the running agent and the text after the command name and
 returns what to show. Handlers read and change the agent's state (session,
-switches) but never print; cli.py prints what they return.
+switches) but never print; the terminal (repl.py, tui.py) prints what they return.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def command(usage: str) -> Callable[[Handler], Handler]:
 def run_command(agent: Agent, line: str, stats: Stats) -> str:
     """Run '/name args' and return what to show."""
     name, _, arg = line[1:].partition(" ")
-    entry = COMMANDS.get(ALIASES.get(name.lower(), name.lower()))
+    entry = COMMANDS.get(COMMAND_ALIASES.get(name.lower(), name.lower()))
     if entry is None:
         return f"unknown command /{name}; type /help for the list"
     try:
@@ -87,7 +87,7 @@ def run_command(agent: Agent, line: str, stats: Stats) -> str:
 
 
 EXIT_WORDS = {"exit", "quit", "/exit", "/quit", "/bye"}  # /bye as `ollama run` users type it
-ALIASES = {"?": "help"}
+COMMAND_ALIASES = {"?": "help"}  # other words for a /command (tools.ALIASES are other names for a tool)
 
 
 def help_text() -> str:

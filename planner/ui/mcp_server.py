@@ -223,7 +223,7 @@ class PlannerServer:
             if decision.verdict is Verdict.REFUSE:
                 return result({"error": decision.reason, **({"note": "; ".join(notes)} if notes else {})}, False)
             if decision.verdict is Verdict.ASK:
-                answer = await self.ask(ctx, params, decision.question, key=call_key(name, args, decision.question))
+                answer = await self.ask(ctx, params, decision.question, key=answer_key(name, args, decision.question))
                 if isinstance(answer, types.InputRequiredResult):
                     return answer
                 if not answer:
@@ -293,7 +293,7 @@ class PlannerServer:
             )  # fmt: skip
         )
         if question and not first.lines:
-            answer = await self.ask(ctx, params, question[0], key=call_key(name, {}, question[0]))
+            answer = await self.ask(ctx, params, question[0], key=answer_key(name, {}, question[0]))
             if isinstance(answer, types.InputRequiredResult):
                 return answer
             if not answer:
@@ -451,7 +451,7 @@ class PlannerServer:
             group.cancel_scope.cancel()
 
 
-def call_key(name: str, args: dict[str, Any], question: str) -> str:
+def answer_key(name: str, args: dict[str, Any], question: str) -> str:
     """What an answer to an input_required question is bound to: this tool, these arguments, this question."""
     blob = json.dumps([name, args, question], sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:32]

@@ -1,8 +1,8 @@
 """The interactive terminal: prompt_toolkit for input, rich for output.
 
 Used when stdin and stdout are terminals (unless TERM=dumb or --plain; NO_COLOR
-only turns colour off); otherwise cli.py keeps its plain line-per-turn mode, which scripts
-depend on. Like cli.py, this layer only renders what the agent reports
+only turns colour off); otherwise repl.py keeps its plain line-per-turn mode, which scripts
+depend on. Like repl.py, this layer only renders what the agent reports
 through its events and never decides anything itself.
 
     you> add milk for tomorrow
