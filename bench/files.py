@@ -54,7 +54,7 @@ def first_sync(quick: bool) -> dict:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
     from phone import PASSWORD, USER, new_list, start_radicale
 
-    from planner.sync.caldav_sync import sync
+    from planner.sync.runner import sync
 
     n = 50 if quick else 500
     with tempfile.TemporaryDirectory() as d:

@@ -21,7 +21,7 @@ from phone import todos as phone_todos
 from planner.settings import Config
 from planner.storage import exchange
 from planner.storage.tasks import undo_last_turn
-from planner.sync.caldav_sync import SyncError, sync, sync_config
+from planner.sync.runner import SyncError, sync, sync_config
 from planner.tools import dispatch
 
 

@@ -21,7 +21,7 @@ from phone import LONG_AGO, PASSWORD, USER, add, edit, new_list, put_text, raw, 
 
 from planner.storage import exchange
 from planner.storage.tasks import undo_last_turn
-from planner.sync.caldav_sync import SyncError, sync
+from planner.sync.runner import SyncError, sync
 from planner.tools import dispatch
 from planner.tools.policy import Door
 

@@ -28,32 +28,35 @@ else stops. Two syncs of one database never run at once.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
-import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-
-import icalendar
 
 from planner.storage import ical, syncstate
 from planner.storage.db import DatabaseError, Store
 from planner.storage.exchange import all_tasks, check_row
 from planner.storage.fields import TaskError
 from planner.storage.tasks import by_uid, insert, new_turn, record, restore, set_tags, snapshot
-from planner.sync.dav import Dav, DavError, Resource, password_for, safe_url
+from planner.sync.dav import Dav, DavError, Resource
+from planner.sync.remote import (
+    SYNCED,
+    TAKEN,
+    Remote,
+    as_export,
+    as_task,
+    fingerprint,
+    raw_uid,
+    read_remote,
+    synced_fields,
+    to_ics,
+)
 from planner.tools import ToolContext, dispatch
 from planner.tools.policy import Door, Effect, decide, settle
 
 log = logging.getLogger("planner")
 
-SYNCED = ("title", "status", "due_date", "due_time", "start_date", "priority", "tags", "notes", "annotations")
-SYNCED += ("repeat", "remind_at", "estimate_minutes", "parent")
 Progress = Callable[[int, int], None]
-# The columns a version from the server sets here, each one, also to nothing.
-TAKEN = ("title", "status", "due_date", "due_time", "start_date", "priority", "notes", "annotations", "recurrence",
-         "remind_at", "estimate_minutes", "parent_uid", "completed_at")  # fmt: skip
 
 
 class SyncError(Exception):
@@ -89,59 +92,6 @@ class Report:
         if self.conflicts:
             text += f"; {len(self.conflicts)} changed on both sides, the newer kept ({'; '.join(self.conflicts)})"
         return text
-
-
-def synced_fields(task: dict[str, Any]) -> dict[str, Any]:
-    """The fields a sync carries, as it carries them (a completed instance has no repeat)."""
-    view = {k: task.get(k) for k in SYNCED}
-    view["tags"] = sorted(view["tags"] or [])
-    view["annotations"] = [{"at": a.get("at") or "", "text": a["text"]} for a in view["annotations"] or []]
-    if view["status"] == "done":
-        view["repeat"] = None
-    for k, v in view.items():
-        if v in ("", []) and k not in ("tags", "annotations"):
-            view[k] = None
-    return view
-
-
-def fingerprint(task: dict[str, Any]) -> str:
-    """A hash of the synced fields (what older records kept instead of the fields)."""
-    return hashlib.sha256(json.dumps(synced_fields(task), sort_keys=True).encode()).hexdigest()[:24]
-
-
-@dataclass
-class Remote:
-    """One to-do as the server has it."""
-
-    uid: str  # the planner's uid for it
-    resource: Resource
-    row: dict[str, Any]  # read as an import row
-    todo: icalendar.Todo
-    modified: dt.datetime
-
-    @property
-    def fields(self) -> dict[str, Any]:
-        """Its synced fields."""
-        return synced_fields(self.row)
-
-
-def read_remote(resource: Resource) -> Remote:
-    """A server's to-do, read; raises ical.ReadError with what is wrong."""
-    try:
-        cal = icalendar.Calendar.from_ical(resource.data)
-    except ValueError as e:
-        raise ical.ReadError(f"it is not iCalendar ({e})") from None
-    todos = [c for c in cal.subcomponents if c.name == "VTODO"]
-    if not todos:
-        raise ical.ReadError("it holds no to-do")
-    todo = todos[0]
-    row = ical.to_row(todo)
-    if not row["uid"]:
-        raise ical.ReadError("it has no UID")
-    modified = ical._one(todo, "last-modified", latest=True) or ical._one(todo, "dtstamp", latest=True)
-    when = getattr(modified, "dt", None)
-    when = ical._utc(when) if isinstance(when, dt.date) else dt.datetime.min.replace(tzinfo=dt.UTC)
-    return Remote(row["uid"], resource, row, todo, when)
 
 
 class Sync:
@@ -222,7 +172,7 @@ class Sync:
                 item = read_remote(resource)
             except ical.ReadError as e:
                 unreadable.add(resource.href)
-                uid = _raw_uid(resource.data)
+                uid = raw_uid(resource.data)
                 self.report.problems.append(f"to-do {uid or resource.href} not read: {e}")
                 continue
             out[item.uid] = item
@@ -366,7 +316,7 @@ class Sync:
             with self.store.write() as conn:
                 before = snapshot(conn, mine["id"])
                 if before is not None:
-                    record(conn, self.turn, "sync", mine["id"], _as_task(before, {k: other[k] for k in lost_there}))
+                    record(conn, self.turn, "sync", mine["id"], as_task(before, {k: other[k] for k in lost_there}))
         if merged != other:
             now_mine = self._reload(mine["uid"])
             if now_mine is not None:
@@ -394,7 +344,7 @@ class Sync:
                 insert(conn, self.turn, fields, tags, "sync")
             else:
                 before = snapshot(conn, mine["id"])
-                if before is None or synced_fields(_as_export(before)) != synced_fields(mine):
+                if before is None or synced_fields(as_export(before)) != synced_fields(mine):
                     # Changed here while this sync ran: that edit is newer than what we read; next sync meets it.
                     self.report.problems.append(f'"{mine["title"]}" changed here during the sync; synced next time')
                     return False
@@ -427,7 +377,7 @@ class Sync:
             before = snapshot(conn, mine["id"])
             if before is None:
                 return
-            if self._changed_here(_as_export(before), last):  # edited here since the listing: the edit wins
+            if self._changed_here(as_export(before), last):  # edited here since the listing: the edit wins
                 self.report.problems.append(f'"{mine["title"]}" changed here during the sync; kept and sent next time')
                 return
             restore(conn, mine["id"], None)
@@ -437,7 +387,7 @@ class Sync:
 
     def _reload(self, uid: str, conn: Any = None) -> dict[str, Any] | None:
         task = by_uid(conn or self.store.conn(), uid)
-        return _as_export(task) if task is not None else None
+        return as_export(task) if task is not None else None
 
     def _record(self, task: dict[str, Any], resource: Resource, data: str, conn: Any = None, etag: Any = ...) -> None:
         def write(c: Any) -> None:
@@ -474,176 +424,3 @@ class Sync:
                     self._send(task, None)
                 except DavError as e:
                     self.report.problems.append(f'"{task["title"]}": {e}')
-
-
-def _as_export(task: dict[str, Any]) -> dict[str, Any]:
-    """A stored task (snapshot) in the shape all_tasks gives: repeat, parent uid, annotations as a list."""
-    from planner.storage.fields import annotations_of
-
-    out = dict(task)
-    out["repeat"] = task.get("recurrence")
-    out["parent"] = task.get("parent_uid")
-    out["annotations"] = annotations_of(task)
-    return out
-
-
-def _as_task(snap: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
-    """A snapshot with some synced fields set to other values (for the change log)."""
-    out = dict(snap)
-    for k, v in values.items():
-        key = {"repeat": "recurrence", "parent": "parent_uid"}.get(k, k)
-        out[key] = json.dumps(v, ensure_ascii=False) if k == "annotations" and v else v
-    return out
-
-
-def _raw_uid(data: str) -> str | None:
-    for line in data.replace("\r\n ", "").splitlines():
-        if line.upper().startswith("UID:"):
-            return line[4:].strip()[:80] or None
-    return None
-
-
-def to_ics(task: dict[str, Any], changed_at: dt.datetime | None, base: icalendar.Todo | None = None,
-           copy: str | None = None) -> str:  # fmt: skip
-    """One task as a calendar object resource: a VCALENDAR with its VTODO, written over the server's copy,
-    and the time zones (VTIMEZONE) that copy holds."""
-    cal = icalendar.Calendar()
-    cal.add("prodid", "-//planner//tasks//EN")
-    cal.add("version", "2.0")
-    for zone in ical.zones_in(copy or task.get("ical") or "").values():
-        cal.add_component(zone)
-    stamp = dt.datetime.now(dt.UTC)
-    cal.add_component(ical.to_vtodo(task, stamp, repeat_when_done=False, base=base, changed_at=changed_at or stamp))
-    return cal.to_ical().decode()
-
-
-# ---------------------------------------------------------------- from the settings
-
-
-NO_URL = (
-    "no CalDAV task list is set: set PLANNER_CALDAV_URL to its address (and PLANNER_CALDAV_USER, "
-    "PLANNER_CALDAV_PASSWORD); see docs/sync.md"
-)
-
-
-def collections(config: Any) -> list[tuple[str, str | None]]:
-    """(url, list) for each task list the settings name: the default one, and one per mapped list."""
-    out: list[tuple[str, str | None]] = [(config.caldav_url, None)]
-    out += [(url, name) for name, url in (config.caldav_lists or {}).items()]
-    return out
-
-
-def sync_config(
-    store: Store, config: Any, today: Callable[[], dt.date] = dt.date.today, door: Door | None = None,
-    progress: Progress | None = None, create: bool = False, say: Callable[[str], None] | None = None,
-) -> Report:  # fmt: skip
-    """`sync` and /sync: one sync of every task list the settings name; a SyncError when it could not run.
-
-    `say` hears a notice while it waits for another sync of the same database to finish."""
-    if not (config.caldav_url or config.caldav_calendars or config.caldav_plan):
-        raise SyncError(NO_URL)
-    with store.exclusive("sync", wait=0) as free:
-        if free:
-            return _calendars(store, config, today, _sync_all(store, config, today, door, progress, create))
-    if say:
-        say(f"another sync of this database is running; waiting for it (up to {WAIT_FOR_OTHER:.0f} s)")
-    with store.exclusive("sync", wait=WAIT_FOR_OTHER) as mine:
-        if not mine:
-            raise SyncError("another sync of this database is still running; try again when it has finished")
-        return _calendars(store, config, today, _sync_all(store, config, today, door, progress, create))
-
-
-def _calendars(store: Store, config: Any, today: Callable[[], dt.date], report: Report) -> Report:
-    """After the tasks: the busy time from the user's calendars, then the plan's blocks, when the settings name them."""
-    from planner.sync.plan_publish import PublishError, publish, read_calendars
-    from planner.tools.plan_tools import hours_of
-
-    if not (config.caldav_calendars or config.caldav_plan):
-        return report
-    ctx = ToolContext(store=store, today=today, hours=hours_of(config))
-    report.calendars += read_calendars(ctx, config, today())
-    if config.caldav_plan:
-        try:
-            report.calendars.append(publish(ctx, config))
-        except PublishError as e:
-            report.problems.append(str(e))
-    return report
-
-
-WAIT_FOR_OTHER = 60.0  # seconds a sync waits for another one of the same database
-
-
-def _sync_all(store: Store, config: Any, today: Callable[[], dt.date], door: Door | None,
-              progress: Progress | None, create: bool) -> Report:  # fmt: skip
-    from planner.sync.dav import credentials
-
-    report = Report()
-    if not config.caldav_url:
-        return report  # only calendars to read or a plan to publish
-    turn = new_turn()
-    lists = collections(config)
-    others = {name.lower() for _, name in lists if name}
-    for url, name in lists:
-        user = config.caldav_user or credentials(url)[0]
-        dav = Dav(url, user, password_for(user, url, config.caldav_password), deadline=config.caldav_timeout)
-        try:
-            one = _run_one(store, dav, name, today, door, progress, turn, others, create)
-        finally:
-            dav.close()
-        _add(report, one)
-    return report
-
-
-def sync(store: Store, url: str, user: str | None, password: str | None, **kw: Any) -> Report:
-    """One sync with the task list at `url` (sync_config's keywords: today, door, progress, create)."""
-    from planner.settings import Config
-
-    return sync_config(store, Config(caldav_url=url, caldav_user=user, caldav_password=password), **kw)
-
-
-def _run_one(store: Store, dav: Dav, name: str | None, today: Callable[[], dt.date], door: Door | None,
-             progress: Progress | None, turn: str, others: set[str], create: bool) -> Report:  # fmt: skip
-    where = dav.url
-    try:
-        try:
-            return Sync(store, dav, list_name=name, today=today, door=door, progress=progress, turn=turn,
-                        others=others).run()  # fmt: skip
-        except DavError as e:
-            if e.kind != "missing" or not create:
-                raise
-        dav.mkcalendar(name or "Tasks")
-        return Sync(store, dav, list_name=name, today=today, door=door, progress=progress, turn=turn,
-                    others=others).run()  # fmt: skip
-    except DavError as e:
-        if e.kind == "auth":
-            raise SyncError(
-                f"the CalDAV server at {where} refused the user name or password; check "
-                "PLANNER_CALDAV_USER and PLANNER_CALDAV_PASSWORD; nothing was changed"
-            ) from None
-        if e.kind == "missing":
-            raise SyncError(
-                f"there is no task list at {where}; create it with `python agent.py sync --create`, "
-                "or check PLANNER_CALDAV_URL; nothing was changed",
-                missing=True,
-            ) from None
-        raise SyncError(f"{e}; nothing more was changed") from None
-
-
-def _add(total: Report, one: Report) -> None:
-    for name in ("sent", "received", "deleted_here", "deleted_there"):
-        setattr(total, name, getattr(total, name) + getattr(one, name))
-    for name in ("merged", "conflicts", "kept", "problems"):
-        getattr(total, name).extend(getattr(one, name))
-
-
-def report_lines(config: Any, report: Report) -> list[str]:
-    """The report as lines for the user."""
-    lines = [f"synced with {safe_url(config.caldav_url)}: {report.line()}"] if config.caldav_url else []
-    lines += report.calendars
-    lines += [f"  {k}" for k in report.kept]
-    lines += [f"  not synced: {p}" for p in report.problems]
-    return lines
-
-
-__all__ = ["NO_URL", "Report", "Sync", "SyncError", "fingerprint", "report_lines", "safe_url", "sync", "sync_config",
-           "to_ics"]  # fmt: skip

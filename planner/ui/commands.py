@@ -172,7 +172,7 @@ def _sync(agent: Agent, arg: str, stats: Stats) -> str:
 def sync_text(agent: Agent, progress: Callable[[int, int], None] | None = None,
               ask: Callable[[str], bool] | None = None) -> str:  # fmt: skip
     """/sync: one sync, its report in lines (`progress(done, total)` hears it go; `ask` is the y/N)."""
-    from planner.sync.caldav_sync import SyncError, report_lines, sync_config
+    from planner.sync.runner import SyncError, report_lines, sync_config
     from planner.tools.policy import Door
 
     door = Door("sync", ask=ask or agent.context.confirm, yes=agent.settings.yes,
