@@ -10,9 +10,8 @@ is no break, so splitting a task into 15-minute parts is exactly what the
 scheduler may do, and the optimum below is the true one for those rules.
 
 Measured for the scheduler (planner/schedule.py) and the optimum side by side:
-- missed: tasks with a due date finishing after it or not placed at all (a
-  task already past due is late from the horizon's start: every one of them
-  counts, and what counts is how soon it is done);
+- missed: tasks with a due date (not already past) finishing after it or not
+  placed at all;
 - weighted lateness: the sum over those of (finish - due) in hours, times the
   priority weight (high 3, medium 2, low or none 1); a task not placed counts
   as finishing at the horizon's end plus its own length;
@@ -95,22 +94,16 @@ def instance(seed: int, n: int, weeks: int) -> tuple[list[Task], list[Event], Ho
     return tasks, events, Horizon(start, end)
 
 
-def due_of(t: Task, horizon: Horizon) -> dt.datetime | None:
-    """When lateness starts counting: the due date, or the horizon's start for a task already past due."""
-    return None if t.due is None else max(t.due, horizon.start)
-
-
 def lateness(tasks: list[Task], horizon: Horizon, finish: dict[int, dt.datetime]) -> tuple[int, float]:
     """Deadlines missed and priority-weighted lateness in hours, given each placed task's finish."""
     missed, weighted = 0, 0.0
     for t in tasks:
-        due = due_of(t, horizon)
-        if due is None:
+        if t.due is None or t.due <= horizon.start:
             continue
         done = finish.get(t.task_id, horizon.end + dt.timedelta(minutes=t.minutes))
-        if done > due:
+        if done > t.due:
             missed += 1
-            weighted += WEIGHT[t.priority] * (done - due).total_seconds() / 3600
+            weighted += WEIGHT[t.priority] * (done - t.due).total_seconds() / 3600
     return missed, weighted
 
 
@@ -147,10 +140,9 @@ def optimum(tasks: list[Task], events: list[Event], horizon: Horizon, limit: flo
     due, points, first = [], [], []  # the tasks that can be late, their possible finishes, their first column
     cost, const = [], 0.0
     for t in tasks:
-        d = due_of(t, horizon)
-        if d is None:
+        if t.due is None or t.due <= horizon.start:
             continue
-        w, at = WEIGHT[t.priority], [d] + [e for e in ends if e > d]
+        w, at = WEIGHT[t.priority], [t.due] + [e for e in ends if e > t.due]
         tail = max(0.0, (horizon.end - at[-1]).total_seconds() / 3600 + t.minutes / 60)
         if len(at) == 1 and not tail:
             continue  # due after the horizon and its end: never late here

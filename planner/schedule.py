@@ -18,13 +18,11 @@ A plan keeps these rules:
   (part k of n). A task shorter than the minimum block is one block of its own length.
 - Deterministic: inputs are sorted on full keys, so any order of the same input gives the same plan.
 
-Not placed, in `Plan.unscheduled` with a `Reason`: no estimate (minutes=None); longer than the
-horizon (more minutes than all the free time it has); no free time left (others took it); no room
-before the due date (nor after it). With no room before its due date but room after, a task is
-placed as soon as it can finish, its blocks marked `late` and the task named in `Plan.late`. A task
-already past due (due at or before the horizon's start) counts as due at the start: late wherever
-it goes, so it is placed as early as the weighted lateness allows, marked `late`, and named in
-`Plan.late` as past due, never dropped from the day it is most urgent on.
+Not placed, in `Plan.unscheduled` with a `Reason`: no estimate (minutes=None); past due (due at or
+before the horizon's start: placing it would hide that, so the user picks a new date); longer than
+the horizon (more minutes than all the free time it has); no free time left (others took it); no
+room before the due date (nor after it). With no room before its due date but room after, a task
+is placed as soon as it can finish, its blocks marked `late` and the task named in `Plan.late`.
 
 Preferences are `Rule`s: a daily window on some weekdays (all if none) about the tasks with one of
 its `tags` among their tags or as their list (all tasks if none):
@@ -65,7 +63,7 @@ class ScheduleError(ValueError):
 
 
 class Reason(StrEnum):
-    """Why a task is not in the plan (or, for PAST_DUE and NO_ROOM_BEFORE_DUE in Plan.late, why it is late)."""
+    """Why a task is not in the plan (or, for NO_ROOM_BEFORE_DUE in Plan.late, why it is late)."""
 
     NO_ESTIMATE = "no estimate"
     PAST_DUE = "past due"
@@ -298,12 +296,13 @@ def plan(
             unscheduled.append(Note(t.task_id, t.title, Reason.NO_ESTIMATE))
         elif t.pinned is not None:
             continue
+        elif t.due is not None and t.due <= horizon.start:
+            unscheduled.append(Note(t.task_id, t.title, Reason.PAST_DUE))
         elif t.minutes > base_of(t)[2]:
             unscheduled.append(Note(t.task_id, t.title, Reason.LONGER_THAN_HORIZON))
         else:
             todo.append(t)
-            # Past due: due at the horizon's start, so it is late wherever it goes and goes as early as it can.
-            due_at[t.task_id] = min(max(floor(t.due), h0), h1) if t.due is not None else h1
+            due_at[t.task_id] = min(floor(t.due), h1) if t.due is not None else h1
             lo_of[t.task_id] = max(h0, ceil(t.not_before)) if t.not_before is not None else h0
 
     # Which tasks due inside the horizon can be on time, and in what order the others follow (sequence).
@@ -395,7 +394,7 @@ def plan(
                 put(t, *got)
                 moved = True
     for t in place_all(left):  # what late tasks left behind may hold what did not fit
-        late_kind = t.due is not None and horizon.start < t.due and floor(t.due) <= h1
+        late_kind = t.due is not None and floor(t.due) <= h1
         unscheduled.append(Note(t.task_id, t.title, Reason.NO_ROOM_BEFORE_DUE if late_kind else Reason.NO_FREE_TIME))
 
     at = lambda m: origin + m * MINUTE  # noqa: E731
@@ -417,7 +416,6 @@ def plan(
                     )
                 )
             if late:
-                past = t.due is not None and t.due <= horizon.start
-                late_notes.append(Note(t.task_id, t.title, Reason.PAST_DUE if past else Reason.NO_ROOM_BEFORE_DUE))
+                late_notes.append(Note(t.task_id, t.title, Reason.NO_ROOM_BEFORE_DUE))
     blocks.sort(key=lambda b: (b.start, b.end, b.kind, b.task_id or 0, b.event_id or "", b.title))
     return Plan(tuple(blocks), tuple(unscheduled), tuple(late_notes))

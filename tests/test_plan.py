@@ -118,10 +118,8 @@ def test_hours_preferences_and_what_does_not_fit_say_why(ctx, store):
     run(ctx, "add_task", title="marathon", estimate="2 days")
     out = run(ctx, "plan_day", date="week")
     reasons = {n["title"]: n["reason"] for n in out["unscheduled"]}
-    assert reasons == {"marathon": "longer than the horizon"}
-    assert out["late"] == [{"task_id": 1, "title": "overdue thing", "reason": "past due"}]
-    overdue = [b for d in out["days"] for b in d["blocks"] if b["title"] == "overdue thing"]
-    assert [(b["start"], b.get("late")) for b in overdue] == [("2026-12-01T09:00", True)]  # first thing today
+    assert reasons == {"overdue thing": "past due", "marathon": "longer than the horizon"}
+    assert "ask the user for a new date" in out["past_due"]  # the model is told what to do about it
     assert all(b["end"][11:] <= "12:00" for d in out["days"] for b in d["blocks"])
     run(ctx, "add_preference", kind="avoid", when="fridays")
     run(ctx, "add_task", title="deep work", estimate="3h", tags=["focus"])
@@ -202,15 +200,15 @@ def test_plan_json_from_the_shell_has_the_promised_shape_and_is_the_same_each_ti
     p = shell(tmp_path, "plan", "--json")
     assert p.returncode == 0, p.stderr
     day = json.loads(p.stdout)
-    assert set(day) == {"day", "blocks", "unscheduled", "late"} and day["day"] == "2026-12-01"
+    assert set(day) == {"day", "blocks", "unscheduled"} and day["day"] == "2026-12-01"
     assert {"start", "end", "kind", "title"} <= set(day["blocks"][0])
-    assert day["unscheduled"] == [] and day["late"] == [{"task_id": 2, "title": "pay rent", "reason": "past due"}]
-    assert any(b["title"] == "pay rent" and b.get("late") for b in day["blocks"])
+    assert day["unscheduled"] == [{"task_id": 2, "title": "pay rent", "reason": "past due"}]
     assert shell(tmp_path, "plan", "--json").stdout == p.stdout  # deterministic
     week = json.loads(shell(tmp_path, "plan", "week", "--json").stdout)
     assert [d["day"] for d in week["days"]] == [f"2026-12-0{i}" for i in range(1, 7)]
     text = shell(tmp_path, "plan", env={"COLUMNS": "60"}).stdout
     assert text.startswith("Tuesday 2026-12-01\n") and "write report" in text and "past due" in text
+    assert "past due: a new date plans it (`edit 2 today`)" in text
     assert all(len(line) <= 60 for line in text.splitlines())
 
 

@@ -314,24 +314,11 @@ def test_a_task_without_an_estimate_is_unscheduled_as_no_estimate():
     assert reasons(p) == {1: Reason.NO_ESTIMATE} and not p.blocks
 
 
-def test_a_task_due_today_at_ten_is_past_due_at_eleven_and_goes_first_marked_late():
+def test_a_task_due_today_at_ten_is_past_due_at_eleven():
     now = at(0, "11:00")
-    tasks = [Task(1, "send the invoice", 30, due=at(0, "10:00")), Task(2, "tidy desk", 30, urgency=9.0)]
-    p = plan(tasks, [], Horizon.day(now))
-    assert not p.unscheduled and [(n.task_id, n.reason) for n in p.late] == [(1, Reason.PAST_DUE)]
-    first = min((b for b in p.blocks if b.task_id == 1), key=lambda b: b.start)
-    assert first.start == now and first.late  # never dropped from the day it is most urgent on
+    p = plan([Task(1, "send the invoice", 30, due=at(0, "10:00"))], [], Horizon.day(now))
+    assert reasons(p) == {1: Reason.PAST_DUE}
     assert str(Reason.PAST_DUE) == "past due"
-
-
-def test_of_two_past_due_tasks_and_room_for_one_the_higher_priority_goes_and_the_other_has_no_free_time():
-    now = at(0, "11:00")
-    busy = Event(at(0, "11:30"), at(0, "17:00"), "offsite", "o1")
-    tasks = [Task(1, "send the invoice", 30, due=at(0, "10:00")),
-             Task(2, "pay the rent", 30, due=at(0, "09:00"), priority="high")]  # fmt: skip
-    p = plan(tasks, [busy], Horizon.day(now))
-    assert reasons(p) == {1: Reason.NO_FREE_TIME}
-    assert [(b.task_id, b.start, b.late) for b in p.blocks if b.kind == "task"] == [(2, now, True)]
 
 
 def test_a_task_with_no_room_before_its_due_date_is_placed_after_it_as_late():

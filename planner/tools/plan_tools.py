@@ -164,6 +164,8 @@ def plan_day(ctx: ToolContext, date: str | None = None) -> dict[str, Any]:
     """Lay out a day (or the week) in time: the user's events and their open tasks placed into free working time, most urgent first, and what did not fit with why. Nothing is written."""
     horizon = horizon_of(ctx, date)
     out = plan_json(make_plan(ctx, horizon), horizon)
+    if any(n["reason"] == "past due" for n in out["unscheduled"]):
+        out["past_due"] = "tasks past due are not placed: ask the user for a new date (update_task), then plan again"
     guessed = sorted({b["title"] for d in out.get("days", [out]) for b in d["blocks"] if b.get("guessed")})
     if guessed:
         n = len(guessed)

@@ -194,4 +194,7 @@ def plan_text(ctx: ToolContext, when: str | None, room: int | None = None) -> st
         if data.get(key):
             out.append(heading)
             out += [f"  {n['task_id']:>4}  {inline(n['title'])} ({n['reason']})" for n in data[key]]
+    past = [n["task_id"] for n in data.get("unscheduled", []) if n["reason"] == "past due"]
+    if past:  # not placed, so that a missed date is not pushed on quietly: say how to plan it
+        out.append(f"  past due: a new date plans it (`edit {past[0]} today`)")
     return "\n".join(out)
