@@ -30,7 +30,7 @@ def build_agent(
 ) -> Agent:
     """Wire an agent from its parts, as `python agent.py` and the evals do."""
     today: Callable[[], dt.date] = (lambda: config.today) if config.today else dt.date.today
-    memory = LongTermMemory(store, Embedder(llm.embed, config.embed_model), on_progress=on_progress)
+    memory = LongTermMemory(store, Embedder(llm.embed, config.embed_model), on_progress=on_progress, today=today)
     web = Web(config.web_url, config.web_timeout) if config.web else None
     ctx = ToolContext(store=store, memory=memory, today=today, confirm=confirm, web=web)
     keeper = MemoryKeeper(store, llm, config, memory) if config.auto_memory else None

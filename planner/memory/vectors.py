@@ -124,6 +124,20 @@ def best(ids: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[int, float]]
     return [(int(ids[i]), float(scores[i])) for i in top]
 
 
+def rows_present(sorted_ids: np.ndarray, ids: Sequence[int]) -> list[int]:
+    """Those of the ids that are in sorted_ids."""
+    ids = np.asarray(ids, dtype=np.int64)
+    return ids[np.isin(ids, sorted_ids)].tolist() if len(ids) else []
+
+
+def rows_of(sorted_ids: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """The positions in sorted_ids of those of the ids that are in it (a binary search each)."""
+    if not len(sorted_ids):
+        return np.empty(0, dtype=np.int64)
+    at = np.minimum(np.searchsorted(sorted_ids, ids), len(sorted_ids) - 1)
+    return at[sorted_ids[at] == ids]
+
+
 class VectorIndex:
     """Normalized vectors with integer ids, searched by cosine similarity.
 
@@ -198,17 +212,26 @@ class VectorIndex:
                 self._ids[row : self._n - 1] = self._ids[row + 1 : self._n].copy()
                 self._n -= 1
 
-    def search(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """The k most similar (id, cosine) pairs, best first."""
+    def search(self, query: np.ndarray, k: int, within: np.ndarray | None = None) -> list[tuple[int, float]]:
+        """The k most similar (id, cosine) pairs, best first; only among the ids `within` (sorted) if given,
+        which reads just their rows."""
         with self._lock:
             n = self._n
             if n == 0 or k <= 0:
                 return []
             if query.shape[0] != self.dim:
                 raise ValueError(f"query has {query.shape[0]} dimensions, the index has {self.dim}")
-            scores = self._m[:n] @ query  # (n,)
-            ids = self._ids[:n]
-        return best(ids, scores, k)
+            if within is None:
+                scores = self._m[:n] @ query  # (n,)
+                ids = self._ids[:n]
+            else:
+                rows = self._rows(within)
+                scores, ids = self._m[rows] @ query, self._ids[rows]
+        return best(ids, scores, k) if len(ids) else []
+
+    def _rows(self, ids: np.ndarray) -> np.ndarray:
+        # Rows of those of the ids that are present. Caller holds the lock.
+        return rows_of(self._ids[: self._n], ids)
 
     def ids(self) -> np.ndarray:
         """The ids present, sorted."""
@@ -221,12 +244,59 @@ class VectorIndex:
     def similarity(self, ids: Sequence[int], query: np.ndarray) -> dict[int, float]:
         """Cosine of the query with each of these ids that is present."""
         with self._lock:
-            rows = [(i, self._row(i)) for i in ids]
-            present = [(i, r) for i, r in rows if r >= 0]
-            if not present:
+            rows = rows_of(self._ids[: self._n], np.asarray(ids, dtype=np.int64)) if self._n else []
+            if not len(rows):
                 return {}
-            scores = self._m[[r for _, r in present]] @ query
-        return {i: float(s) for (i, _), s in zip(present, scores, strict=True)}
+            scores = self._m[rows] @ query
+            found = self._ids[rows]
+        return dict(zip(found.tolist(), scores.tolist(), strict=True))
+
+
+class Days:
+    """The days each memory is about, as day numbers beside sorted ids, so a time filter is one vectorised
+    comparison instead of a range query SQLite cannot serve from one index (bench/recall.py)."""
+
+    def __init__(self) -> None:
+        self._ids: np.ndarray | None = None  # allocated on first use, so numpy loads then
+        self._lo: np.ndarray | None = None
+        self._hi: np.ndarray | None = None
+        self._lock = threading.Lock()
+
+    def load(self, rows: Iterable[tuple[int, int, int]]) -> None:
+        """Replace the contents with (id, first day, last day) rows; days as date ordinals."""
+        table = np.array(list(rows), dtype=np.int64).reshape(-1, 3)
+        table = table[np.argsort(table[:, 0], kind="stable")]
+        with self._lock:
+            self._ids, self._lo, self._hi = table[:, 0].copy(), table[:, 1].copy(), table[:, 2].copy()
+
+    def set(self, id_: int, lo: int, hi: int) -> None:
+        """Add or change one memory's days."""
+        with self._lock:
+            if self._ids is None:
+                self._ids, self._lo, self._hi = (np.empty(0, dtype=np.int64) for _ in range(3))
+            at = int(np.searchsorted(self._ids, id_))
+            if at < len(self._ids) and self._ids[at] == id_:
+                self._lo[at], self._hi[at] = lo, hi
+            else:
+                self._ids, self._lo, self._hi = (
+                    np.insert(a, at, v) for a, v in ((self._ids, id_), (self._lo, lo), (self._hi, hi))
+                )
+
+    def remove(self, id_: int) -> None:
+        """Drop one memory (no-op if absent)."""
+        with self._lock:
+            if self._ids is not None and len(rows := rows_of(self._ids, np.array([id_]))):
+                self._ids, self._lo, self._hi = (np.delete(a, rows) for a in (self._ids, self._lo, self._hi))
+
+    def within(self, lo: int, hi: int, most: int) -> np.ndarray | None:
+        """The sorted ids of the memories about a day in lo..hi; None when there are more than `most`."""
+        with self._lock:
+            if self._ids is None:
+                return np.empty(0, dtype=np.int64)
+            inside = (self._lo <= hi) & (self._hi >= lo)
+            if np.count_nonzero(inside) > most:
+                return None
+            return self._ids[inside]
 
 
 class CompactIndex:
@@ -333,14 +403,18 @@ class CompactIndex:
     def _cosine(self, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
         return (self._q8[rows].astype(np.float32) @ query) / self._scale[rows]
 
-    def search(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """About the k most similar (id, cosine) pairs, best first."""
+    def search(self, query: np.ndarray, k: int, within: np.ndarray | None = None) -> list[tuple[int, float]]:
+        """About the k most similar (id, cosine) pairs, best first; only among the ids `within` (sorted) if
+        given, scored on their int8 rows."""
         with self._lock:
             n = self._n
             if n == 0 or k <= 0:
                 return []
             if query.shape[0] != self.dim:
                 raise ValueError(f"query has {query.shape[0]} dimensions, the index has {self.dim}")
+            if within is not None:
+                rows = rows_of(self._ids[:n], within)
+                return best(self._ids[rows], self._cosine(rows, query), k) if len(rows) else []
             qbits = self._encode(query[None, :])[0][0]
             m = min(n, max(k * self.oversample, 1000))
             if m < n:

@@ -1,0 +1,283 @@
+"""Recall: the memories that answer a question. The search half of LongTermMemory (longterm.py).
+
+One search, step by step:
+
+1. The question is read for time in code (planner/periods.py): the days it asks about ("last May",
+   "two weeks ago"), or an event it is relative to ("before the move": the move's day is the best
+   keyword match for "the move"), and whether it wants the first or the last of several matches.
+2. When the question refers back ("what did she say about it?"), the names said in the user's
+   turns just before are added to what is searched (scoring.with_context).
+3. Two candidate lists, by meaning (the vector index) and by keyword (FTS5/BM25). For a period,
+   each list also gets its best among the memories about those days, which reads only their rows
+   (and is skipped when the period holds most memories: then the weighting alone is cheaper).
+4. The lists are fused by score (scoring.fuse). A scene (scenes.py) whose summary is close to the
+   question adds its memories that are closest to the question: the second fact of a two-fact
+   question shares a name with the first, not words with the question.
+5. Each candidate is weighted by salience and by how long ago it was said, raised when it is about
+   the asked period, and among near ties the earliest or latest comes first when that was asked.
+
+Every step reuses the one query vector; the time and scene steps add small reads beside the scan,
+never a second scan, and the keyword search runs in a thread while the matrix is scanned (bench/recall.py measures recall against a bare numpy scan).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+from planner.memory.scenes import Scenes
+from planner.memory.scoring import fts_query, fuse, minmax, with_context
+from planner.memory.vectors import CompactIndex, Days, Embedder, VectorIndex, rows_present
+from planner.model.client import ModelError
+from planner.periods import Period, TimeQuestion, around, in_question
+from planner.prompts import MEMORY_NOTES
+from planner.storage.db import Store
+
+if TYPE_CHECKING:
+    import numpy as np
+
+AUTO_RECALL_COSINE = 0.55  # automatic recall: keyword hit, or at least this similar
+SHARED_K = 20  # hits kept per shared search (the recall tool asks for at most 20)
+CANDIDATES = 50  # per list
+WITHIN = 20  # per list, from inside a named period
+WITHIN_SHARE = 0.1  # a period holding more of the memories than this is left to the weighting
+PERIOD_BOOST = 0.3  # added to the score of a memory about the asked days (python -m evals memory)
+NEAR_TIE = 0.8  # "the first/last time": among hits this close to the best, the order is by day
+SCENES_K, SCENE_CELLS, SCENE_WEIGHT = 2, 3, 0.5  # scenes consulted, memories each brings, their weight
+
+
+ORDINAL = "CAST(julianday(%s) - 1721424.5 AS INTEGER)"  # a date column as Python's date.toordinal()
+
+
+class LongTermMemoryError(Exception):
+    """A memory that cannot be stored, found or searched; the message says what to do."""
+
+
+def _day(text: str | None, default: dt.date) -> dt.date:
+    try:
+        return dt.date.fromisoformat(text[:10]) if text else default
+    except ValueError:
+        return default
+
+
+class Search:
+    """Searching the memories; mixed into LongTermMemory, which provides the store, the embedder, the
+    vector index, the scenes and the planner's today."""
+
+    store: Store
+    embedder: Embedder
+    index: VectorIndex | CompactIndex
+    days: Days
+    scenes: Scenes
+    today: Callable[[], dt.date]
+    _version: int
+    _searches: dict[tuple[Any, ...], list[dict[str, Any]]]
+    _context: list[str]
+
+    def _load(self) -> None:  # provided by LongTermMemory
+        raise NotImplementedError
+
+    def _beside(self) -> ThreadPoolExecutor:
+        # One thread for the keyword search that runs beside the vector scan; started on first use.
+        pool = getattr(self, "_pool", None)
+        if pool is None:
+            pool = self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="planner-keywords")
+        return pool
+
+    def _query(self, query: str) -> np.ndarray | None:
+        # The query's vector, or None when there is nothing to search.
+        try:
+            self._load()
+            return self.embedder.query(query) if len(self.index) else None
+        except ModelError as e:
+            raise LongTermMemoryError(f"could not search memories: {e}") from None
+
+    def vector_search(
+        self, query: str, n: int = CANDIDATES, vector: np.ndarray | None = None, within: np.ndarray | None = None
+    ) -> list[tuple[int, float]]:
+        """(id, cosine) best first, by embedding alone (only among the ids `within`, sorted, if given)."""
+        vector = self._query(query) if vector is None else vector
+        if vector is None:
+            return []
+        try:
+            return self.index.search(vector, n, within)
+        except ValueError:
+            raise LongTermMemoryError("the embedding model changed mid-session; restart the planner") from None
+
+    def keyword_search(self, query: str, n: int = CANDIDATES) -> list[int]:
+        """Ids best first by BM25 over the memory text, by keywords alone."""
+        return [id_ for id_, _ in self.keyword_scores(query, n)]
+
+    def keyword_scores(self, query: str, n: int = CANDIDATES) -> list[tuple[int, float]]:
+        """(id, BM25 score) best first; higher is better (SQLite's rank is its negative)."""
+        q = fts_query(query)
+        if not q:
+            return []
+        rows = self.store.conn().execute(
+            "SELECT rowid, rank FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank LIMIT ?", (q, n)
+        )
+        return [(r[0], -r[1]) for r in rows]
+
+    def begin_turn(self, recent: Sequence[str] = ()) -> None:
+        """A new turn: forget the last turn's searches (their scores age, and the user may have changed
+        things) and keep what the user said just before, for questions that refer back to it."""
+        self._searches.clear()
+        self._context = [r for r in recent if r.strip()]
+
+    def search(self, query: str, k: int = 3) -> list[dict[str, Any]]:
+        """The k best memories for a question: fused vector and keyword rank, scenes, time, salience, recency.
+
+        One embedding and one index search per distinct query per turn: automatic recall and the
+        `recall` tool asking the same thing share it, until a memory is written.
+        """
+        key = (query, tuple(self._context), self._version)
+        if key not in self._searches:
+            if len(self._searches) >= 8:
+                self._searches.clear()
+            self._searches[key] = self._search(query, max(k, SHARED_K))
+        return [dict(h) for h in self._searches[key][:k]]
+
+    def _search(self, query: str, k: int) -> list[dict[str, Any]]:
+        today = self.today()
+        asked = in_question(query, today)
+        text = with_context(query, self._context)
+        qv = self._query(text)
+        # BM25 in SQLite runs while the matrix is scanned: neither holds the GIL, so on a second core the
+        # keyword list costs no time (bench/recall.py). For a period, more hits are read at once: their
+        # best inside the period join the list.
+        pending = self._beside().submit(self.keyword_scores, text, 4 * CANDIDATES if asked else CANDIDATES)
+        vec = self.vector_search(text, vector=qv) if qv is not None else []
+        more = pending.result()
+        kw = more[:CANDIDATES]
+        period = asked.period or self._around_anchor(asked, today)
+        if period is not None:
+            vec, kw = self._add_within(period, qv, text, vec, kw, more)
+        fused = fuse(vec, kw)
+        if qv is not None and fused:
+            self._add_scenes(fused, qv, text)
+        if not fused:
+            return []
+        conn, now = self.store.conn(), today.toordinal()
+        lo, hi = (period.start.toordinal(), period.end.toordinal()) if period else (1, 0)
+        ranked = []  # (score, first day, id): weighed on numbers alone, the text read only for the best k
+        for id_, salience, said, first, last in conn.execute(
+            f"SELECT id, salience, {ORDINAL % 'said_on'}, {ORDINAL % 'happened_on'}, {ORDINAL % 'happened_to'} "
+            f"FROM memories WHERE id IN ({','.join('?' * len(fused))})",
+            list(fused),
+        ):
+            said = now if said is None else said
+            first, last = first or said, last or said
+            weight = (0.75 + 0.5 * salience) * (0.8 + 0.2 * math.exp(-max(0, now - said) / 365))
+            boost = PERIOD_BOOST if first <= hi and last >= lo else 0.0
+            ranked.append((fused[id_] * weight / 1.25 + boost, first, id_))
+        ranked.sort(reverse=True)
+        if asked.order and ranked:
+            near = [r for r in ranked if r[0] >= NEAR_TIE * ranked[0][0]]
+            near.sort(key=lambda r: r[1], reverse=asked.order == "last")
+            ranked = near + ranked[len(near) :]
+        best = ranked[:k]
+        cosine = dict(vec)
+        missing = [i for _, _, i in best if i not in cosine]
+        if missing and qv is not None:
+            cosine.update(self.index.similarity(missing, qv))
+        keyword = {id_ for id_, _ in kw}
+        rows = {
+            r["id"]: r
+            for r in conn.execute(
+                "SELECT id, text, kind, topic, said_on, happened_on, happened_to FROM memories "
+                f"WHERE id IN ({','.join('?' * len(best))})",
+                [i for _, _, i in best],
+            )
+        }
+        hits = []
+        for score, _, id_ in best:
+            r = rows[id_]
+            hit = {"id": id_, "text": r["text"], "kind": r["kind"], "topic": r["topic"], "said": r["said_on"]}
+            if r["happened_on"] and (r["happened_on"], r["happened_to"]) != (r["said_on"], r["said_on"]):
+                hit["happened"] = Period(_day(r["happened_on"], today), _day(r["happened_to"], today)).describe()
+            hit["score"] = round(score, 3)  # 1.0 = best in both lists, salience 1, said today
+            hit["cosine"] = round(cosine.get(id_, 0.0), 3)
+            hit["keyword"] = id_ in keyword
+            hits.append(hit)
+        return hits
+
+    def _around_anchor(self, asked: TimeQuestion, today: dt.date) -> Period | None:
+        # "before the move": the days before the best keyword match for "the move" happened.
+        if not asked.anchor or not asked.side:
+            return None
+        best = self.keyword_scores(asked.anchor, 1)
+        if not best:
+            return None
+        row = (
+            self.store.conn()
+            .execute("SELECT said_on, happened_on, happened_to FROM memories WHERE id = ?", (best[0][0],))
+            .fetchone()
+        )
+        said = _day(row["said_on"], today)
+        event = Period(_day(row["happened_on"], said), _day(row["happened_to"], said))
+        return around(event, asked.side, today)
+
+    def _add_within(
+        self, period: Period, qv: np.ndarray | None, text: str, vec: list, kw: list, more: list
+    ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+        # The best of each list among the memories about the period's days, unless most memories are.
+        ids = self.days.within(period.start.toordinal(), period.end.toordinal(), int(WITHIN_SHARE * len(self.index)))
+        if ids is None or not len(ids):
+            return vec, kw
+        if qv is not None:
+            vec = vec + self.vector_search(text, WITHIN, vector=qv, within=ids)
+        inside = set(rows_present(ids, [i for i, _ in more]))
+        return vec, kw + [(i, s) for i, s in more if i in inside][:WITHIN]
+
+    def _add_scenes(self, fused: dict[int, float], qv: np.ndarray, text: str) -> None:
+        # The scenes closest to the question (and any it names) bring their memories closest to it.
+        scenes = dict(self.scenes.search(qv, SCENES_K))
+        for sid in self.scenes.named_in(text):
+            scenes.setdefault(sid, max(scenes.values(), default=1.0))
+        brought: dict[int, float] = {}
+        for sid, closeness in scenes.items():
+            members = self.scenes.members.get(sid, [])
+            sims = sorted(self.index.similarity(members, qv).items(), key=lambda p: -p[1])[:SCENE_CELLS]
+            for id_, sim in sims:
+                brought[id_] = max(brought.get(id_, 0.0), closeness * sim)
+        for id_, part in minmax(list(brought.items())).items():
+            fused[id_] = fused.get(id_, 0.0) + SCENE_WEIGHT * part / 2
+
+    def recall(self, query: str, k: int = 3) -> list[dict[str, Any]]:
+        """The `recall` tool's answer: [{"id", "text", "kind", "topic", "said", "happened"?, "score"}]."""
+        keys = ("id", "text", "kind", "topic", "said", "happened", "score")
+        return [{key: h[key] for key in keys if key in h} for h in self.search(query, k)]
+
+    def relevant(self, text: str, k: int = 3) -> list[dict[str, Any]]:
+        """Memories worth attaching to a message unasked: a keyword hit or clearly similar."""
+        if not self.store.conn().execute("SELECT 1 FROM memories LIMIT 1").fetchone():
+            return []
+        return [h for h in self.search(text, k) if h["keyword"] or h["cosine"] >= AUTO_RECALL_COSINE]
+
+    def topic_summaries(self, topics: list[str]) -> dict[str, str]:
+        """Stored summaries of these topics."""
+        topics = [t for t in dict.fromkeys(topics) if t]
+        if not topics:
+            return {}
+        marks = ",".join("?" * len(topics))
+        rows = self.store.conn().execute(f"SELECT topic, summary FROM memory_topics WHERE topic IN ({marks})", topics)
+        return {r[0]: r[1] for r in rows}
+
+    def with_notes(self, text: str, k: int = 3) -> str:
+        """The user's message with the memories relevant to it attached (what the planner sends), or as it was."""
+        hits = self.relevant(text, k)
+        if not hits:
+            return text
+        lines = [f"- {h['text']}{dated(h)}" for h in hits]
+        lines += [f"- About {t}: {s}" for t, s in self.topic_summaries([h["topic"] for h in hits]).items()]
+        return f"{text}\n\n{MEMORY_NOTES}\n" + "\n".join(lines)
+
+
+def dated(hit: dict[str, Any]) -> str:
+    """The days shown after a memory: when it was said, and what day it is about if the words named one."""
+    if hit.get("happened"):
+        return f" (happened {hit['happened']}, said {hit['said']})"
+    return f" (said {hit['said']})" if hit.get("said") else ""
