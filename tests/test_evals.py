@@ -199,7 +199,8 @@ def test_memory_eval_finds_each_questions_evidence_and_scores_every_method(fake,
     env.update(OLLAMA_HOST=fake.url, PLANNER_HOME=str(tmp_path))
     out = tmp_path / "memory.json"
     p = subprocess.run(
-        [sys.executable, "-m", "evals", "memory", "--data", str(wheel), "--embed-model", "embed", "--json", str(out)],
+        [sys.executable, "-m", "evals", "memory", "--set", "bfcl", "--data", str(wheel), "--embed-model", "embed",
+         "--json", str(out)],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert p.returncode == 0, p.stderr
@@ -207,7 +208,7 @@ def test_memory_eval_finds_each_questions_evidence_and_scores_every_method(fake,
     assert [r["embedder"] for r in results] == ["test embedder", "embed"]
     assert all(r["questions"] == 3 and r["unmatched"] == 0 and r["memories"] == 9 for r in results)
     for r in results:
-        assert set(r["recall"]) == {"vector", "keyword", "fused"}
+        assert set(r["recall"]) == {"vector", "keyword", "fused, before", "fused"}
         assert r["recall"]["keyword"]["5"] == 1.0  # every question shares a rare word with its evidence
     assert "recall@1" in p.stdout and "3 questions with their evidence still stored (0 lost)" in p.stdout
 
