@@ -13,6 +13,7 @@ exact float32; past that it is the compact index (sign bits + int8), and
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import statistics
 import tempfile
@@ -131,3 +132,84 @@ def run(sizes: list[int], loop_sizes: list[int], repeats: int = 20) -> list[dict
     """Rows of (what, n, median ms per query, load ms, resident MB, agreement with exact)."""
     rng = np.random.default_rng(0)
     return [row for n in sizes for row in _measure(n, n in loop_sizes, repeats, rng)]
+
+
+# -- one recall against a bare scan of the same matrix
+
+YEARS = 10  # the synthetic memories were said over this many years
+NAMES = 500  # and one in ten names one of this many people, so scenes form
+
+
+class _BenchEmbedder:
+    """Ready-made vectors: each query gets the next prepared one; documents (scene summaries) a clustered one."""
+
+    def __init__(self, centres: np.ndarray, queries: np.ndarray, rng: np.random.Generator):
+        self.centres, self.queries, self.rng, self.i = centres, queries, rng, 0
+
+    def __call__(self, model: str, texts: list[str]) -> list[np.ndarray] | np.ndarray:
+        if texts and texts[0].startswith("q:"):
+            self.i += 1
+            return [self.queries[self.i % len(self.queries)]]  # as Ollama's answer, but already numbers
+        return vectors(self.centres, len(texts), self.rng)
+
+
+def _dated(store: Store, n: int, rng: np.random.Generator) -> None:
+    """Give every memory a day said (and about) over YEARS years, and a name in one of ten."""
+    start = dt.date(2026, 12, 1) - dt.timedelta(days=365 * YEARS)
+    days = [(start + dt.timedelta(days=int(d))).isoformat() for d in rng.integers(0, 365 * YEARS, n)]
+    with store.write() as conn:
+        conn.executemany(
+            "UPDATE memories SET said_on = ?, happened_on = ?, happened_to = ?, text = text || ? WHERE id = ?",
+            [
+                (d, d, d, f" with Person{rng.integers(0, NAMES)}" if i % 10 == 0 else "", i + 1)
+                for i, d in enumerate(days)
+            ],
+        )
+
+
+def recall_vs_scan(n: int, repeats: int = 30) -> list[dict]:
+    """Median ms of a bare numpy scan with top-k over the index's own matrix, and of one planner recall
+    (a plain question, one naming a month, one naming a scene), measured in turns of one loop."""
+    rng = np.random.default_rng(5)
+    with tempfile.TemporaryDirectory() as d:
+        store = Store(Path(d) / "bench.db")
+        centres = populate(store, n, DIM, rng)
+        _dated(store, n, rng)
+        embed = _BenchEmbedder(centres, normalize(vectors(centres, 64, rng)), rng)
+        embedder = Embedder(embed, "bench")
+        embedder.query_prefix = "q:"
+        mem = LongTermMemory(store, embedder, today=lambda: dt.date(2026, 12, 1))
+        mem._load()
+        mem.scenes.refresh()
+        matrix, ids = mem.index._m[: len(mem.index)], mem.index.ids()
+        words = [r[0] for r in store.conn().execute("SELECT text FROM memories ORDER BY random() LIMIT 64")]
+
+        def bare() -> None:
+            q = embed.queries[embed.i % len(embed.queries)]
+            scores = matrix @ q
+            top = np.argpartition(-scores, 19)[:20]
+            ids[top[np.argsort(-scores[top])]]
+
+        def asking(template: str):
+            def one() -> None:
+                mem.begin_turn()
+                mem.recall(template.format(words[embed.i % len(words)].split(" about ")[-1]), 3)
+
+            return one
+
+        cases = {
+            "bare numpy scan + top-k": bare,
+            "one recall": asking("what did I say about {}?"),
+            "one recall, a month named": asking("what did I do last may about {}?"),
+            "one recall, a scene named": asking("what about Person7 and {}?"),
+        }
+        samples: dict[str, list[float]] = {name: [] for name in cases}
+        for _ in range(repeats):  # interleaved, so a busy moment of the machine hits every case alike
+            for name, fn in cases.items():
+                samples[name].append(_timed(fn, 1))
+        store.close()
+    bare_ms = statistics.median(samples["bare numpy scan + top-k"])
+    return [
+        {"what": name, "n": n, "ms": statistics.median(s), "ratio": statistics.median(s) / bare_ms}
+        for name, s in samples.items()
+    ]
