@@ -482,6 +482,7 @@ def main(argv: list[str] | None = None) -> int:
         sets.append(("bfcl", bfcl_users(load(args.data or fetch()), args.unit)))
     if args.set in ("lifelog", "both"):
         sets.append(("lifelog", lifelog_users(tuple(int(x) for x in args.seeds.split(",")))))
+    from planner.memory.longterm import LongTermMemoryError
     from planner.model.client import ModelError, Ollama
 
     llm = Ollama(os.environ.get("OLLAMA_HOST", "http://127.0.0.1:11434"))
@@ -492,7 +493,7 @@ def main(argv: list[str] | None = None) -> int:
             p.error("--qa needs --embed-model (the planner's own recall, as users run it)")
         try:
             return memory_qa.main(llm, args, sets)
-        except ModelError as e:
+        except (ModelError, LongTermMemoryError) as e:
             print(f"error: {e}", file=sys.stderr)
             return 1
     methods = METHODS | (experiments() if args.experiments else {})
@@ -502,7 +503,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.embed_model:
             try:
                 results.append(run_embedder(args.embed_model, llm.embed, args.embed_model, dataset, users, methods))
-            except ModelError as e:
+            except (ModelError, LongTermMemoryError) as e:
                 print(f"error: {e}", file=sys.stderr)
                 return 1
     print(table(results))

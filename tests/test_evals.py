@@ -150,8 +150,8 @@ def test_task_matching_is_strict_about_dates_status_and_extras():
     assert match_tasks([{"title": "soy milk", "due_date": "2026-12-02"}], actual)
 
 
-def fake_bfcl_wheel(path):
-    """A wheel laid out like bfcl-eval's, with two users and three questions."""
+def fake_bfcl_wheel(path, answers=("x", "x", "x")):
+    """A wheel laid out like bfcl-eval's, with two users and three questions (and their answers)."""
     import zipfile
 
     from evals.memory import SCENARIOS
@@ -189,7 +189,7 @@ def fake_bfcl_wheel(path):
             ),
         )
         z.writestr("bfcl_eval/data/possible_answer/BFCL_v4_memory.json", "\n".join(
-            json.dumps({"id": i, "ground_truth": ["x"], "source": e}) for i, _, _, e in questions))  # fmt: skip
+            json.dumps({"id": i, "ground_truth": [a], "source": e}) for (i, _, _, e), a in zip(questions, answers, strict=True)))  # fmt: skip
 
 
 def test_memory_eval_finds_each_questions_evidence_and_scores_every_method(fake, tmp_path):

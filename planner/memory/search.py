@@ -29,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from planner.memory.scenes import Scenes
-from planner.memory.scoring import fts_query, fuse, minmax, with_context
+from planner.memory.scoring import fts_query, fuse, with_context
 from planner.memory.vectors import CompactIndex, Days, Embedder, VectorIndex, rows_present
 from planner.model.client import ModelError
 from planner.periods import Period, TimeQuestion, around, in_question
@@ -233,18 +233,19 @@ class Search:
         return vec, kw + [(i, s) for i, s in more if i in inside][:WITHIN]
 
     def _add_scenes(self, fused: dict[int, float], qv: np.ndarray, text: str) -> None:
-        # The scenes closest to the question (and any it names) bring their memories closest to it.
+        # The scenes closest to the question (and any it names) lift their memories closest to it, by how
+        # close the scene is: the fact that shares only a name with the question comes up with the scene.
         scenes = dict(self.scenes.search(qv, SCENES_K))
+        top = max(scenes.values(), default=1.0)
         for sid in self.scenes.named_in(text):
-            scenes.setdefault(sid, max(scenes.values(), default=1.0))
-        brought: dict[int, float] = {}
+            scenes[sid] = top
+        if not scenes or top <= 0:
+            return
         for sid, closeness in scenes.items():
             members = self.scenes.members.get(sid, [])
             sims = sorted(self.index.similarity(members, qv).items(), key=lambda p: -p[1])[:SCENE_CELLS]
-            for id_, sim in sims:
-                brought[id_] = max(brought.get(id_, 0.0), closeness * sim)
-        for id_, part in minmax(list(brought.items())).items():
-            fused[id_] = fused.get(id_, 0.0) + SCENE_WEIGHT * part / 2
+            for id_, _ in sims:
+                fused[id_] = fused.get(id_, 0.0) + SCENE_WEIGHT * max(0.0, closeness / top) / 2
 
     def recall(self, query: str, k: int = 3) -> list[dict[str, Any]]:
         """The `recall` tool's answer: [{"id", "text", "kind", "topic", "said", "happened"?, "score"}]."""
