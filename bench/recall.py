@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from planner.memory.longterm import LongTermMemory
+from planner.memory.scoring import fuse
 from planner.memory.vectors import Embedder, normalize, pack
 from planner.storage.db import Store
 
@@ -167,6 +168,32 @@ def _dated(store: Store, n: int, rng: np.random.Generator) -> None:
         )
 
 
+def _recall_before(mem: LongTermMemory, query: str, k: int = 3) -> list[dict]:
+    """The search as it was before time, context and scenes, for comparison: the two lists one after the
+    other, fused, every candidate's row read and weighted."""
+    qv = mem._query(query)
+    vec = mem.vector_search(query, vector=qv)
+    kw = mem.keyword_scores(query)
+    fused = fuse(vec, kw)
+    marks = ",".join("?" * len(fused))
+    rows = mem.store.conn().execute(
+        f"SELECT id, text, kind, topic, salience, updated_at, said_on FROM memories WHERE id IN ({marks})", list(fused)
+    )
+    cosine = dict(vec)
+    missing = [i for i in fused if i not in cosine]
+    if missing:
+        cosine.update(mem.index.similarity(missing, qv))
+    now, hits = dt.datetime.now(), []
+    for r in rows:
+        try:
+            age = max(0.0, (now - dt.datetime.fromisoformat(r["updated_at"])).days)
+        except (TypeError, ValueError):
+            age = 365.0
+        weight = (0.75 + 0.5 * r["salience"]) * (0.8 + 0.2 * math.exp(-age / 365))
+        hits.append({"id": r["id"], "text": r["text"], "score": fused[r["id"]] * weight, "cosine": cosine.get(r["id"])})
+    return sorted(hits, key=lambda h: -h["score"])[:k]
+
+
 def recall_vs_scan(n: int, repeats: int = 30) -> list[dict]:
     """Median ms of a bare numpy scan with top-k over the index's own matrix, and of one planner recall
     (a plain question, one naming a month, one naming a scene), measured in turns of one loop."""
@@ -197,8 +224,13 @@ def recall_vs_scan(n: int, repeats: int = 30) -> list[dict]:
 
             return one
 
+        def before() -> None:
+            mem.begin_turn()
+            _recall_before(mem, "what did I say about {}?".format(words[embed.i % len(words)].split(" about ")[-1]))
+
         cases = {
             "bare numpy scan + top-k": bare,
+            "one recall as before time and scenes": before,
             "one recall": asking("what did I say about {}?"),
             "one recall, a month named": asking("what did I do last may about {}?"),
             "one recall, a scene named": asking("what about Person7 and {}?"),

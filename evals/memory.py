@@ -1,10 +1,7 @@
 """`python -m evals memory`: recall of long-term memory on two data sets, and with --qa the answers built on it.
 
-- bfcl: the memory category of the Berkeley Function-Calling Leaderboard v4 (`bfcl-eval` on PyPI,
-  Apache-2.0): five users (customer, finance, healthcare, note-taker, student) who talk about
-  themselves over 323 turns, and 155 questions, each with the excerpt of the turn that holds its
-  answer. The wheel is fetched once with `pip download --no-deps` (only its JSON is read; none of
-  its code is installed or run) and kept in ~/.cache/planner-evals.
+- bfcl: the memory category of the Berkeley Function-Calling Leaderboard v4 (evals/bfcl.py): five
+  users, 323 turns, 155 questions about single facts.
 - lifelog: five generated lives (evals/lifelog.py, seeds 26-30): fifteen months of days each, 360
   questions of six kinds (single fact, multi-hop, when, what changed, follow-up, abstention).
 
@@ -30,96 +27,24 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import hashlib
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import time
-import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from evals import lifelog
-from planner.memory.scoring import fuse, minmax
+from evals.bfcl import SCENARIOS, WHEEL, cache_dir, evidence_ids, evidence_sentences, fetch, load, sentences
+from planner.memory.scoring import fuse
 from planner.memory.search import AUTO_RECALL_COSINE
-from planner.periods import TimeQuestion
 
-WHEEL = "bfcl_eval-2026.3.23-py3-none-any.whl"
-WHEEL_SHA256 = "3bb6dfa5f0c68ad403c9ec50b00db2bb3b4cc9b38ab1ff33f48fe30d853d3a0a"
-PACKAGE = "bfcl-eval==2026.3.23"
-SCENARIOS = ("customer", "finance", "healthcare", "notetaker", "student")
 KS = (1, 3, 5)
 BFCL_SAID, BFCL_TODAY = dt.date(2026, 1, 1), dt.date(2026, 1, 2)  # BFCL's turns carry no days
-
-
-def cache_dir() -> Path:
-    """Where the fetched data lives (PLANNER_EVALS_CACHE overrides)."""
-    return Path(os.environ.get("PLANNER_EVALS_CACHE", Path.home() / ".cache" / "planner-evals"))
-
-
-def fetch() -> Path:
-    """The bfcl-eval wheel, downloaded once from the package index."""
-    target = cache_dir()
-    wheel = target / WHEEL
-    if not wheel.exists():
-        target.mkdir(parents=True, exist_ok=True)
-        cmd = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--dest", str(target), PACKAGE]
-        done = subprocess.run(cmd, capture_output=True, text=True)
-        if done.returncode != 0 or not wheel.exists():
-            raise SystemExit(
-                f"error: could not download {PACKAGE} from the package index: {done.stderr.strip()[-300:]}"
-            )
-    if hashlib.sha256(wheel.read_bytes()).hexdigest() != WHEEL_SHA256:
-        wheel.unlink()
-        raise SystemExit(f"error: {WHEEL} is not the file this eval was written for (sha256 differs); run again")
-    return wheel
-
-
-def load(wheel: Path) -> tuple[dict[str, list[dict[str, Any]]], list[dict[str, Any]]]:
-    """({scenario: [{"text", "topic"}]}, [{"scenario", "question", "evidence"}]) from the wheel's JSON."""
-
-    def lines(z: zipfile.ZipFile, name: str) -> list[dict[str, Any]]:
-        return [json.loads(line) for line in z.read(f"bfcl_eval/data/{name}").decode().splitlines() if line.strip()]
-
-    with zipfile.ZipFile(wheel) as z:
-        turns = {
-            s: [
-                {"text": turn[0]["content"], "topic": row.get("topic", "")}
-                for row in lines(z, f"memory_prereq_conversation/memory_{s}.json")
-                for turn in row["question"]
-                if turn and turn[0].get("role") == "user"
-            ]
-            for s in SCENARIOS
-        }
-        answers = {a["id"]: a for a in lines(z, "possible_answer/BFCL_v4_memory.json")}
-        questions = [
-            {
-                "scenario": q["scenario"],
-                "question": q["question"][0][0]["content"],
-                "evidence": answers[q["id"]].get("source", ""),
-                "answer": answers[q["id"]].get("ground_truth", []),
-            }
-            for q in lines(z, "BFCL_v4_memory.json")
-        ]
-    return turns, questions
-
-
-def _words(text: str) -> set[str]:
-    return {w for w in re.findall(r"\w+", text.lower()) if len(w) > 2}
-
-
-def evidence_ids(excerpt: str, stored: dict[int, str]) -> set[int]:
-    """The memories holding the excerpt: at least 90% of its words (the labels join a note's heading
-    to a later sentence of it, and cut turns with '...', so exact substrings miss a few)."""
-    want = _words(excerpt)
-    if not want:
-        return set()
-    return {i for i, text in stored.items() if len(want & _words(text)) >= 0.9 * len(want)}
 
 
 def test_embed(model: str, texts: list[str]) -> list[list[float]]:
@@ -127,19 +52,6 @@ def test_embed(model: str, texts: list[str]) -> list[list[float]]:
     from tests.fake_ollama import fake_embedding
 
     return [fake_embedding(t, 256) for t in texts]
-
-
-def sentences(text: str) -> list[str]:
-    """A turn cut into sentences: one fact each, as the planner stores facts."""
-    return [x.strip() for x in re.split(r"(?<=[.!?])\s+", text) if len(_words(x)) >= 2]
-
-
-def evidence_sentences(excerpt: str, turn: str) -> set[str]:
-    """The sentences of the evidence turn that are mostly the excerpt (the best one if none is)."""
-    want = _words(excerpt)
-    overlap = {x: len(_words(x) & want) / len(_words(x)) for x in sentences(turn)}
-    mostly = {x for x, o in overlap.items() if o >= 0.6}
-    return mostly or ({max(overlap, key=overlap.__getitem__)} if overlap else set())
 
 
 def cached(
@@ -306,9 +218,14 @@ def run_embedder(
     }
 
 
+def best_first(scores: dict[int, float]) -> list[int]:
+    """Ids by score, best first."""
+    return sorted(scores, key=lambda i: -scores[i])
+
+
 def _before(memory: Any, q: str) -> list[int]:
     # The search before time, context and scenes: both lists fused by score (weights were equal here).
-    return _best_first(fuse(memory.vector_search(q), memory.keyword_scores(q)))[:5]
+    return best_first(fuse(memory.vector_search(q), memory.keyword_scores(q)))[:5]
 
 
 METHODS: dict[str, Callable[[Any, str], list[int]]] = {
@@ -328,113 +245,6 @@ ABSTAINS: dict[str, Callable[[Any, str], bool]] = {
     ),
     "fused": lambda memory, q: bool(memory.relevant(q, 3)),
 }
-
-
-def _best_first(scores: dict[int, float]) -> list[int]:
-    return sorted(scores, key=lambda i: -scores[i])
-
-
-Ranked = list[tuple[int, float]]  # (memory id, score) best first
-
-
-def _rrf(k: float, w_vec: float = 1.0, w_kw: float = 1.0) -> Callable[[Ranked, Ranked], list[int]]:
-    def fuse(vec: Ranked, kw: Ranked) -> list[int]:
-        score: dict[int, float] = {}
-        for weight, ranked in ((w_vec, vec), (w_kw, kw)):
-            for rank, (id_, _) in enumerate(ranked):
-                score[id_] = score.get(id_, 0.0) + weight / (k + rank)
-        return _best_first(score)
-
-    return fuse
-
-
-def _scores(norm: str, w_vec: float = 1.0, w_kw: float = 1.0) -> Callable[[Ranked, Ranked], list[int]]:
-    """Score fusion: each list's scores normalized ('max': by its best; 'minmax'; 'z': mean and spread), summed."""
-    import statistics
-
-    def scaled(ranked: Ranked) -> dict[int, float]:
-        if not ranked:
-            return {}
-        values = [v for _, v in ranked]
-        if norm == "max":
-            top = max(values)
-            return {i: v / top if top else 0.0 for i, v in ranked}
-        if norm == "minmax":
-            return minmax(ranked)  # the planner's scaling (scoring.py)
-        mean, sd = statistics.fmean(values), statistics.pstdev(values) or 1.0
-        return {i: (v - mean) / sd for i, v in ranked}
-
-    def fuse(vec: Ranked, kw: Ranked) -> list[int]:
-        a, b = scaled(vec), scaled(kw)
-        floor_a, floor_b = min(a.values(), default=0.0), min(b.values(), default=0.0)
-        ids = set(a) | set(b)
-        return _best_first({i: w_vec * a.get(i, floor_a) + w_kw * b.get(i, floor_b) for i in ids})
-
-    return fuse
-
-
-FUSIONS: dict[str, Callable[[Ranked, Ranked], list[int]]] = {
-    "rrf k=60 (before)": _rrf(60),
-    "rrf k=10": _rrf(10),
-    "rrf k=60, keyword x2": _rrf(60, 1, 2),
-    "scores, max": _scores("max"),
-    "scores, min-max (now)": lambda vec, kw: _best_first(fuse(vec, kw)),
-    "scores, z": _scores("z"),
-    "scores, min-max, keyword x1.5": _scores("minmax", 1, 1.5),
-    "scores, min-max, vector x1.5": _scores("minmax", 1.5, 1),
-    "scores, z, keyword x1.5": _scores("z", 1, 1.5),
-}
-
-
-def _variant(**changes: Any) -> Callable[[Any, str], list[int]]:
-    """The planner's search with some of its settings (planner/memory/search.py) changed for one call."""
-    from planner.memory import search
-
-    def method(memory: Any, q: str) -> list[int]:
-        saved = {name: getattr(search, name) for name in changes}
-        for name, value in changes.items():
-            setattr(search, name, value)
-        memory._searches.clear()  # a shared search must not answer for another variant
-        try:
-            return [h["id"] for h in memory.search(q, 5)]
-        finally:
-            for name, value in saved.items():
-                setattr(search, name, value)
-            memory._searches.clear()
-
-    return method
-
-
-def _no_context(q: str, recent: list[str], most: int = 6) -> str:
-    return q
-
-
-VARIANTS: dict[str, dict[str, Any]] = {
-    "fused, no time": {"in_question": lambda q, today: TimeQuestion()},
-    "fused, time filter only": {"PERIOD_BOOST": 0.0},
-    "fused, period boost 0.15": {"PERIOD_BOOST": 0.15},
-    "fused, period boost 0.6": {"PERIOD_BOOST": 0.6},
-    "fused, no first/last order": {"NEAR_TIE": 2.0},
-    "fused, near tie 0.9": {"NEAR_TIE": 0.9},
-    "fused, near tie 0.6": {"NEAR_TIE": 0.6},
-    "fused, no context": {"with_context": _no_context},
-    "fused, no scenes": {"SCENE_WEIGHT": 0.0},
-    "fused, scene weight 0.25": {"SCENE_WEIGHT": 0.25},
-    "fused, scene weight 1.0": {"SCENE_WEIGHT": 1.0},
-    "fused, scenes bring 1 each": {"SCENE_CELLS": 1},
-}
-
-
-def experiments() -> dict[str, Callable[[Any, str], list[int]]]:
-    """For --experiments: fusion variants over the same two candidate lists (50 each), and the planner's
-    search with each of its parts changed or left out."""
-
-    def method(fuse: Callable[[Ranked, Ranked], list[int]]) -> Callable[[Any, str], list[int]]:
-        return lambda memory, q: fuse(memory.vector_search(q), memory.keyword_scores(q))
-
-    return {name: method(fuse) for name, fuse in FUSIONS.items()} | {
-        name: _variant(**changes) for name, changes in VARIANTS.items()
-    }
 
 
 def table(results: list[dict[str, Any]]) -> str:
@@ -496,7 +306,12 @@ def main(argv: list[str] | None = None) -> int:
         except (ModelError, LongTermMemoryError) as e:
             print(f"error: {e}", file=sys.stderr)
             return 1
-    methods = METHODS | (experiments() if args.experiments else {})
+    if args.experiments:
+        from evals.memory_variants import experiments
+
+        methods = METHODS | experiments()
+    else:
+        methods = METHODS
     results = []
     for dataset, users in sets:
         results.append(run_embedder("test embedder", test_embed, "test", dataset, users, methods))

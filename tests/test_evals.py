@@ -154,7 +154,7 @@ def fake_bfcl_wheel(path, answers=("x", "x", "x")):
     """A wheel laid out like bfcl-eval's, with two users and three questions (and their answers)."""
     import zipfile
 
-    from evals.memory import SCENARIOS
+    from evals.bfcl import SCENARIOS
 
     talk = {
         "customer": [
@@ -214,7 +214,7 @@ def test_memory_eval_finds_each_questions_evidence_and_scores_every_method(fake,
 
 
 def test_evidence_is_the_turn_holding_the_excerpt_and_the_sentences_that_are_mostly_it():
-    from evals.memory import evidence_ids, evidence_sentences, sentences
+    from evals.bfcl import evidence_ids, evidence_sentences, sentences
 
     turns = {0: "Monday: Team meeting ran long. Need to finish the thesis draft before Friday.", 1: "Tuesday: thesis."}
     assert evidence_ids("Monday: Need to finish the thesis draft before Friday.", turns) == {0}

@@ -69,14 +69,16 @@ def test_a_period_holding_most_memories_is_left_to_the_weighting(mem, monkeypatc
     from planner.memory import search
 
     mem.store_cell("The user likes jazz.", said_on="2026-05-03")
-    calls = []
-    monkeypatch.setattr(mem, "vector_search", lambda *a, **k: calls.append(k.get("within")) or [])
-    mem.search("what music did I like in 2026?", 3)
-    assert calls == [None]  # one memory, all inside the year: no second look inside it
+    mem._load()
+    looks = []
+    real = mem.index.search_also
+    monkeypatch.setattr(mem.index, "search_also", lambda *a: looks.append(a[2]) or real(*a))
+    assert mem.search("what music did I like in 2026?", 3)
+    assert looks == []  # one memory, inside the year: no look inside it
     monkeypatch.setattr(search, "WITHIN_SHARE", 100.0)
     mem.begin_turn()
-    mem.search("what music did I like in 2026?", 3)
-    assert len(calls) == 3 and calls[2] is not None
+    assert mem.search("what music did I like in 2026?", 3)
+    assert [list(ids) for ids in looks] == [[1]]
 
 
 # -- the conversation as context

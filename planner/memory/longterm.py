@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Any
 from planner.memory.history import SUMMARY_HEADER
 from planner.memory.scenes import Scenes
 from planner.memory.scoring import same_particulars, word_overlap
-from planner.memory.search import AUTO_RECALL_COSINE, LongTermMemoryError, Search
-from planner.memory.vectors import CompactIndex, Days, Embedder, VectorIndex, pack, row_batches, unpack_rows
+from planner.memory.search import AUTO_RECALL_COSINE, Days, LongTermMemoryError, Search
+from planner.memory.vectors import CompactIndex, Embedder, VectorIndex, pack, row_batches, unpack_rows
 from planner.model.client import ModelError
 from planner.periods import happened
 from planner.prompts import MEMORY_NOTES

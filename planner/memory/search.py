@@ -24,20 +24,18 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from planner.memory.scenes import Scenes
 from planner.memory.scoring import fts_query, fuse, with_context
-from planner.memory.vectors import CompactIndex, Days, Embedder, VectorIndex, rows_present
+from planner.memory.vectors import CompactIndex, Embedder, VectorIndex, np, rows_of, rows_present
 from planner.model.client import ModelError
 from planner.periods import Period, TimeQuestion, around, in_question
 from planner.prompts import MEMORY_NOTES
 from planner.storage.db import Store
-
-if TYPE_CHECKING:
-    import numpy as np
 
 AUTO_RECALL_COSINE = 0.55  # automatic recall: keyword hit, or at least this similar
 SHARED_K = 20  # hits kept per shared search (the recall tool asks for at most 20)
@@ -54,6 +52,53 @@ ORDINAL = "CAST(julianday(%s) - 1721424.5 AS INTEGER)"  # a date column as Pytho
 
 class LongTermMemoryError(Exception):
     """A memory that cannot be stored, found or searched; the message says what to do."""
+
+
+class Days:
+    """The days each memory is about, as day numbers beside sorted ids, so a time filter is one vectorised
+    comparison instead of a range query SQLite cannot serve from one index (bench/recall.py)."""
+
+    def __init__(self) -> None:
+        self._ids: np.ndarray | None = None  # allocated on first use, so numpy loads then
+        self._lo: np.ndarray | None = None
+        self._hi: np.ndarray | None = None
+        self._lock = threading.Lock()
+
+    def load(self, rows: Iterable[tuple[int, int, int]]) -> None:
+        """Replace the contents with (id, first day, last day) rows; days as date ordinals."""
+        table = np.array(list(rows), dtype=np.int64).reshape(-1, 3)
+        table = table[np.argsort(table[:, 0], kind="stable")]
+        with self._lock:
+            self._ids, self._lo, self._hi = table[:, 0].copy(), table[:, 1].copy(), table[:, 2].copy()
+
+    def set(self, id_: int, lo: int, hi: int) -> None:
+        """Add or change one memory's days."""
+        with self._lock:
+            if self._ids is None:
+                self._ids, self._lo, self._hi = (np.empty(0, dtype=np.int64) for _ in range(3))
+            at = int(np.searchsorted(self._ids, id_))
+            if at < len(self._ids) and self._ids[at] == id_:
+                self._lo[at], self._hi[at] = lo, hi
+            else:
+                self._ids, self._lo, self._hi = (
+                    np.insert(a, at, v) for a, v in ((self._ids, id_), (self._lo, lo), (self._hi, hi))
+                )
+
+    def remove(self, id_: int) -> None:
+        """Drop one memory (no-op if absent)."""
+        with self._lock:
+            if self._ids is not None and len(rows := rows_of(self._ids, np.array([id_]))):
+                self._ids, self._lo, self._hi = (np.delete(a, rows) for a in (self._ids, self._lo, self._hi))
+
+    def within(self, lo: int, hi: int, most: int) -> np.ndarray | None:
+        """The sorted ids of the memories about a day in lo..hi; None when there are more than `most`."""
+        with self._lock:
+            if self._ids is None:
+                return np.empty(0, dtype=np.int64)
+            inside = (self._lo <= hi) & (self._hi >= lo)
+            if np.count_nonzero(inside) > most:
+                return None
+            return self._ids[inside]
 
 
 def _day(text: str | None, default: dt.date) -> dt.date:
@@ -96,14 +141,14 @@ class Search:
             raise LongTermMemoryError(f"could not search memories: {e}") from None
 
     def vector_search(
-        self, query: str, n: int = CANDIDATES, vector: np.ndarray | None = None, within: np.ndarray | None = None
+        self, query: str, n: int = CANDIDATES, vector: np.ndarray | None = None
     ) -> list[tuple[int, float]]:
-        """(id, cosine) best first, by embedding alone (only among the ids `within`, sorted, if given)."""
+        """(id, cosine) best first, by embedding alone."""
         vector = self._query(query) if vector is None else vector
         if vector is None:
             return []
         try:
-            return self.index.search(vector, n, within)
+            return self.index.search(vector, n)
         except ValueError:
             raise LongTermMemoryError("the embedding model changed mid-session; restart the planner") from None
 
@@ -145,16 +190,23 @@ class Search:
         asked = in_question(query, today)
         text = with_context(query, self._context)
         qv = self._query(text)
+        period = asked.period or self._around_anchor(asked, today)
+        inside = self._inside(period) if period else None
         # BM25 in SQLite runs while the matrix is scanned: neither holds the GIL, so on a second core the
-        # keyword list costs no time (bench/recall.py). For a period, more hits are read at once: their
-        # best inside the period join the list.
+        # keyword list costs no time (bench/recall.py); started last, so its bits of Python do not hold up
+        # ours. For a period, more hits are read at once: their best inside the period join the list.
         pending = self._beside().submit(self.keyword_scores, text, 4 * CANDIDATES if asked else CANDIDATES)
-        vec = self.vector_search(text, vector=qv) if qv is not None else []
+        vec: list[tuple[int, float]] = []
+        if qv is not None and inside is not None:  # the period's best, picked from the same one scan
+            vec, best_inside = self._vector_also(qv, inside)
+            vec = vec + best_inside
+        elif qv is not None:
+            vec = self.vector_search(text, vector=qv)
         more = pending.result()
         kw = more[:CANDIDATES]
-        period = asked.period or self._around_anchor(asked, today)
-        if period is not None:
-            vec, kw = self._add_within(period, qv, text, vec, kw, more)
+        if inside is not None:
+            present = set(rows_present(inside, [i for i, _ in more]))
+            kw = kw + [(i, s) for i, s in more if i in present][:WITHIN]
         fused = fuse(vec, kw)
         if qv is not None and fused:
             self._add_scenes(fused, qv, text)
@@ -220,17 +272,16 @@ class Search:
         event = Period(_day(row["happened_on"], said), _day(row["happened_to"], said))
         return around(event, asked.side, today)
 
-    def _add_within(
-        self, period: Period, qv: np.ndarray | None, text: str, vec: list, kw: list, more: list
-    ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
-        # The best of each list among the memories about the period's days, unless most memories are.
+    def _inside(self, period: Period) -> np.ndarray | None:
+        # The memories about the period's days, or None when there are none or most memories are.
         ids = self.days.within(period.start.toordinal(), period.end.toordinal(), int(WITHIN_SHARE * len(self.index)))
-        if ids is None or not len(ids):
-            return vec, kw
-        if qv is not None:
-            vec = vec + self.vector_search(text, WITHIN, vector=qv, within=ids)
-        inside = set(rows_present(ids, [i for i, _ in more]))
-        return vec, kw + [(i, s) for i, s in more if i in inside][:WITHIN]
+        return ids if ids is not None and len(ids) else None
+
+    def _vector_also(self, qv: np.ndarray, inside: np.ndarray) -> tuple[list, list]:
+        try:
+            return self.index.search_also(qv, CANDIDATES, inside, WITHIN)
+        except ValueError:
+            raise LongTermMemoryError("the embedding model changed mid-session; restart the planner") from None
 
     def _add_scenes(self, fused: dict[int, float], qv: np.ndarray, text: str) -> None:
         # The scenes closest to the question (and any it names) lift their memories closest to it, by how

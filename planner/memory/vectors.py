@@ -229,6 +229,23 @@ class VectorIndex:
                 scores, ids = self._m[rows] @ query, self._ids[rows]
         return best(ids, scores, k) if len(ids) else []
 
+    def search_also(
+        self, query: np.ndarray, k: int, within: np.ndarray, k_within: int
+    ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+        """The k most similar overall and the k_within most similar among the ids `within` (sorted), from
+        one scan: the second list only picks from the scores the first one computed."""
+        with self._lock:
+            n = self._n
+            if n == 0:
+                return [], []
+            if query.shape[0] != self.dim:
+                raise ValueError(f"query has {query.shape[0]} dimensions, the index has {self.dim}")
+            scores = self._m[:n] @ query
+            ids = self._ids[:n]
+            rows = self._rows(within)
+        inside = best(ids[rows], scores[rows], k_within) if len(rows) and k_within > 0 else []
+        return best(ids, scores, k) if k > 0 else [], inside
+
     def _rows(self, ids: np.ndarray) -> np.ndarray:
         # Rows of those of the ids that are present. Caller holds the lock.
         return rows_of(self._ids[: self._n], ids)
@@ -250,53 +267,6 @@ class VectorIndex:
             scores = self._m[rows] @ query
             found = self._ids[rows]
         return dict(zip(found.tolist(), scores.tolist(), strict=True))
-
-
-class Days:
-    """The days each memory is about, as day numbers beside sorted ids, so a time filter is one vectorised
-    comparison instead of a range query SQLite cannot serve from one index (bench/recall.py)."""
-
-    def __init__(self) -> None:
-        self._ids: np.ndarray | None = None  # allocated on first use, so numpy loads then
-        self._lo: np.ndarray | None = None
-        self._hi: np.ndarray | None = None
-        self._lock = threading.Lock()
-
-    def load(self, rows: Iterable[tuple[int, int, int]]) -> None:
-        """Replace the contents with (id, first day, last day) rows; days as date ordinals."""
-        table = np.array(list(rows), dtype=np.int64).reshape(-1, 3)
-        table = table[np.argsort(table[:, 0], kind="stable")]
-        with self._lock:
-            self._ids, self._lo, self._hi = table[:, 0].copy(), table[:, 1].copy(), table[:, 2].copy()
-
-    def set(self, id_: int, lo: int, hi: int) -> None:
-        """Add or change one memory's days."""
-        with self._lock:
-            if self._ids is None:
-                self._ids, self._lo, self._hi = (np.empty(0, dtype=np.int64) for _ in range(3))
-            at = int(np.searchsorted(self._ids, id_))
-            if at < len(self._ids) and self._ids[at] == id_:
-                self._lo[at], self._hi[at] = lo, hi
-            else:
-                self._ids, self._lo, self._hi = (
-                    np.insert(a, at, v) for a, v in ((self._ids, id_), (self._lo, lo), (self._hi, hi))
-                )
-
-    def remove(self, id_: int) -> None:
-        """Drop one memory (no-op if absent)."""
-        with self._lock:
-            if self._ids is not None and len(rows := rows_of(self._ids, np.array([id_]))):
-                self._ids, self._lo, self._hi = (np.delete(a, rows) for a in (self._ids, self._lo, self._hi))
-
-    def within(self, lo: int, hi: int, most: int) -> np.ndarray | None:
-        """The sorted ids of the memories about a day in lo..hi; None when there are more than `most`."""
-        with self._lock:
-            if self._ids is None:
-                return np.empty(0, dtype=np.int64)
-            inside = (self._lo <= hi) & (self._hi >= lo)
-            if np.count_nonzero(inside) > most:
-                return None
-            return self._ids[inside]
 
 
 class CompactIndex:
@@ -425,6 +395,12 @@ class CompactIndex:
             scores = self._cosine(cand, query)
             ids = self._ids[cand]
         return best(ids, scores, k)
+
+    def search_also(
+        self, query: np.ndarray, k: int, within: np.ndarray, k_within: int
+    ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+        """About the k most similar overall, and the k_within most similar among the ids `within`."""
+        return self.search(query, k), self.search(query, k_within, within)
 
     def similarity(self, ids: Sequence[int], query: np.ndarray) -> dict[int, float]:
         """Cosine of the query with each of these ids that is present."""

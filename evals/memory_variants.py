@@ -1,0 +1,115 @@
+"""Variants of the memory search for `python -m evals memory --experiments`: other ways of fusing the two
+candidate lists, the planner's search with each of its parts changed or left out, and second looks
+at the best candidates. Each is scored beside the planner's search; what is kept is in docs/memory.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from evals.memory import best_first
+from planner.memory.scoring import fuse, minmax
+from planner.periods import TimeQuestion
+
+Ranked = list[tuple[int, float]]  # (memory id, score) best first
+
+
+def _rrf(k: float, w_vec: float = 1.0, w_kw: float = 1.0) -> Callable[[Ranked, Ranked], list[int]]:
+    def fuse(vec: Ranked, kw: Ranked) -> list[int]:
+        score: dict[int, float] = {}
+        for weight, ranked in ((w_vec, vec), (w_kw, kw)):
+            for rank, (id_, _) in enumerate(ranked):
+                score[id_] = score.get(id_, 0.0) + weight / (k + rank)
+        return best_first(score)
+
+    return fuse
+
+
+def _scores(norm: str, w_vec: float = 1.0, w_kw: float = 1.0) -> Callable[[Ranked, Ranked], list[int]]:
+    """Score fusion: each list's scores normalized ('max': by its best; 'minmax'; 'z': mean and spread), summed."""
+    import statistics
+
+    def scaled(ranked: Ranked) -> dict[int, float]:
+        if not ranked:
+            return {}
+        values = [v for _, v in ranked]
+        if norm == "max":
+            top = max(values)
+            return {i: v / top if top else 0.0 for i, v in ranked}
+        if norm == "minmax":
+            return minmax(ranked)  # the planner's scaling (scoring.py)
+        mean, sd = statistics.fmean(values), statistics.pstdev(values) or 1.0
+        return {i: (v - mean) / sd for i, v in ranked}
+
+    def fuse(vec: Ranked, kw: Ranked) -> list[int]:
+        a, b = scaled(vec), scaled(kw)
+        floor_a, floor_b = min(a.values(), default=0.0), min(b.values(), default=0.0)
+        ids = set(a) | set(b)
+        return best_first({i: w_vec * a.get(i, floor_a) + w_kw * b.get(i, floor_b) for i in ids})
+
+    return fuse
+
+
+FUSIONS: dict[str, Callable[[Ranked, Ranked], list[int]]] = {
+    "rrf k=60 (before)": _rrf(60),
+    "rrf k=10": _rrf(10),
+    "rrf k=60, keyword x2": _rrf(60, 1, 2),
+    "scores, max": _scores("max"),
+    "scores, min-max (now)": lambda vec, kw: best_first(fuse(vec, kw)),
+    "scores, z": _scores("z"),
+    "scores, min-max, keyword x1.5": _scores("minmax", 1, 1.5),
+    "scores, min-max, vector x1.5": _scores("minmax", 1.5, 1),
+    "scores, z, keyword x1.5": _scores("z", 1, 1.5),
+}
+
+
+def _variant(**changes: Any) -> Callable[[Any, str], list[int]]:
+    """The planner's search with some of its settings (planner/memory/search.py) changed for one call."""
+    from planner.memory import search
+
+    def method(memory: Any, q: str) -> list[int]:
+        saved = {name: getattr(search, name) for name in changes}
+        for name, value in changes.items():
+            setattr(search, name, value)
+        memory._searches.clear()  # a shared search must not answer for another variant
+        try:
+            return [h["id"] for h in memory.search(q, 5)]
+        finally:
+            for name, value in saved.items():
+                setattr(search, name, value)
+            memory._searches.clear()
+
+    return method
+
+
+def _no_context(q: str, recent: list[str], most: int = 6) -> str:
+    return q
+
+
+VARIANTS: dict[str, dict[str, Any]] = {
+    "fused, no time": {"in_question": lambda q, today: TimeQuestion()},
+    "fused, time filter only": {"PERIOD_BOOST": 0.0},
+    "fused, period boost 0.15": {"PERIOD_BOOST": 0.15},
+    "fused, period boost 0.6": {"PERIOD_BOOST": 0.6},
+    "fused, no first/last order": {"NEAR_TIE": 2.0},
+    "fused, near tie 0.9": {"NEAR_TIE": 0.9},
+    "fused, near tie 0.6": {"NEAR_TIE": 0.6},
+    "fused, no context": {"with_context": _no_context},
+    "fused, no scenes": {"SCENE_WEIGHT": 0.0},
+    "fused, scene weight 0.25": {"SCENE_WEIGHT": 0.25},
+    "fused, scene weight 1.0": {"SCENE_WEIGHT": 1.0},
+    "fused, scenes bring 1 each": {"SCENE_CELLS": 1},
+}
+
+
+def experiments() -> dict[str, Callable[[Any, str], list[int]]]:
+    """For --experiments: fusion variants over the same two candidate lists (50 each), and the planner's
+    search with each of its parts changed or left out."""
+
+    def method(fuse: Callable[[Ranked, Ranked], list[int]]) -> Callable[[Any, str], list[int]]:
+        return lambda memory, q: fuse(memory.vector_search(q), memory.keyword_scores(q))
+
+    return {name: method(fuse) for name, fuse in FUSIONS.items()} | {
+        name: _variant(**changes) for name, changes in VARIANTS.items()
+    }
