@@ -168,6 +168,7 @@ def run_embedder(
     keep = None if name == "test embedder" else cache_dir() / f"embeddings-{safe_name}.json"
     embed = cached(embed, keep)
     clock = {"today": BFCL_TODAY}  # the day each question is asked on
+    spent: dict[str, float] = {}  # seconds each method took over all questions (embedding calls included)
     with tempfile.TemporaryDirectory() as tmp:
         for n, user in enumerate(users):
             store = Store(Path(tmp) / f"user{n}.db")
@@ -191,7 +192,9 @@ def run_embedder(
                             continue  # a variant: abstention is the same floor as "fused"
                         score = {k: float(not ABSTAINS[method](memory, q.question)) for k in KS}
                     else:
+                        started = time.perf_counter()
                         score = _found(fn, memory, q, wanted)
+                        spent[method] = spent.get(method, 0.0) + time.perf_counter() - started
                     total = sums[method].setdefault(q.kind, dict.fromkeys(KS, 0.0))
                     for k in KS:
                         total[k] += score[k]
@@ -215,6 +218,7 @@ def run_embedder(
         "seconds": time.perf_counter() - t0,
         "recall": recall,
         "by_kind": by_kind,
+        "ms_per_question": {m: 1000 * t / max(1, answerable) for m, t in spent.items()},
     }
 
 
@@ -249,10 +253,13 @@ ABSTAINS: dict[str, Callable[[Any, str], bool]] = {
 
 def table(results: list[dict[str, Any]]) -> str:
     """Recall@1/3/5 of every answerable question, then per kind (abstention: the share with nothing attached)."""
-    out = [f"{'set':<8} {'embedder':<22} {'method':<24} " + " ".join(f"{'recall@' + str(k):>9}" for k in KS)]
+    head = f"{'set':<8} {'embedder':<22} {'method':<24} " + " ".join(f"{'recall@' + str(k):>9}" for k in KS)
+    out = [head + f" {'ms/question':>12}"]
     for r in results:
         for method, rec in r["recall"].items():
-            out.append(f"{r['dataset']:<8} {r['embedder']:<22} {method:<24} " + " ".join(f"{rec[k]:>9.2f}" for k in KS))
+            ms = r.get("ms_per_question", {}).get(method, 0.0)
+            cells = " ".join(f"{rec[k]:>9.2f}" for k in KS)
+            out.append(f"{r['dataset']:<8} {r['embedder']:<22} {method:<24} {cells} {ms:>12.1f}")
     kinds = [k for k in lifelog.KINDS if any(k in r["kinds"] for r in results)]
     out += ["", f"{'recall@1 @3 @5 by kind':<56} " + " ".join(f"{k:>14}" for k in kinds)]
     for r in results:
@@ -282,9 +289,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--unit", choices=["sentence", "turn"], default="sentence", help="store each sentence (a fact) or each turn"
     )
+    p.add_argument("--critic-picks", action="store_true", help="--experiments: also let --critic-model pick")
     p.add_argument("--qa", action="store_true", help="ask the main model each question with what recall returned")
     p.add_argument("--model", default="main", help="--qa: the model that answers")
-    p.add_argument("--critic-model", default="critic", help="--qa: the model that judges the answers")
+    p.add_argument("--critic-model", default="critic", help="--qa: the model that judges the answers (and picks)")
     p.add_argument("--limit", type=int, default=0, help="--qa: at most this many questions per kind and set")
     args = p.parse_args(argv)
     sets = []
@@ -306,18 +314,20 @@ def main(argv: list[str] | None = None) -> int:
         except (ModelError, LongTermMemoryError) as e:
             print(f"error: {e}", file=sys.stderr)
             return 1
+    methods = METHODS
     if args.experiments:
-        from evals.memory_variants import experiments
+        from evals.memory_variants import experiments, second_looks
 
-        methods = METHODS | experiments()
-    else:
-        methods = METHODS
+        methods = METHODS | experiments() | second_looks()
     results = []
     for dataset, users in sets:
         results.append(run_embedder("test embedder", test_embed, "test", dataset, users, methods))
         if args.embed_model:
             try:
-                results.append(run_embedder(args.embed_model, llm.embed, args.embed_model, dataset, users, methods))
+                real = methods
+                if args.experiments and args.critic_picks:  # the critic's second look: a chat call a question
+                    real = methods | second_looks(llm, args.critic_model)
+                results.append(run_embedder(args.embed_model, llm.embed, args.embed_model, dataset, users, real))
             except (ModelError, LongTermMemoryError) as e:
                 print(f"error: {e}", file=sys.stderr)
                 return 1

@@ -113,3 +113,77 @@ def experiments() -> dict[str, Callable[[Any, str], list[int]]]:
     return {name: method(fuse) for name, fuse in FUSIONS.items()} | {
         name: _variant(**changes) for name, changes in VARIANTS.items()
     }
+
+
+# -- second looks at the best candidates: each costs model calls, so each must pay for them
+
+PICK_PROMPT = """\
+You choose which of a user's memories answer a question. You get the question and numbered memories.
+Answer with JSON only: {"best": [the numbers of the memories that answer it, best first, at most 3]}, or {"best": []} if none does."""
+PICK_SCHEMA = {
+    "type": "object",
+    "properties": {"best": {"type": "array", "items": {"type": "integer"}}},
+    "required": ["best"],
+}
+
+
+def _query_variants(weight: float = 0.5, n: int = 20) -> Callable[[Any, str], list[int]]:
+    """The planner's best n, re-scored with the cosine of the question embedded two more ways by the user's
+    own model: as a document (its document prefix) and as its meaningful words alone. Two embedding calls."""
+    from planner.memory.scoring import meaningful_words
+
+    def method(memory: Any, q: str) -> list[int]:
+        hits = memory.search(q, n)
+        if len(hits) < 2:
+            return [h["id"] for h in hits]
+        ids = [h["id"] for h in hits]
+        looks = [memory.embedder.documents([q])[0], memory.embedder.query(" ".join(meaningful_words(q)) or q)]
+        sims = [memory.index.similarity(ids, v) for v in looks]
+        second = minmax([(i, sum(s.get(i, 0.0) for s in sims) / len(sims)) for i in ids])
+        first = minmax([(h["id"], h["score"]) for h in hits])
+        return best_first({i: (1 - weight) * first[i] + weight * second[i] for i in ids})[:5]
+
+    return method
+
+
+def _critic_picks(llm: Any, model: str, n: int = 10) -> Callable[[Any, str], list[int]]:
+    """The planner's best n shown to the critic model in JSON mode, which picks those that answer; they go
+    first, the rest keep their order. One chat call."""
+    import json
+
+    from planner.memory.search import dated
+
+    def method(memory: Any, q: str) -> list[int]:
+        hits = memory.search(q, n)
+        if len(hits) < 2:
+            return [h["id"] for h in hits]
+        listing = "\n".join(f"{i + 1}. {h['text']}{dated(h)}" for i, h in enumerate(hits))
+        try:
+            r = llm.chat_json(
+                model,
+                [
+                    {"role": "system", "content": PICK_PROMPT},
+                    {"role": "user", "content": f"Question: {q}\nMemories:\n{listing}"},
+                ],
+                schema=PICK_SCHEMA,
+                options={"num_ctx": 2048, "num_predict": 40, "temperature": 0},
+                purpose="memory second look",
+            )
+            picks = [p for p in json.loads(r.content)["best"] if isinstance(p, int) and 1 <= p <= len(hits)]
+        except (ValueError, KeyError, TypeError):
+            picks = []  # no usable answer: the planner's order stands
+        chosen = [hits[p - 1]["id"] for p in dict.fromkeys(picks)]
+        return (chosen + [h["id"] for h in hits if h["id"] not in chosen])[:5]
+
+    return method
+
+
+def second_looks(llm: Any = None, critic: str | None = None) -> dict[str, Callable[[Any, str], list[int]]]:
+    """The second-look variants: query variants always, the critic's pick when a model server is given."""
+    out = {
+        "second look: query variants": _query_variants(),
+        "second look: query variants x0.25": _query_variants(0.25),
+    }
+    if llm is not None and critic:
+        out["second look: critic picks"] = _critic_picks(llm, critic)
+    return out

@@ -349,3 +349,16 @@ def test_the_notes_attached_to_a_message_say_what_day_a_memory_is_about(fake, ma
     assert "- I went to Lisbon last week. (happened 2026-03-02 to 2026-03-08, said 2026-03-12)" in sent
     result = json.loads(fake.chats("main")[1]["messages"][-1]["content"])
     assert result["memories"][0]["happened"] == "2026-03-02 to 2026-03-08"
+
+
+def test_the_keyword_search_beside_the_scan_finds_what_it_finds_in_line(mem, monkeypatch):
+    from planner.memory import search
+
+    for i in range(30):
+        mem.store_cell(f"Note {i}: the user met Friend{i} at the Okapi cafe on day {i}.", said_on="2026-05-01")
+    questions = ["who did I meet at the Okapi cafe?", "what happened last may at the cafe?", "Friend7"]
+    in_line = [[h["id"] for h in mem.search(q, 5)] for q in questions]
+    monkeypatch.setattr(search, "BESIDE_ABOVE", 0)
+    mem.begin_turn()
+    assert [[h["id"] for h in mem.search(q, 5)] for q in questions] == in_line
+    assert mem._pool is not None  # it did run in the thread

@@ -44,6 +44,7 @@ WITHIN = 20  # per list, from inside a named period
 WITHIN_SHARE = 0.1  # a period holding more of the memories than this is left to the weighting
 PERIOD_BOOST = 0.3  # added to the score of a memory about the asked days (python -m evals memory)
 NEAR_TIE = 0.8  # "the first/last time": among hits this close to the best, the order is by day
+BESIDE_ABOVE = 20_000  # memories from which the keyword search runs beside the scan (below, handing it over costs more)
 SCENES_K, SCENE_CELLS, SCENE_WEIGHT = 2, 3, 0.5  # scenes consulted, memories each brings, their weight
 
 
@@ -193,16 +194,17 @@ class Search:
         period = asked.period or self._around_anchor(asked, today)
         inside = self._inside(period) if period else None
         # BM25 in SQLite runs while the matrix is scanned: neither holds the GIL, so on a second core the
-        # keyword list costs no time (bench/recall.py); started last, so its bits of Python do not hold up
+        # keyword list costs no time (bench/recall.py) once the scan is long enough; started last, so its bits of Python do not hold up
         # ours. For a period, more hits are read at once: their best inside the period join the list.
-        pending = self._beside().submit(self.keyword_scores, text, 4 * CANDIDATES if asked else CANDIDATES)
+        n = 4 * CANDIDATES if asked else CANDIDATES
+        pending = self._beside().submit(self.keyword_scores, text, n) if len(self.index) > BESIDE_ABOVE else None
         vec: list[tuple[int, float]] = []
         if qv is not None and inside is not None:  # the period's best, picked from the same one scan
             vec, best_inside = self._vector_also(qv, inside)
             vec = vec + best_inside
         elif qv is not None:
             vec = self.vector_search(text, vector=qv)
-        more = pending.result()
+        more = pending.result() if pending else self.keyword_scores(text, n)
         kw = more[:CANDIDATES]
         if inside is not None:
             present = set(rows_present(inside, [i for i, _ in more]))
