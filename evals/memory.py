@@ -26,6 +26,7 @@ Trade-off: recall judges retrieval of the labelled sentences, not a model's answ
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import json
 import os
@@ -57,17 +58,30 @@ def test_embed(model: str, texts: list[str]) -> list[list[float]]:
 def cached(
     embed: Callable[[str, list[str]], list[list[float]]], path: Path | None = None
 ) -> Callable[[str, list[str]], list[list[float]]]:
-    """The embedder with a memo (kept in `path` between runs, when given): each text is embedded once,
-    so every method's query costs one embedding and a second run of a slow model takes seconds."""
-    memo: dict[str, list[float]] = json.loads(path.read_text()) if path and path.exists() else {}
+    """The embedder with a memo (kept in `path`, JSON lines, between runs when given): each text is embedded
+    once, so every method's query costs one embedding and a second run of a slow model takes seconds. New
+    vectors are appended, so thousands of one-question calls do not rewrite the file each time."""
+    memo: dict[str, list[float]] = {}
+    if path and path.with_suffix(".json").exists():  # the earlier format: one JSON object
+        memo.update(json.loads(path.with_suffix(".json").read_text()))
+    if path and path.exists():
+        for line in path.read_text().splitlines():
+            with contextlib.suppress(ValueError, KeyError):  # a line cut short by a kill: embedded again
+                entry = json.loads(line)
+                memo[entry["t"]] = entry["v"]
 
     def run(model: str, texts: list[str]) -> list[list[float]]:
         todo = [t for t in dict.fromkeys(texts) if t not in memo]
         if todo:
-            memo.update(zip(todo, embed(model, todo), strict=True))
+            vectors = embed(model, todo)
+            memo.update(zip(todo, vectors, strict=True))
             if path:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(json.dumps(memo))
+                with path.open("a") as f:
+                    f.writelines(
+                        json.dumps({"t": t, "v": list(map(float, v))}) + "\n"
+                        for t, v in zip(todo, vectors, strict=True)
+                    )
         return [memo[t] for t in texts]
 
     return run
@@ -165,7 +179,7 @@ def run_embedder(
     unmatched = merged = cells = 0
     t0 = time.perf_counter()
     safe_name = re.sub(r"[^\w.-]", "_", model)
-    keep = None if name == "test embedder" else cache_dir() / f"embeddings-{safe_name}.json"
+    keep = None if name == "test embedder" else cache_dir() / f"embeddings-{safe_name}.jsonl"
     embed = cached(embed, keep)
     clock = {"today": BFCL_TODAY}  # the day each question is asked on
     spent: dict[str, float] = {}  # seconds each method took over all questions (embedding calls included)

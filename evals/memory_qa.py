@@ -52,7 +52,7 @@ class CachedOllama(Ollama):
     def __init__(self, host: str, model: str):
         super().__init__(host)
         safe = re.sub(r"[^\w.-]", "_", model)
-        self._embed = cached(super().embed, cache_dir() / f"embeddings-{safe}.json")
+        self._embed = cached(super().embed, cache_dir() / f"embeddings-{safe}.jsonl")
 
     def embed(self, model: str, texts: list[str], **kwargs: Any) -> list[list[float]]:
         """Embeddings, each text sent to the server once ever."""

@@ -10,7 +10,7 @@ from typing import Any
 
 from evals.memory import best_first
 from planner.memory.scoring import fuse, minmax
-from planner.periods import TimeQuestion
+from planner.periods import TimeQuestion, in_question
 
 Ranked = list[tuple[int, float]]  # (memory id, score) best first
 
@@ -87,7 +87,13 @@ def _no_context(q: str, recent: list[str], most: int = 6) -> str:
     return q
 
 
+def _words_kept(q: str, today: Any) -> TimeQuestion:
+    asked = in_question(q, today)
+    return TimeQuestion(asked.period, asked.order, asked.anchor, asked.side)
+
+
 VARIANTS: dict[str, dict[str, Any]] = {
+    "fused, period words searched too": {"in_question": _words_kept},
     "fused, no time": {"in_question": lambda q, today: TimeQuestion()},
     "fused, time filter only": {"PERIOD_BOOST": 0.0},
     "fused, period boost 0.15": {"PERIOD_BOOST": 0.15},

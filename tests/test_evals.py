@@ -196,7 +196,7 @@ def test_memory_eval_finds_each_questions_evidence_and_scores_every_method(fake,
     wheel = tmp_path / "bfcl.whl"
     fake_bfcl_wheel(wheel)
     env = clean_env()
-    env.update(OLLAMA_HOST=fake.url, PLANNER_HOME=str(tmp_path))
+    env.update(OLLAMA_HOST=fake.url, PLANNER_HOME=str(tmp_path), PLANNER_EVALS_CACHE=str(tmp_path))  # not ~/.cache
     out = tmp_path / "memory.json"
     p = subprocess.run(
         [sys.executable, "-m", "evals", "memory", "--set", "bfcl", "--data", str(wheel), "--embed-model", "embed",

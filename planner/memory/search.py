@@ -189,7 +189,8 @@ class Search:
     def _search(self, query: str, k: int) -> list[dict[str, Any]]:
         today = self.today()
         asked = in_question(query, today)
-        text = with_context(query, self._context)
+        # The period is searched by its days, the rest by words: "january" must not find "rent from January".
+        text = with_context(asked.rest or query, self._context)
         qv = self._query(text)
         period = asked.period or self._around_anchor(asked, today)
         inside = self._inside(period) if period else None
