@@ -308,6 +308,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--model", default="main", help="--qa: the model that answers")
     p.add_argument("--critic-model", default="critic", help="--qa: the model that judges the answers (and picks)")
     p.add_argument("--limit", type=int, default=0, help="--qa: at most this many questions per kind and set")
+    p.add_argument("--notes", default="planner", help="--qa: the notes' header (evals/memory_qa.py NOTES)")
     args = p.parse_args(argv)
     sets = []
     if args.set in ("bfcl", "both"):

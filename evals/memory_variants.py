@@ -10,7 +10,7 @@ from typing import Any
 
 from evals.memory import best_first
 from planner.memory.scoring import fuse, minmax
-from planner.periods import TimeQuestion, in_question
+from planner.periods import TimeQuestion
 
 Ranked = list[tuple[int, float]]  # (memory id, score) best first
 
@@ -87,13 +87,7 @@ def _no_context(q: str, recent: list[str], most: int = 6) -> str:
     return q
 
 
-def _words_kept(q: str, today: Any) -> TimeQuestion:
-    asked = in_question(q, today)
-    return TimeQuestion(asked.period, asked.order, asked.anchor, asked.side)
-
-
 VARIANTS: dict[str, dict[str, Any]] = {
-    "fused, period words searched too": {"in_question": _words_kept},
     "fused, no time": {"in_question": lambda q, today: TimeQuestion()},
     "fused, time filter only": {"PERIOD_BOOST": 0.0},
     "fused, period boost 0.15": {"PERIOD_BOOST": 0.15},
@@ -103,8 +97,12 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "fused, near tie 0.6": {"NEAR_TIE": 0.6},
     "fused, no context": {"with_context": _no_context},
     "fused, no scenes": {"SCENE_WEIGHT": 0.0},
-    "fused, scene weight 0.25": {"SCENE_WEIGHT": 0.25},
+    "fused, every scene hit counts": {"SCENE_MARGIN": -9.0},
+    "fused, scene margin -0.02": {"SCENE_MARGIN": -0.02},
+    "fused, scene margin +0.02": {"SCENE_MARGIN": 0.02},
     "fused, scene weight 1.0": {"SCENE_WEIGHT": 1.0},
+    "fused, no hop to the best hit's scenes": {"SCENE_HOP": False},
+    "fused, scene weight 0.25": {"SCENE_WEIGHT": 0.25},
     "fused, scenes bring 1 each": {"SCENE_CELLS": 1},
 }
 

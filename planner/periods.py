@@ -83,7 +83,6 @@ class TimeQuestion:
     order: str | None = None  # "first" or "last"
     anchor: str | None = None
     side: str | None = None  # "before" or "after" the anchor (or the period's ends)
-    rest: str | None = None  # the question without the words that named the period, for the words' search
 
     def __bool__(self) -> bool:
         return bool(self.period or self.order or self.anchor)
@@ -350,10 +349,8 @@ def in_question(text: str, today: dt.date) -> TimeQuestion:
         side = re.search(r"\b(before|after|since|until|till|prior to)\s+$", s[: m.start()])
         if side:
             period = _beside(period, side[1], today)
-        named = ((side[0] if side else "") + m[0]).strip()
-        rest = " ".join(re.sub(r"\s+".join(map(re.escape, named.split())), " ", text, count=1, flags=re.I).split())
         # The order is read without the period's words: "last may" names a month, not the latest match.
-        return TimeQuestion(period=period, order=_order(s[: m.start()] + " " + s[m.end() :]), rest=rest)
+        return TimeQuestion(period=period, order=_order(s[: m.start()] + " " + s[m.end() :]))
     order = _order(s)
     relation = re.search(r"\b(before|after|since|until|till|prior to)\s+", s)
     if relation:

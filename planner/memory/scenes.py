@@ -49,6 +49,7 @@ class Scenes:
         self.members: dict[int, list[int]] = {}  # scene id -> memory ids, for the scenes in the index
         self.names: dict[int, str] = {}
         self.by_name: dict[str, int] = {}  # lower-case name -> scene id
+        self.memory_scenes: dict[int, list[int]] = {}  # memory id -> the scenes it is in
         self._loaded = False
         self._lock = threading.Lock()
 
@@ -74,6 +75,10 @@ class Scenes:
             self.members = {r["id"]: members[r["id"]] for r in rows}
             self.names = {r["id"]: r["name"] for r in rows}
             self.by_name = {name.lower().replace(".", ""): sid for sid, name in self.names.items()}
+            self.memory_scenes = {}
+            for sid, ids in self.members.items():
+                for id_ in ids:
+                    self.memory_scenes.setdefault(id_, []).append(sid)
             self._loaded = True
 
     def search(self, query: np.ndarray, k: int = 3) -> list[tuple[int, float]]:
@@ -85,6 +90,11 @@ class Scenes:
             return self.index.search(query, k)
         except ValueError:  # another embedding model's vectors: the next refresh re-embeds them
             return []
+
+    def of(self, memory_id: int) -> list[int]:
+        """The scenes a memory is in."""
+        self.load()
+        return self.memory_scenes.get(memory_id, [])
 
     def named_in(self, text: str) -> list[int]:
         """The scenes whose name the text says (any case: a question is often typed in lower case)."""

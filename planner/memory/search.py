@@ -46,6 +46,8 @@ PERIOD_BOOST = 0.3  # added to the score of a memory about the asked days (pytho
 NEAR_TIE = 0.8  # "the first/last time": among hits this close to the best, the order is by day
 BESIDE_ABOVE = 20_000  # memories from which the keyword search runs beside the scan (below, handing it over costs more)
 SCENES_K, SCENE_CELLS, SCENE_WEIGHT = 2, 3, 0.5  # scenes consulted, memories each brings, their weight
+SCENE_MARGIN = 0.0  # a scene counts when its summary is at least this much closer than the best memory
+SCENE_HOP = True  # also the best memory's scenes, unless the question is about time (then time ranks)
 
 
 ORDINAL = "CAST(julianday(%s) - 1721424.5 AS INTEGER)"  # a date column as Python's date.toordinal()
@@ -189,8 +191,7 @@ class Search:
     def _search(self, query: str, k: int) -> list[dict[str, Any]]:
         today = self.today()
         asked = in_question(query, today)
-        # The period is searched by its days, the rest by words: "january" must not find "rent from January".
-        text = with_context(asked.rest or query, self._context)
+        text = with_context(query, self._context)  # the period's words too: leaving them out measured worse
         qv = self._query(text)
         period = asked.period or self._around_anchor(asked, today)
         inside = self._inside(period) if period else None
@@ -212,7 +213,7 @@ class Search:
             kw = kw + [(i, s) for i, s in more if i in present][:WITHIN]
         fused = fuse(vec, kw)
         if qv is not None and fused:
-            self._add_scenes(fused, qv, text)
+            self._add_scenes(fused, qv, text, max((c for _, c in vec), default=0.0), bool(asked))
         if not fused:
             return []
         conn, now = self.store.conn(), today.toordinal()
@@ -286,15 +287,21 @@ class Search:
         except ValueError:
             raise LongTermMemoryError("the embedding model changed mid-session; restart the planner") from None
 
-    def _add_scenes(self, fused: dict[int, float], qv: np.ndarray, text: str) -> None:
-        # The scenes closest to the question (and any it names) lift their memories closest to it, by how
-        # close the scene is: the fact that shares only a name with the question comes up with the scene.
-        scenes = dict(self.scenes.search(qv, SCENES_K))
-        top = max(scenes.values(), default=1.0)
+    def _add_scenes(
+        self, fused: dict[int, float], qv: np.ndarray, text: str, best_cosine: float, about_time: bool
+    ) -> None:
+        # A scene whose summary is closer to the question than any one memory is, any scene the question
+        # names, and the best memory's own scenes lift their memories closest to the question: the fact
+        # that shares only a name with the question comes up with the scene. For a question about time the
+        # best memory's scenes are left out: its near ties are ordered by day, and the hop measured worse.
+        scenes = {s: c for s, c in self.scenes.search(qv, SCENES_K) if c >= best_cosine + SCENE_MARGIN}
+        top = max(1e-9, max(scenes.values(), default=best_cosine))
         for sid in self.scenes.named_in(text):
             scenes[sid] = top
-        if not scenes or top <= 0:
-            return
+        if SCENE_HOP and fused and not about_time:  # the best memory's own scenes: the second fact shares its name
+            first = max(fused, key=fused.__getitem__)
+            for sid in self.scenes.of(first):
+                scenes.setdefault(sid, top)
         for sid, closeness in scenes.items():
             members = self.scenes.members.get(sid, [])
             sims = sorted(self.index.similarity(members, qv).items(), key=lambda p: -p[1])[:SCENE_CELLS]
