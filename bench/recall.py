@@ -207,7 +207,8 @@ def recall_vs_scan(n: int, repeats: int = 30) -> list[dict]:
         embedder.query_prefix = "q:"
         mem = LongTermMemory(store, embedder, today=lambda: dt.date(2026, 12, 1))
         mem._load()
-        mem.scenes.refresh()
+        while not mem.scenes.refresh():
+            pass
         matrix, ids = mem.index._m[: len(mem.index)], mem.index.ids()
         words = [r[0] for r in store.conn().execute("SELECT text FROM memories ORDER BY random() LIMIT 64")]
 

@@ -155,7 +155,8 @@ def store_user(memory: Any, user: User) -> tuple[int, int]:
     for text, topic, day in user.said:
         r = memory.store_cell(text, topic=topic, source="eval", said_on=day.isoformat())
         merged += "remembered" not in r
-    memory.scenes.refresh()
+    while not memory.scenes.refresh():  # a chunk at a time, as the planner does in the background
+        pass
     return len(user.said), merged
 
 

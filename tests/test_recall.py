@@ -362,3 +362,37 @@ def test_the_keyword_search_beside_the_scan_finds_what_it_finds_in_line(mem, mon
     mem.begin_turn()
     assert [[h["id"] for h in mem.search(q, 5)] for q in questions] == in_line
     assert mem._pool is not None  # it did run in the thread
+
+
+def test_grouping_an_older_database_goes_a_chunk_at_a_time_and_ends_as_in_one_go(store, mem):
+    texts = [f"I met Priya at place {i}." for i in range(5)] + ["I met Omar today.", "Omar called me."]
+    for t in texts:
+        mem.store_cell(t, said_on="2026-05-01")
+    rounds = 1
+    while not mem.scenes.refresh(most=2):
+        rounds += 1
+    assert rounds == 4  # 7 memories, 2 a time
+    chunked = [(s["name"], s["memories"]) for s in mem.scenes.all()]
+    store.conn().execute("DELETE FROM scene_cells")
+    store.conn().execute("DELETE FROM scenes")
+    store.conn().execute("DELETE FROM scene_state")
+    assert mem.scenes.refresh(most=100)
+    assert (
+        [(s["name"], s["memories"]) for s in mem.scenes.all()]
+        == chunked
+        == [("Omar", [6, 7]), ("Priya", [1, 2, 3, 4, 5])]
+    )
+
+
+def test_the_keeper_queues_the_next_chunk_behind_other_work(store, llm, config, mem, monkeypatch):
+    from planner.memory import scenes
+    from planner.memory.keeper import MemoryKeeper
+
+    monkeypatch.setattr(scenes, "CHUNK", 2)
+    monkeypatch.setattr(scenes.Scenes.refresh, "__defaults__", (None, 2))
+    for i in range(5):
+        mem.store_cell(f"I met Priya at place {i}.", said_on="2026-05-01")
+    keeper = MemoryKeeper(store, llm, config.replace(critic_model="none"), mem)
+    keeper.refresh_scenes()
+    assert keeper.worker.drain(10)
+    assert mem.scenes.all()[0]["memories"] == [1, 2, 3, 4, 5]

@@ -81,6 +81,7 @@ class Worker:
         self._q: queue.Queue[Callable[[], None]] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        self.draining = threading.Event()  # set while drain waits: jobs that come in chunks stop queueing more
 
     def submit(self, job: Callable[[], None]) -> None:
         """Queue a job; the thread starts on first use."""
@@ -103,11 +104,15 @@ class Worker:
     def drain(self, timeout: float) -> bool:
         """Wait up to timeout seconds for queued jobs; True if all finished."""
         deadline = time.monotonic() + timeout
-        while self._q.unfinished_tasks:
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.02)
-        return True
+        self.draining.set()
+        try:
+            while self._q.unfinished_tasks:
+                if time.monotonic() >= deadline:
+                    return False
+                time.sleep(0.02)
+            return True
+        finally:
+            self.draining.clear()
 
 
 def clean_cells(raw: Any) -> list[dict[str, Any]]:
@@ -243,8 +248,8 @@ class MemoryKeeper:
     # -- scenes (scenes.py): grouped in code, summarised by the critic
 
     def refresh_scenes(self) -> None:
-        """Group new and changed memories into scenes; the critic writes the summaries of up to
-        SCENE_SUMMARIES changed scenes, the others keep their memories joined until a later refresh."""
+        """Group new and changed memories into scenes, a chunk per job; the critic writes the summaries of
+        up to SCENE_SUMMARIES changed scenes, the others keep their memories joined until a later refresh."""
         asked = 0
 
         def summarise(name: str, texts: list[str]) -> str | None:
@@ -263,9 +268,14 @@ class MemoryKeeper:
             return text if isinstance(text, str) and text.strip() else None
 
         try:
-            self.memory.scenes.refresh(summarise)
+            done = self.memory.scenes.refresh(summarise)
         except ModelError as e:  # the embedding server: the next refresh picks the same scenes up
             log.warning("scenes not refreshed: %s", e)
+            return
+        # An older database's first pass: the next chunk after whatever else is queued, unless the planner
+        # is closing (then the next start goes on from here, and nothing runs while the file is closed).
+        if not done and not self.worker.draining.is_set():
+            self.worker.submit(self.refresh_scenes)
 
     # -- conversation summaries
 

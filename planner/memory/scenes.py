@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 MIN_CELLS = 2  # a name said once is not a scene yet
+CHUNK = 2_000  # new memories grouped per refresh: a background job short enough to let the planner exit
 SUMMARY_CHARS = 600
 
 
@@ -123,16 +124,19 @@ class Scenes:
 
     # -- keeping them up to date
 
-    def refresh(self, summarise: Any = None) -> list[int]:
-        """Group the memories stored or changed since the last refresh, rewrite the summaries of the scenes
-        that changed (with `summarise(name, texts) -> str` if given, else the memories joined) and embed
-        them; returns the ids of the scenes that changed. Cheap when nothing changed: one query."""
+    def refresh(self, summarise: Any = None, most: int = CHUNK) -> bool:
+        """Group the memories changed since the last pass and up to `most` new ones, rewrite the summaries
+        of the scenes that changed (with `summarise(name, texts) -> str` if given, else the memories joined)
+        and embed them; True when every memory has been read. Progress is saved each call, so a long first
+        pass over an older database goes on where it stopped. Cheap when nothing changed: two queries."""
         conn = self.store.conn()
         mark = conn.execute("SELECT value FROM scene_state WHERE key = 'read'").fetchone()
         since, last_id = json.loads(mark[0]) if mark else ("", 0)
         changed = conn.execute(
-            "SELECT id, text FROM memories WHERE id > ? OR updated_at >= ? ORDER BY id", (last_id, since)
+            "SELECT id, text FROM memories WHERE id <= ? AND updated_at >= ? ORDER BY id", (last_id, since)
         ).fetchall()
+        new = conn.execute("SELECT id, text FROM memories WHERE id > ? ORDER BY id LIMIT ?", (last_id, most)).fetchall()
+        done = len(new) < most
         started = _now()
         touched: set[int] = set()
         with self.store.write() as w:
@@ -144,27 +148,33 @@ class Scenes:
                 r[0] for r in w.execute("SELECT name FROM scene_history WHERE reason = 'forget' AND undone_at IS NULL")
             }
             scenes = {r["name"]: r["id"] for r in w.execute("SELECT id, name FROM scenes")}
-            for m in changed:
+            for m in [*changed, *new]:
                 for name in names_in(m["text"]) - set(scenes) - forgotten:
                     scenes[name] = w.execute("INSERT INTO scenes (name) VALUES (?)", (name,)).lastrowid
                     touched |= self._backfill(w, scenes[name], name)
                 now = {scenes[n] for n in mentioned(m["text"]) if n in scenes}
-                before = {r[0] for r in w.execute("SELECT scene_id FROM scene_cells WHERE memory_id = ?", (m["id"],))}
+                before = (
+                    {r[0] for r in w.execute("SELECT scene_id FROM scene_cells WHERE memory_id = ?", (m["id"],))}
+                    if m["id"] <= last_id or now  # a new memory has no scenes yet, unless a backfill just gave some
+                    else set()
+                )
                 w.executemany(
                     "DELETE FROM scene_cells WHERE scene_id = ? AND memory_id = ?", [(s, m["id"]) for s in before - now]
                 )
                 w.executemany(
-                    "INSERT INTO scene_cells (scene_id, memory_id) VALUES (?, ?)", [(s, m["id"]) for s in now - before]
+                    "INSERT OR IGNORE INTO scene_cells (scene_id, memory_id) VALUES (?, ?)",
+                    [(s, m["id"]) for s in now - before],
                 )
                 touched |= before ^ now
+            # What was read now is read: next time, "changed" means changed since this call started.
             w.execute(
                 "INSERT INTO scene_state (key, value) VALUES ('read', ?) "
                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                (json.dumps([started, max([last_id, *(m["id"] for m in changed)])]),),
+                (json.dumps([started, max([last_id, *(m["id"] for m in new)])]),),
             )
         stale = {r[0] for r in conn.execute("SELECT id FROM scenes WHERE embed_model IS NOT ?", (self.embedder.model,))}
         self._summarise(touched | stale, summarise)
-        return sorted(touched)
+        return done
 
     def _backfill(self, w: Any, sid: int, name: str) -> set[int]:
         # A new name: the memories said before it that name it too (at a sentence start, say), found by keyword.
