@@ -115,3 +115,29 @@ def test_qa_with_an_unreachable_server_fails_with_one_line(fake, tmp_path):
     )  # fmt: skip
     assert p.returncode == 1 and "Traceback" not in p.stderr + p.stdout
     assert "error:" in p.stdout + p.stderr
+
+
+class StubCritic:
+    """A chat_json that answers with a fixed content."""
+
+    def __init__(self, content):
+        self.content, self.asked = content, []
+
+    def chat_json(self, model, messages, **kwargs):
+        from planner.model.client import ChatResult
+
+        self.asked.append(messages[-1]["content"])
+        return ChatResult(content=self.content)
+
+
+def test_the_critics_second_look_puts_its_picks_first_and_a_useless_answer_changes_nothing(memory):
+    from evals.memory_variants import _critic_picks
+
+    for fact in ("The user's dentist is Dr. Okafor.", "The user's cat is Pixel.", "The user likes tea."):
+        memory.store_cell(fact)
+    planner_order = [h["id"] for h in memory.search("who is my dentist?", 5)]
+    critic = StubCritic('{"best": [3, 99, 3]}')  # a number out of range and a repeat are ignored
+    got = _critic_picks(critic, "critic")(memory, "who is my dentist?")
+    assert got[0] == planner_order[2] and sorted(got) == sorted(planner_order)
+    assert "1. " in critic.asked[0] and "Question: who is my dentist?" in critic.asked[0]
+    assert _critic_picks(StubCritic("not json"), "critic")(memory, "who is my dentist?") == planner_order
