@@ -113,6 +113,7 @@ class LongTermMemory(Search):
         self._version = 0  # bumped on every write, so a shared search is never stale
         self._searches: dict[tuple[Any, ...], list[dict[str, Any]]] = {}  # this turn's searches
         self._context: list[str] = []  # what the user said just before this turn (begin_turn)
+        self._pool = None  # the keyword search's thread, started by the first large search
 
     def all(self) -> list[dict[str, Any]]:
         """Every memory, oldest first: {"id", "text", "kind", "topic", "said_on", "happened_on", "happened_to"}."""

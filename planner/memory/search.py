@@ -8,16 +8,21 @@ One search, step by step:
 2. When the question refers back ("what did she say about it?"), the names said in the user's
    turns just before are added to what is searched (scoring.with_context).
 3. Two candidate lists, by meaning (the vector index) and by keyword (FTS5/BM25). For a period,
-   each list also gets its best among the memories about those days, which reads only their rows
-   (and is skipped when the period holds most memories: then the weighting alone is cheaper).
-4. The lists are fused by score (scoring.fuse). A scene (scenes.py) whose summary is close to the
-   question adds its memories that are closest to the question: the second fact of a two-fact
-   question shares a name with the first, not words with the question.
+   each list also gets its best among the memories about those days (Days: two int32 arrays beside
+   the index), the vector ones picked from the scores of the one scan; a period that holds a tenth
+   of all memories or more is left to the weighting alone.
+4. The lists are fused by score (scoring.fuse). Scenes (scenes.py) then lift their memories closest
+   to the question: a scene whose summary is closer to the question than any one memory is, a
+   scene the question names, and, unless the question is about time, the best memory's own scenes.
+   The second fact of a two-fact question shares a name with the first, not words with the question.
 5. Each candidate is weighted by salience and by how long ago it was said, raised when it is about
    the asked period, and among near ties the earliest or latest comes first when that was asked.
+   Only the best k have their text read.
 
-Every step reuses the one query vector; the time and scene steps add small reads beside the scan,
-never a second scan, and the keyword search runs in a thread while the matrix is scanned (bench/recall.py measures recall against a bare numpy scan).
+Every step reuses the one query vector, and none adds a second scan; past 20,000 memories the
+keyword search runs in a thread while the matrix is scanned (bench/recall.py measures recall
+against a bare numpy scan of the same matrix). Each constant below was set by measuring its
+variants (python -m evals memory --experiments; docs/memory.md).
 """
 
 from __future__ import annotations
@@ -44,7 +49,9 @@ WITHIN = 20  # per list, from inside a named period
 WITHIN_SHARE = 0.1  # a period holding more of the memories than this is left to the weighting
 PERIOD_BOOST = 0.3  # added to the score of a memory about the asked days (python -m evals memory)
 NEAR_TIE = 0.8  # "the first/last time": among hits this close to the best, the order is by day
-BESIDE_ABOVE = 20_000  # memories from which the keyword search runs beside the scan (below, handing it over costs more)
+BESIDE_ABOVE = (
+    20_000  # from this many memories the keyword search runs beside the scan (below: handing over costs more)
+)
 SCENES_K, SCENE_CELLS, SCENE_WEIGHT = 2, 3, 0.5  # scenes consulted, memories each brings, their weight
 SCENE_MARGIN = 0.0  # a scene counts when its summary is at least this much closer than the best memory
 SCENE_HOP = True  # also the best memory's scenes, unless the question is about time (then time ranks)
@@ -130,16 +137,16 @@ class Search:
     _version: int
     _searches: dict[tuple[Any, ...], list[dict[str, Any]]]
     _context: list[str]
+    _pool: ThreadPoolExecutor | None
 
     def _load(self) -> None:  # provided by LongTermMemory
         raise NotImplementedError
 
     def _beside(self) -> ThreadPoolExecutor:
         # One thread for the keyword search that runs beside the vector scan; started on first use.
-        pool = getattr(self, "_pool", None)
-        if pool is None:
-            pool = self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="planner-keywords")
-        return pool
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="planner-keywords")
+        return self._pool
 
     def _query(self, query: str) -> np.ndarray | None:
         # The query's vector, or None when there is nothing to search.
@@ -202,8 +209,9 @@ class Search:
         period = asked.period or self._around_anchor(asked, today)
         inside = self._inside(period) if period else None
         # BM25 in SQLite runs while the matrix is scanned: neither holds the GIL, so on a second core the
-        # keyword list costs no time (bench/recall.py) once the scan is long enough; started last, so its bits of Python do not hold up
-        # ours. For a period, more hits are read at once: their best inside the period join the list.
+        # keyword list costs no time once the scan is long enough (bench/recall.py). It starts after the
+        # steps above so its bits of Python do not hold them up. For a period, more hits are read at
+        # once: their best inside the period join the list.
         n = 4 * CANDIDATES if asked else CANDIDATES
         pending = self._beside().submit(self.keyword_scores, text, n) if len(self.index) > BESIDE_ABOVE else None
         vec: list[tuple[int, float]] = []
