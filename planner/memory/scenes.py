@@ -2,9 +2,9 @@
 
 A question often needs two memories that share only a name: "where does my sister live?" needs
 "My sister is Ana" and "Ana lives in Lisbon". A scene is every memory that names one person, place
-or thing ("Ana", "Lisbon", "Dr. Okafor"), with a summary of them; a search whose question is close
-to a scene's summary brings the scene's memories closest to the question (search.py), which is
-what such questions need.
+or thing ("Ana", "Lisbon", "Dr. Okafor"), with a summary of them. A search lifts the memories of a
+scene whose summary is closer to the question than any one memory is, of a scene the question
+names, and of the best memory's own scenes (search.py): what such questions need.
 
 Grouping is code, not a model: a scene's name is a capitalised name said mid-sentence (so "Went"
 and "My" at the start of a sentence are not names, and "Ana" at the start is one once she has been
