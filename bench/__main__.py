@@ -24,6 +24,14 @@ TARGETS = {
 }
 
 
+# one recall against the bare scan (x scan) or the search as it was before time and scenes (x before)
+RECALL_TARGETS = {
+    "one recall": ("scan", 1.2),
+    "one recall, a month named": ("before", 1.0),
+    "one recall, a scene named": ("before", 1.0),
+}
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print the benchmark table."""
     p = argparse.ArgumentParser(prog="python -m bench")
@@ -77,6 +85,20 @@ def speed(args: argparse.Namespace) -> None:
         mb = f"{r['mb']:.0f}" if r["mb"] is not None else "-"
         agree = f"{r['agree']:.2f}" if r["agree"] is not None else "-"
         print(f"{r['what']:<28} {r['n']:>10,} {r['ms']:>9.2f} {load:>8} {mb:>12} {agree:>9} {mark:>14}")
+    print()
+    n = 1_000 if args.quick else 100_000
+    scan = recall.recall_vs_scan(n, repeats=5 if args.quick else 40)
+    before = next(r["ms"] for r in scan if r["what"].startswith("one recall as before"))
+    print(
+        f"{'recall against a bare scan, same matrix':<44} {'n':>8} {'ms':>8} {'x scan':>7} {'x before':>9} {'target':>16}"
+    )
+    for r in scan:
+        target = RECALL_TARGETS.get(r["what"])
+        mark = ""
+        if target:
+            value = r["ratio"] if target[0] == "scan" else r["ms"] / before
+            mark = f"<= {target[1]:g}x {target[0]} " + ("ok" if value <= target[1] else "MISSED")
+        print(f"{r['what']:<44} {r['n']:>8,} {r['ms']:>8.2f} {r['ratio']:>7.2f} {r['ms'] / before:>9.2f} {mark:>16}")
     print()
     print(f"{'benchmark':<48} {'value':>10} {'unit':<18} {'target':>16}")
     for r in agent.run(args.quick):

@@ -13,6 +13,7 @@ exact float32; past that it is the compact index (sign bits + int8), and
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import statistics
 import tempfile
@@ -22,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from planner.memory.longterm import LongTermMemory
+from planner.memory.scoring import fuse
 from planner.memory.vectors import Embedder, normalize, pack
 from planner.storage.db import Store
 
@@ -131,3 +133,116 @@ def run(sizes: list[int], loop_sizes: list[int], repeats: int = 20) -> list[dict
     """Rows of (what, n, median ms per query, load ms, resident MB, agreement with exact)."""
     rng = np.random.default_rng(0)
     return [row for n in sizes for row in _measure(n, n in loop_sizes, repeats, rng)]
+
+
+# -- one recall against a bare scan of the same matrix
+
+YEARS = 10  # the synthetic memories were said over this many years
+NAMES = 500  # and one in ten names one of this many people, so scenes form
+
+
+class _BenchEmbedder:
+    """Ready-made vectors: each query gets the next prepared one; documents (scene summaries) a clustered one."""
+
+    def __init__(self, centres: np.ndarray, queries: np.ndarray, rng: np.random.Generator):
+        self.centres, self.queries, self.rng, self.i = centres, queries, rng, 0
+
+    def __call__(self, model: str, texts: list[str]) -> list[np.ndarray] | np.ndarray:
+        if texts and texts[0].startswith("q:"):
+            self.i += 1
+            return [self.queries[self.i % len(self.queries)]]  # as Ollama's answer, but already numbers
+        return vectors(self.centres, len(texts), self.rng)
+
+
+def _dated(store: Store, n: int, rng: np.random.Generator) -> None:
+    """Give every memory a day said (and about) over YEARS years, and a name in one of ten."""
+    start = dt.date(2026, 12, 1) - dt.timedelta(days=365 * YEARS)
+    days = [(start + dt.timedelta(days=int(d))).isoformat() for d in rng.integers(0, 365 * YEARS, n)]
+    with store.write() as conn:
+        conn.executemany(
+            "UPDATE memories SET said_on = ?, happened_on = ?, happened_to = ?, text = text || ? WHERE id = ?",
+            [
+                (d, d, d, f" with Person{rng.integers(0, NAMES)}" if i % 10 == 0 else "", i + 1)
+                for i, d in enumerate(days)
+            ],
+        )
+
+
+def _recall_before(mem: LongTermMemory, query: str, k: int = 3) -> list[dict]:
+    """The search as it was before time, context and scenes, for comparison: the two lists one after the
+    other, fused, every candidate's row read and weighted."""
+    qv = mem._query(query)
+    vec = mem.vector_search(query, vector=qv)
+    kw = mem.keyword_scores(query)
+    fused = fuse(vec, kw)
+    marks = ",".join("?" * len(fused))
+    rows = mem.store.conn().execute(
+        f"SELECT id, text, kind, topic, salience, updated_at, said_on FROM memories WHERE id IN ({marks})", list(fused)
+    )
+    cosine = dict(vec)
+    missing = [i for i in fused if i not in cosine]
+    if missing:
+        cosine.update(mem.index.similarity(missing, qv))
+    now, hits = dt.datetime.now(), []
+    for r in rows:
+        try:
+            age = max(0.0, (now - dt.datetime.fromisoformat(r["updated_at"])).days)
+        except (TypeError, ValueError):
+            age = 365.0
+        weight = (0.75 + 0.5 * r["salience"]) * (0.8 + 0.2 * math.exp(-age / 365))
+        hits.append({"id": r["id"], "text": r["text"], "score": fused[r["id"]] * weight, "cosine": cosine.get(r["id"])})
+    return sorted(hits, key=lambda h: -h["score"])[:k]
+
+
+def recall_vs_scan(n: int, repeats: int = 30) -> list[dict]:
+    """Median ms of a bare numpy scan with top-k over the index's own matrix, and of one planner recall
+    (a plain question, one naming a month, one naming a scene), measured in turns of one loop."""
+    rng = np.random.default_rng(5)
+    with tempfile.TemporaryDirectory() as d:
+        store = Store(Path(d) / "bench.db")
+        centres = populate(store, n, DIM, rng)
+        _dated(store, n, rng)
+        embed = _BenchEmbedder(centres, normalize(vectors(centres, 64, rng)), rng)
+        embedder = Embedder(embed, "bench")
+        embedder.query_prefix = "q:"
+        mem = LongTermMemory(store, embedder, today=lambda: dt.date(2026, 12, 1))
+        mem._load()
+        while not mem.scenes.refresh():
+            pass
+        matrix, ids = mem.index._m[: len(mem.index)], mem.index.ids()
+        words = [r[0] for r in store.conn().execute("SELECT text FROM memories ORDER BY random() LIMIT 64")]
+
+        def bare() -> None:
+            q = embed.queries[embed.i % len(embed.queries)]
+            scores = matrix @ q
+            top = np.argpartition(-scores, 19)[:20]
+            ids[top[np.argsort(-scores[top])]]
+
+        def asking(template: str):
+            def one() -> None:
+                mem.begin_turn()
+                mem.recall(template.format(words[embed.i % len(words)].split(" about ")[-1]), 3)
+
+            return one
+
+        def before() -> None:
+            mem.begin_turn()
+            _recall_before(mem, "what did I say about {}?".format(words[embed.i % len(words)].split(" about ")[-1]))
+
+        cases = {
+            "bare numpy scan + top-k": bare,
+            "one recall as before time and scenes": before,
+            "one recall": asking("what did I say about {}?"),
+            "one recall, a month named": asking("what did I do last may about {}?"),
+            "one recall, a scene named": asking("what about Person7 and {}?"),
+        }
+        samples: dict[str, list[float]] = {name: [] for name in cases}
+        for _ in range(repeats):  # interleaved, so a busy moment of the machine hits every case alike
+            for name, fn in cases.items():
+                samples[name].append(_timed(fn, 1))
+        store.close()
+    bare_ms = statistics.median(samples["bare numpy scan + top-k"])
+    return [
+        {"what": name, "n": n, "ms": statistics.median(s), "ratio": statistics.median(s) / bare_ms}
+        for name, s in samples.items()
+    ]

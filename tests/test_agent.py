@@ -8,7 +8,7 @@ from conftest import TODAY, call, tasks
 
 from planner.agent.loop import INTERRUPTED, TOO_MANY_STEPS, system_prompt
 from planner.memory.history import session_messages
-from planner.model import client as llm_mod
+from planner.model import base as llm_mod
 from planner.tools import TOOLS
 
 

@@ -150,11 +150,11 @@ def test_task_matching_is_strict_about_dates_status_and_extras():
     assert match_tasks([{"title": "soy milk", "due_date": "2026-12-02"}], actual)
 
 
-def fake_bfcl_wheel(path):
-    """A wheel laid out like bfcl-eval's, with two users and three questions."""
+def fake_bfcl_wheel(path, answers=("x", "x", "x")):
+    """A wheel laid out like bfcl-eval's, with two users and three questions (and their answers)."""
     import zipfile
 
-    from evals.memory import SCENARIOS
+    from evals.bfcl import SCENARIOS
 
     talk = {
         "customer": [
@@ -189,17 +189,18 @@ def fake_bfcl_wheel(path):
             ),
         )
         z.writestr("bfcl_eval/data/possible_answer/BFCL_v4_memory.json", "\n".join(
-            json.dumps({"id": i, "ground_truth": ["x"], "source": e}) for i, _, _, e in questions))  # fmt: skip
+            json.dumps({"id": i, "ground_truth": [a], "source": e}) for (i, _, _, e), a in zip(questions, answers, strict=True)))  # fmt: skip
 
 
 def test_memory_eval_finds_each_questions_evidence_and_scores_every_method(fake, tmp_path):
     wheel = tmp_path / "bfcl.whl"
     fake_bfcl_wheel(wheel)
     env = clean_env()
-    env.update(OLLAMA_HOST=fake.url, PLANNER_HOME=str(tmp_path))
+    env.update(OLLAMA_HOST=fake.url, PLANNER_HOME=str(tmp_path), PLANNER_EVALS_CACHE=str(tmp_path))  # not ~/.cache
     out = tmp_path / "memory.json"
     p = subprocess.run(
-        [sys.executable, "-m", "evals", "memory", "--data", str(wheel), "--embed-model", "embed", "--json", str(out)],
+        [sys.executable, "-m", "evals", "memory", "--set", "bfcl", "--data", str(wheel), "--embed-model", "embed",
+         "--json", str(out)],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert p.returncode == 0, p.stderr
@@ -207,13 +208,13 @@ def test_memory_eval_finds_each_questions_evidence_and_scores_every_method(fake,
     assert [r["embedder"] for r in results] == ["test embedder", "embed"]
     assert all(r["questions"] == 3 and r["unmatched"] == 0 and r["memories"] == 9 for r in results)
     for r in results:
-        assert set(r["recall"]) == {"vector", "keyword", "fused"}
+        assert set(r["recall"]) == {"vector", "keyword", "fused, before", "fused"}
         assert r["recall"]["keyword"]["5"] == 1.0  # every question shares a rare word with its evidence
     assert "recall@1" in p.stdout and "3 questions with their evidence still stored (0 lost)" in p.stdout
 
 
 def test_evidence_is_the_turn_holding_the_excerpt_and_the_sentences_that_are_mostly_it():
-    from evals.memory import evidence_ids, evidence_sentences, sentences
+    from evals.bfcl import evidence_ids, evidence_sentences, sentences
 
     turns = {0: "Monday: Team meeting ran long. Need to finish the thesis draft before Friday.", 1: "Tuesday: thesis."}
     assert evidence_ids("Monday: Need to finish the thesis draft before Friday.", turns) == {0}

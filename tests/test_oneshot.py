@@ -59,7 +59,7 @@ def test_subcommands_work_without_ollama_and_take_global_options_on_either_side(
     assert sqlite3.connect(backup).execute("SELECT title FROM tasks").fetchall() == [("milk",)]
     p = run_agent(None, tmp_path, [], "export", "--memories")
     doc = json.loads(p.stdout)
-    assert doc["contains"] == ["tasks", "memories"] and doc["memories"] == []
+    assert doc["contains"] == ["tasks", "memories", "scenes"] and doc["memories"] == [] and doc["scenes"] == []
     assert json.loads(run_agent(None, tmp_path, [], "export").stdout)["contains"] == ["tasks"]
 
 

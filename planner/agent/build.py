@@ -31,8 +31,8 @@ def build_agent(
 ) -> Agent:
     """Wire an agent from its parts, as `python agent.py` and the evals do."""
     today: Callable[[], dt.date] = (lambda: config.today) if config.today else dt.date.today
-    memory = LongTermMemory(store, Embedder(llm.embed, config.embed_model), on_progress=on_progress) \
-        if config.memory else None  # fmt: skip
+    memory = LongTermMemory(store, Embedder(llm.embed, config.embed_model), on_progress=on_progress,
+                            today=today) if config.memory else None  # fmt: skip
     web = Web(config.web_url, config.web_timeout) if config.web else None
     ctx = ToolContext(store=store, memory=memory, today=today, confirm=confirm, web=web, yes=config.yes,
                       hours=hours_of(config), plan_from=plan_from(config))  # fmt: skip

@@ -114,11 +114,11 @@ class Agent:
             text = text[:MAX_INPUT]
         text = clean(text)  # undecodable input read with errors="surrogateescape" cannot be stored
         self.history.refresh_summary()
-        if self.context.memory is not None:
-            self.context.memory.begin_turn()
         earlier = [m["content"] for m in self.history.messages if m["role"] == "user"][-2:]
         # what the user said before (without attached notes) and now, for the guards
         turn = Turn(text=text, recent=[m.split("\n\n" + MEMORY_NOTES)[0] for m in earlier], today=self.today())
+        if self.context.memory is not None:
+            self.context.memory.begin_turn(turn.recent)  # "what did she say?" is searched with who she is
         self.runner.start(turn)  # a new turn id: its task changes are one /undo
         try:
             self.history.append([{"role": "user", "content": self._with_memories(text)}])
@@ -272,15 +272,10 @@ class Agent:
         if memory is None:
             return text
         try:
-            hits = memory.relevant(text, 3)
+            return memory.with_notes(text, 3)
         except LongTermMemoryError as e:  # embedding failed: answer without notes
             log.warning("automatic recall skipped: %s", e)
             return text
-        if not hits:
-            return text
-        lines = [f"- {h['text']}" + (f" (said {h['said']})" if h.get("said") else "") for h in hits]
-        lines += [f"- About {t}: {s}" for t, s in memory.topic_summaries([h["topic"] for h in hits]).items()]
-        return f"{text}\n\n{MEMORY_NOTES}\n" + "\n".join(lines)
 
     def _messages(self) -> list[Message]:
         """[system, *history, *this turn] with the turn's unstored messages (a critique) where they were said."""

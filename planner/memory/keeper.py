@@ -66,6 +66,11 @@ Fold the new messages into the previous summary. Keep what the user asked for, w
 TOPIC_PROMPT = """\
 Summarise what is known about one topic of the user's life, from the memories you are given, in one short paragraph of at most 60 words."""
 
+SCENE_PROMPT = """\
+Summarise what the memories say about one person, place or thing in the user's life, in one paragraph of at most 80 words.
+Say who or what it is to the user first, then the facts, with their dates. Use only what the memories say."""
+SCENE_SUMMARIES = 3  # scenes re-summarised by the model per refresh; the rest keep their memories joined
+
 TEXT_SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
 
 
@@ -76,6 +81,7 @@ class Worker:
         self._q: queue.Queue[Callable[[], None]] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        self.draining = threading.Event()  # set while drain waits: jobs that come in chunks stop queueing more
 
     def submit(self, job: Callable[[], None]) -> None:
         """Queue a job; the thread starts on first use."""
@@ -98,11 +104,15 @@ class Worker:
     def drain(self, timeout: float) -> bool:
         """Wait up to timeout seconds for queued jobs; True if all finished."""
         deadline = time.monotonic() + timeout
-        while self._q.unfinished_tasks:
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.02)
-        return True
+        self.draining.set()
+        try:
+            while self._q.unfinished_tasks:
+                if time.monotonic() >= deadline:
+                    return False
+                time.sleep(0.02)
+            return True
+        finally:
+            self.draining.clear()
 
 
 def clean_cells(raw: Any) -> list[dict[str, Any]]:
@@ -169,6 +179,7 @@ class MemoryKeeper:
                 (session, user_text, reply, today),
             )
         self.worker.submit(self.run_pending)
+        self.worker.submit(self.refresh_scenes)
 
     def run_pending(self) -> None:
         """Extract every pending turn, oldest first; stop at the first model failure."""
@@ -233,6 +244,38 @@ class MemoryKeeper:
                     "updated_at = CURRENT_TIMESTAMP",
                     (topic, str(summary)[:600], len(texts)),
                 )
+
+    # -- scenes (scenes.py): grouped in code, summarised by the critic
+
+    def refresh_scenes(self) -> None:
+        """Group new and changed memories into scenes, a chunk per job; the critic writes the summaries of
+        up to SCENE_SUMMARIES changed scenes, the others keep their memories joined until a later refresh."""
+        asked = 0
+
+        def summarise(name: str, texts: list[str]) -> str | None:
+            nonlocal asked
+            if asked >= SCENE_SUMMARIES:
+                return None
+            asked += 1
+            try:
+                text = self._ask(
+                    SCENE_PROMPT, f"About: {name}\nMemories:\n" + "\n".join(f"- {t}" for t in texts[:20]),
+                    TEXT_SCHEMA, "scene summary",
+                )["text"]  # fmt: skip
+            except (ModelError, ValueError, KeyError, TypeError) as e:
+                log.warning("scene summary for %s postponed: %s", name, e)
+                return None
+            return text if isinstance(text, str) and text.strip() else None
+
+        try:
+            done = self.memory.scenes.refresh(summarise)
+        except ModelError as e:  # the embedding server: the next refresh picks the same scenes up
+            log.warning("scenes not refreshed: %s", e)
+            return
+        # An older database's first pass: the next chunk after whatever else is queued, unless the planner
+        # is closing (then the next start goes on from here, and nothing runs while the file is closed).
+        if not done and not self.worker.draining.is_set():
+            self.worker.submit(self.refresh_scenes)
 
     # -- conversation summaries
 
@@ -299,6 +342,7 @@ class MemoryKeeper:
         """At start-up: retry pending extraction and any summary left undone."""
         if self.store.conn().execute("SELECT 1 FROM memory_jobs LIMIT 1").fetchone():
             self.worker.submit(self.run_pending)
+        self.worker.submit(self.refresh_scenes)
         self.summarize_later(session)
 
 

@@ -1,9 +1,11 @@
-"""Long-term memory: typed, scored facts about the user, found by meaning and
-by keyword.
+"""Long-term memory: typed, scored facts about the user, stored, deduplicated and forgotten.
 
 Each memory is a cell: one sentence (`text`), a `kind` (fact, preference,
-plan, decision, person, place, risk), a `salience` 0-1 and a `topic`. Two
-indexes find them:
+plan, decision, person, place, risk), a `salience` 0-1, a `topic`, the day it
+was said (`said_on`, the planner's today) and the days it is about
+(`happened_on`..`happened_to`: "I went to Lisbon last week" is about the week
+before it was said, read by planner/periods.py; the day it was said when the
+words name none). Two indexes find them:
 
 - vectors: a normalized float32 numpy matrix (embeddings.VectorIndex), loaded
   on first use, not at start-up, and appended to as memories arrive;
@@ -11,10 +13,8 @@ indexes find them:
   (db.py), so a name, a date or a rare word is found even when the embedding
   misses it.
 
-`search` fuses the two candidate lists by their scores, each scaled between
-its worst and best candidate (scoring.py), then weights by salience and
-recency. Scaling per list needs no calibration between BM25 and cosine,
-which differ per embedding model.
+Searching them (search.py) is mixed in; scenes (scenes.py) group them by the
+names they share.
 
 Writes go through `store_cell`, which deduplicates: a new cell close to an
 existing one (in meaning and in words) updates it (the old text goes to
@@ -26,7 +26,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
-import math
 import re
 import threading
 from collections.abc import Callable
@@ -34,14 +33,19 @@ from typing import TYPE_CHECKING, Any
 
 from planner.memory.errors import LongTermMemoryError
 from planner.memory.history import SUMMARY_HEADER
-from planner.memory.scoring import fts_query, fuse, word_overlap
+from planner.memory.scenes import Scenes
+from planner.memory.scoring import same_particulars, word_overlap
+from planner.memory.search import AUTO_RECALL_COSINE, Days, Search
 from planner.memory.vectors import CompactIndex, Embedder, VectorIndex, pack, row_batches, unpack_rows
 from planner.model.client import ModelError
+from planner.periods import happened
 from planner.prompts import MEMORY_NOTES
 from planner.storage.db import Store
 
 if TYPE_CHECKING:
     import numpy as np
+
+__all__ = ["AUTO_RECALL_COSINE", "KINDS", "LongTermMemory", "LongTermMemoryError", "without_attached"]
 
 log = logging.getLogger("planner")
 
@@ -49,9 +53,6 @@ KINDS = ("fact", "preference", "plan", "decision", "person", "place", "risk")
 DUPLICATE_COSINE = 0.95  # any topic: this close is the same fact
 TOPIC_DUPLICATE_COSINE = 0.88  # same topic: this close is a newer version
 SAME_WORDS = 0.6  # ...and either way it shares this share of the shorter one's content words
-AUTO_RECALL_COSINE = 0.55  # automatic recall: keyword hit, or at least this similar
-SHARED_K = 20  # hits kept per shared search (the recall tool asks for at most 20)
-CANDIDATES = 50
 COMPACT_ABOVE = 250_000  # more memories than this: sign bits + int8 instead of float32 (embeddings.py)
 
 
@@ -59,7 +60,8 @@ COMPACT_ABOVE = 250_000  # more memories than this: sign bits + int8 instead of 
 ATTACHED = (MEMORY_NOTES, SUMMARY_HEADER.strip(), "[Notes from memory")
 
 
-SAID = re.compile(r"\s*\(said \d{4}-\d{2}-\d{2}\)")  # the date the planner shows after a memory
+# The days the planner shows after a memory: "(said 2026-11-03)", "(happened 2026-11-02, said 2026-11-03)".
+SAID = re.compile(r"\s*\((?:happened [^()]{10,40}, )?said \d{4}-\d{2}-\d{2}\)")
 
 
 def without_attached(text: str) -> tuple[str, bool]:
@@ -75,26 +77,50 @@ def _said(cut: bool) -> dict[str, str]:
     return {"note": "the planner's notes attached to the message were left out of the memory"} if cut else {}
 
 
+def _day_sql(column: str) -> str:
+    # The column as a date ordinal, computed by SQLite (100,000 rows load in milliseconds).
+    return (
+        f"CAST(julianday(COALESCE({column}, said_on, substr(updated_at, 1, 10), '2000-01-01')) - 1721424.5 AS INTEGER)"
+    )
+
+
+def _ordinal(day: str) -> int:
+    return dt.date.fromisoformat(day[:10]).toordinal()
+
+
 def _now() -> str:
     return dt.datetime.now().isoformat(timespec="seconds")
 
 
-class LongTermMemory:
+class LongTermMemory(Search):
     """Facts about the user, stored, deduplicated and searched."""
 
-    def __init__(self, store: Store, embedder: Embedder, on_progress: Callable[[int, int], None] | None = None):
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder,
+        on_progress: Callable[[int, int], None] | None = None,
+        today: Callable[[], dt.date] = dt.date.today,
+    ):
         self.store = store
         self.embedder = embedder
         self.on_progress = on_progress  # (done, total) while re-embedding
+        self.today = today  # the planner's today: what "last May" and "said on" are read against
         self.index: VectorIndex | CompactIndex = VectorIndex()
+        self.days = Days()  # the days each memory is about, for the time filter
+        self.scenes = Scenes(store, embedder)
         self._loaded = False
         self._lock = threading.Lock()  # loading, and read-modify-write of cells
         self._version = 0  # bumped on every write, so a shared search is never stale
-        self._searches: dict[tuple[str, int], list[dict[str, Any]]] = {}  # this turn's searches
+        self._searches: dict[tuple[Any, ...], list[dict[str, Any]]] = {}  # this turn's searches
+        self._context: list[str] = []  # what the user said just before this turn (begin_turn)
+        self._pool = None  # the keyword search's thread, started by the first large search
 
     def all(self) -> list[dict[str, Any]]:
-        """Every memory, oldest first: {"id", "text", "kind", "topic", "said_on"}."""
-        rows = self.store.conn().execute("SELECT id, text, kind, topic, said_on FROM memories ORDER BY id")
+        """Every memory, oldest first: {"id", "text", "kind", "topic", "said_on", "happened_on", "happened_to"}."""
+        rows = self.store.conn().execute(
+            "SELECT id, text, kind, topic, said_on, happened_on, happened_to FROM memories ORDER BY id"
+        )
         return [dict(r) for r in rows]
 
     def count(self) -> int:
@@ -132,6 +158,9 @@ class LongTermMemory:
             stale = [r[0] for r in conn.execute("SELECT id FROM memories ORDER BY id") if r[0] not in have]
             if stale:
                 self._reembed(stale)
+            self.days.load(
+                conn.execute(f"SELECT id, {_day_sql('happened_on')}, {_day_sql('happened_to')} FROM memories")
+            )
             self._loaded = True
 
     def _reembed(self, ids: list[int]) -> None:
@@ -183,7 +212,9 @@ class LongTermMemory:
         kind = kind if kind in KINDS else "fact"
         salience = min(1.0, max(0.0, float(salience)))
         topic = topic.strip().lower()[:40]
-        said_on = said_on or dt.date.today().isoformat()
+        said_on = said_on or self.today().isoformat()
+        about = happened(text, dt.date.fromisoformat(said_on))
+        start, end = (about.start.isoformat(), about.end.isoformat()) if about else (said_on, said_on)
         try:
             self._load()
             vector = self.embedder.documents([text])[0]
@@ -194,10 +225,10 @@ class LongTermMemory:
             if replaces is not None and self._get(replaces) is not None:
                 target, reason = replaces, "supersede"
             else:
-                target = self._duplicate_of(vector, topic, text)
+                target = self._duplicate_of(vector, topic, text, (start, end) if about else None)
             with self.store.write() as conn:
                 if target is not None:
-                    old = conn.execute("SELECT text FROM memories WHERE id = ?", (target,)).fetchone()
+                    old = conn.execute("SELECT text, said_on FROM memories WHERE id = ?", (target,)).fetchone()
                     conn.execute(
                         "INSERT INTO memory_history (memory_id, old_text, new_text, reason, changed_at) VALUES (?, ?, ?, ?, ?)",
                         (target, old["text"], text, reason, _now()),
@@ -205,7 +236,10 @@ class LongTermMemory:
                     conn.execute(
                         "UPDATE memories SET text = ?, embedding = ?, embed_model = ?, kind = ?, salience = MAX(salience, ?), "
                         "topic = CASE WHEN ? = '' THEN topic ELSE ? END, updated_at = ?, "
-                        "said_on = MAX(COALESCE(said_on, ''), ?) WHERE id = ?",  # said again: the newer date
+                        # said again: the newer date, and the days the newer words are about
+                        "happened_on = CASE WHEN ? >= COALESCE(said_on, '') THEN ? ELSE happened_on END, "
+                        "happened_to = CASE WHEN ? >= COALESCE(said_on, '') THEN ? ELSE happened_to END, "
+                        "said_on = MAX(COALESCE(said_on, ''), ?) WHERE id = ?",
                         (
                             text,
                             pack(vector),
@@ -216,36 +250,64 @@ class LongTermMemory:
                             topic,
                             _now(),
                             said_on,
+                            start,
+                            said_on,
+                            end,
+                            said_on,
                             target,
-                        ),
+                        ),  # fmt: skip
                     )
                     self.index.add(target, vector)
+                    if start >= (old["said_on"] or ""):  # the newer words: the days they are about
+                        self.days.set(target, _ordinal(start), _ordinal(end))
                     self._version += 1
                     key = "superseded" if reason == "supersede" else "updated"
                     return {key: {"id": target, "text": text, "previous": old["text"]}} | _said(cut)
                 cur = conn.execute(
                     "INSERT INTO memories (text, embedding, embed_model, kind, salience, topic, source, created_at, "
-                    "updated_at, said_on) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (text, pack(vector), self.embedder.model, kind, salience, topic, source, _now(), _now(), said_on),
+                    "updated_at, said_on, happened_on, happened_to) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        text,
+                        pack(vector),
+                        self.embedder.model,
+                        kind,
+                        salience,
+                        topic,
+                        source,
+                        _now(),
+                        _now(),
+                        said_on,
+                        start,
+                        end,
+                    ),  # fmt: skip
                 )
             self.index.add(cur.lastrowid, vector)
+            self.days.set(cur.lastrowid, _ordinal(start), _ordinal(end))
             self._version += 1
             return {"remembered": {"id": cur.lastrowid, "text": text}} | _said(cut)
 
     def _get(self, id_: int) -> Any:
         return self.store.conn().execute("SELECT id, text, topic FROM memories WHERE id = ?", (id_,)).fetchone()
 
-    def _duplicate_of(self, vector: np.ndarray, topic: str, text: str) -> int | None:
+    def _duplicate_of(self, vector: np.ndarray, topic: str, text: str, days: tuple[str, str] | None) -> int | None:
         # Compare document vector with document vectors: both carry the document prefix, so a
         # restatement of the same fact scores close to 1. Close is not enough: some models score
         # any two sentences 0.8-0.9 (multilingual-e5-small merged 632 of 1,873 different sentences
         # of one user's conversations, python -m evals memory), so a restatement must also share
-        # most of its words.
+        # most of its words, keep its names and numbers, and be about the same days if both name
+        # some ("dinner with Priya" is not "dinner with Henk"; two visits to the dentist are two).
         for id_, score in self.index.search(vector, 5) if len(self.index) else []:
             if score < min(DUPLICATE_COSINE, TOPIC_DUPLICATE_COSINE):
                 break
-            row = self._get(id_)
-            if row is None or word_overlap(text, row["text"]) < SAME_WORDS:
+            row = (
+                self.store.conn()
+                .execute("SELECT text, topic, said_on, happened_on, happened_to FROM memories WHERE id = ?", (id_,))
+                .fetchone()
+            )
+            if row is None or word_overlap(text, row["text"]) < SAME_WORDS or not same_particulars(text, row["text"]):
+                continue
+            named = row["said_on"] and happened(row["text"], dt.date.fromisoformat(row["said_on"]))
+            if days and named and (days[0] > row["happened_to"] or days[1] < row["happened_on"]):
                 continue
             if score >= DUPLICATE_COSINE or (topic and row["topic"] == topic):
                 return id_
@@ -269,8 +331,30 @@ class LongTermMemory:
             row = self._get(hits[0]["id"])
         return row
 
+    def find_scene(self, query: str) -> Any:
+        """The scene a "scene NAME" or "scene ID" names, None if the words do not start with "scene"; a
+        LongTermMemoryError if there is no such scene."""
+        words = query.strip().split(None, 1)
+        if len(words) < 2 or words[0].lower() != "scene":
+            return None
+        scene = self.scenes.find(words[1])
+        if scene is None:
+            raise LongTermMemoryError(f"no scene {words[1][:60]!r}; /memories lists them")
+        return scene
+
     def forget(self, query_or_id: str, turn: str | None = None) -> dict[str, Any]:
-        """Remove the memory with this id, or the one that best matches the words; kept for /undo under `turn`."""
+        """Remove the memory with this id, or the one that best matches the words ("scene NAME": only that
+        grouping, its memories stay); kept for /undo under `turn`."""
+        scene = self.find_scene(query_or_id)
+        if scene is not None:
+            with self._lock, self.store.write() as conn:
+                # The turn's marker, so /undo finds the newest forget the same way whatever it removed.
+                conn.execute(
+                    "INSERT INTO memory_history (memory_id, old_text, reason, changed_at, turn, after_event) "
+                    "VALUES (0, ?, 'forget', ?, ?, (SELECT COALESCE(MAX(id), 0) FROM task_events))",
+                    (f"scene {scene['name']}", _now(), turn),
+                )
+            return self.scenes.forget(scene, turn)
         row = self.find(query_or_id)
         with self._lock, self.store.write() as conn:
             full = conn.execute("SELECT * FROM memories WHERE id = ?", (row["id"],)).fetchone()
@@ -284,6 +368,7 @@ class LongTermMemory:
             )
             conn.execute("DELETE FROM memories WHERE id = ?", (row["id"],))
             self.index.remove(row["id"])
+            self.days.remove(row["id"])
             self._version += 1
         return {"forgotten": {"id": row["id"], "text": row["text"]}}
 
@@ -306,120 +391,14 @@ class LongTermMemory:
                 conn.execute("UPDATE memory_history SET undone_at = ? WHERE id = ?", (_now(), h["id"]))
                 if h["embedding"] is not None and self._loaded and kept.get("embed_model") == self.embedder.model:
                     self.index.add(kept["id"], unpack_rows([h["embedding"]])[0])
+                    first, last = (
+                        kept.get(k) or kept.get("said_on") or "2000-01-01" for k in ("happened_on", "happened_to")
+                    )
+                    self.days.set(kept["id"], _ordinal(first), _ordinal(last))
                     self._version += 1
                 lines.append(f'restored memory {kept["id"]} "{kept["text"]}" (it was forgotten)')
-        return lines
-
-    # -- searching
-
-    def _query(self, query: str) -> np.ndarray | None:
-        # The query's vector, or None when there is nothing to search.
-        try:
-            self._load()
-            return self.embedder.query(query) if len(self.index) else None
-        except ModelError as e:
-            raise LongTermMemoryError(f"could not search memories: {e}") from None
-
-    def vector_search(
-        self, query: str, n: int = CANDIDATES, vector: np.ndarray | None = None
-    ) -> list[tuple[int, float]]:
-        """(id, cosine) best first, by embedding alone."""
-        vector = self._query(query) if vector is None else vector
-        if vector is None:
-            return []
-        try:
-            return self.index.search(vector, n)
-        except ValueError:
-            raise LongTermMemoryError("the embedding model changed mid-session; restart the planner") from None
-
-    def keyword_search(self, query: str, n: int = CANDIDATES) -> list[int]:
-        """Ids best first by BM25 over the memory text, by keywords alone."""
-        return [id_ for id_, _ in self.keyword_scores(query, n)]
-
-    def keyword_scores(self, query: str, n: int = CANDIDATES) -> list[tuple[int, float]]:
-        """(id, BM25 score) best first; higher is better (SQLite's rank is its negative)."""
-        q = fts_query(query)
-        if not q:
-            return []
-        rows = self.store.conn().execute(
-            "SELECT rowid, rank FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank LIMIT ?", (q, n)
-        )
-        return [(r[0], -r[1]) for r in rows]
-
-    def begin_turn(self) -> None:
-        """Forget the searches of the last turn (their scores age, and the user may have changed things)."""
-        self._searches.clear()
-
-    def search(self, query: str, k: int = 3) -> list[dict[str, Any]]:
-        """The k best memories by fused vector and keyword rank, weighted by salience and recency.
-
-        One embedding and one index search per distinct query per turn: automatic recall and the
-        `recall` tool asking the same thing share it, until a memory is written.
-        """
-        key = (query, self._version)
-        if key not in self._searches:
-            if len(self._searches) >= 8:
-                self._searches.clear()
-            self._searches[key] = self._search(query, max(k, SHARED_K))
-        return [dict(h) for h in self._searches[key][:k]]
-
-    def _search(self, query: str, k: int) -> list[dict[str, Any]]:
-        qv = self._query(query)
-        vec = self.vector_search(query, vector=qv) if qv is not None else []
-        kw = self.keyword_scores(query)
-        fused = fuse(vec, kw)
-        if not fused:
-            return []
-        marks = ",".join("?" * len(fused))
-        rows = self.store.conn().execute(
-            f"SELECT id, text, kind, topic, salience, updated_at, said_on FROM memories WHERE id IN ({marks})",
-            list(fused),
-        )
-        cosine = dict(vec)
-        missing = [i for i in fused if i not in cosine]
-        if missing and qv is not None:
-            cosine.update(self.index.similarity(missing, qv))
-        keyword = {id_ for id_, _ in kw}
-        today = dt.datetime.now()
-        hits = []
-        for r in rows:
-            try:
-                age = max(0.0, (today - dt.datetime.fromisoformat(r["updated_at"])).days)
-            except (TypeError, ValueError):
-                age = 365.0
-            weight = (0.75 + 0.5 * r["salience"]) * (0.8 + 0.2 * math.exp(-age / 365))
-            hits.append(
-                {
-                    "id": r["id"],
-                    "text": r["text"],
-                    "kind": r["kind"],
-                    "topic": r["topic"],
-                    "said": r["said_on"],
-                    # 1.0 = best in both lists, salience 1, updated today
-                    "score": round(fused[r["id"]] * weight / 1.25, 3),
-                    "cosine": round(cosine.get(r["id"], 0.0), 3),
-                    "keyword": r["id"] in keyword,
-                }
-            )
-        hits.sort(key=lambda h: -h["score"])
-        return hits[:k]
-
-    def recall(self, query: str, k: int = 3) -> list[dict[str, Any]]:
-        """The `recall` tool's answer: [{"id", "text", "kind", "topic", "said", "score"}]."""
-        keys = ("id", "text", "kind", "topic", "said", "score")
-        return [{key: h[key] for key in keys} for h in self.search(query, k)]
-
-    def relevant(self, text: str, k: int = 3) -> list[dict[str, Any]]:
-        """Memories worth attaching to a message unasked: a keyword hit or clearly similar."""
-        if not self.store.conn().execute("SELECT 1 FROM memories LIMIT 1").fetchone():
-            return []
-        return [h for h in self.search(text, k) if h["keyword"] or h["cosine"] >= AUTO_RECALL_COSINE]
-
-    def topic_summaries(self, topics: list[str]) -> dict[str, str]:
-        """Stored summaries of these topics."""
-        topics = [t for t in dict.fromkeys(topics) if t]
-        if not topics:
-            return {}
-        marks = ",".join("?" * len(topics))
-        rows = self.store.conn().execute(f"SELECT topic, summary FROM memory_topics WHERE topic IN ({marks})", topics)
-        return {r[0]: r[1] for r in rows}
+            conn.execute(
+                "UPDATE memory_history SET undone_at = ? WHERE turn = ? AND reason = 'forget' AND row IS NULL",
+                (_now(), turn),
+            )  # the markers of scenes forgotten
+        return lines + self.scenes.unforget(turn)

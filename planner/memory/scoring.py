@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from planner.dates import MONTHS, WEEKDAYS
+
 STOPWORDS = frozenset(
     "a an and are as at be but by do does did for from has have how i i'm in is it its me my of on or our so "
     "that the their them they this to was we what when where which who why will with you your about am".split()
@@ -26,6 +28,13 @@ def word_overlap(a: str, b: str) -> float:
     """The share of the shorter text's meaningful words that the other has too (0..1)."""
     wa, wb = set(meaningful_words(a)), set(meaningful_words(b))
     return len(wa & wb) / min(len(wa), len(wb)) if wa and wb else 0.0
+
+
+def same_particulars(a: str, b: str) -> bool:
+    """Whether two texts could state one fact: the names and numbers of one are all in the other."""
+    names_a, names_b = mentioned(a), mentioned(b)
+    nums_a, nums_b = set(re.findall(r"\d+", a)), set(re.findall(r"\d+", b))
+    return (names_a <= names_b or names_b <= names_a) and (nums_a <= nums_b or nums_b <= nums_a)
 
 
 def fts_query(text: str) -> str:
@@ -50,3 +59,55 @@ def fuse(vec: list[tuple[int, float]], kw: list[tuple[int, float]]) -> dict[int,
     """
     a, b = minmax(vec), minmax(kw)
     return {i: (a.get(i, 0.0) + b.get(i, 0.0)) / 2 for i in a.keys() | b.keys()}
+
+
+# -- names: what scenes are made of, and what a question that refers back borrows from the turn before
+
+NOT_NAMES = frozenset(w.title() for w in (*STOPWORDS, *MONTHS, *WEEKDAYS)) | {"I", "I'm", "I've", "I'll", "I'd", "OK"}
+SENTENCES = re.compile(r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)(?<!\bSt\.)(?<=[.!?;:])\s+|\n+")
+TOKEN = re.compile(r"[\w'.’-]+")
+
+
+def _runs(sentence: str) -> list[tuple[int, list[str]]]:
+    """(position of its first word, its words) for every longest run of capitalised words in a sentence."""
+    words = [w.rstrip(".,").removesuffix("'s").removesuffix("’s") for w in TOKEN.findall(sentence)]
+    runs: list[tuple[int, list[str]]] = []
+    for i, w in enumerate(words):
+        if w[:1].isupper() and w not in NOT_NAMES and len(w) > 1:
+            if runs and runs[-1][0] + len(runs[-1][1]) == i:
+                runs[-1][1].append(w)
+            else:
+                runs.append((i, [w]))
+    return runs
+
+
+def names_in(text: str) -> set[str]:
+    """The names said mid-sentence ("My sister Ana lives in Lisbon." -> Ana, Lisbon): a capitalised word at
+    a sentence's start is a name only once it has been said mid-sentence somewhere (see mentioned)."""
+    return {" ".join(run) for sentence in SENTENCES.split(text) for i, run in _runs(sentence) if i > 0}
+
+
+def mentioned(text: str) -> set[str]:
+    """Every capitalised name in the text and its parts ("Dr Okafor", "Okafor"), at a sentence's start too:
+    what scene names are looked up in."""
+    out = set()
+    for sentence in SENTENCES.split(text):
+        for _, run in _runs(sentence):
+            out |= {" ".join(run[i:j]) for i in range(len(run)) for j in range(i + 1, len(run) + 1)}
+    return out
+
+
+REFERS_BACK = re.compile(r"\b(she|he|her|him|his|hers|they|them|their|it|its|that|this|there|those|these)\b", re.I)
+
+
+def with_context(query: str, recent: list[str], most: int = 6) -> str:
+    """The query, plus the names said in the turns before it when it refers back to them ("what did she
+    say about it?" after "I had lunch with Ana"); without names there, the last turn's meaningful words."""
+    if not recent or not REFERS_BACK.search(query):
+        return query
+    said = set(meaningful_words(query))
+    names = [n for turn in reversed(recent) for n in sorted(names_in(turn)) if n.lower() not in said]
+    if not names:
+        names = [w for w in meaningful_words(recent[-1]) if w not in said and not REFERS_BACK.fullmatch(w)]
+    extra = list(dict.fromkeys(names))[:most]
+    return f"{query} ({' '.join(extra)})" if extra else query

@@ -124,6 +124,20 @@ def best(ids: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[int, float]]
     return [(int(ids[i]), float(scores[i])) for i in top]
 
 
+def rows_present(sorted_ids: np.ndarray, ids: Sequence[int]) -> list[int]:
+    """Those of the ids that are in sorted_ids."""
+    ids = np.asarray(ids, dtype=np.int64)
+    return ids[np.isin(ids, sorted_ids)].tolist() if len(ids) else []
+
+
+def rows_of(sorted_ids: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """The positions in sorted_ids of those of the ids that are in it (a binary search each)."""
+    if not len(sorted_ids):
+        return np.empty(0, dtype=np.int64)
+    at = np.minimum(np.searchsorted(sorted_ids, ids), len(sorted_ids) - 1)
+    return at[sorted_ids[at] == ids]
+
+
 class VectorIndex:
     """Normalized vectors with integer ids, searched by cosine similarity.
 
@@ -198,17 +212,43 @@ class VectorIndex:
                 self._ids[row : self._n - 1] = self._ids[row + 1 : self._n].copy()
                 self._n -= 1
 
-    def search(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """The k most similar (id, cosine) pairs, best first."""
+    def search(self, query: np.ndarray, k: int, within: np.ndarray | None = None) -> list[tuple[int, float]]:
+        """The k most similar (id, cosine) pairs, best first; only among the ids `within` (sorted) if given,
+        which reads just their rows."""
         with self._lock:
             n = self._n
             if n == 0 or k <= 0:
                 return []
             if query.shape[0] != self.dim:
                 raise ValueError(f"query has {query.shape[0]} dimensions, the index has {self.dim}")
-            scores = self._m[:n] @ query  # (n,)
+            if within is None:
+                scores = self._m[:n] @ query  # (n,)
+                ids = self._ids[:n]
+            else:
+                rows = self._rows(within)
+                scores, ids = self._m[rows] @ query, self._ids[rows]
+        return best(ids, scores, k) if len(ids) else []
+
+    def search_also(
+        self, query: np.ndarray, k: int, within: np.ndarray, k_within: int
+    ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+        """The k most similar overall and the k_within most similar among the ids `within` (sorted), from
+        one scan: the second list only picks from the scores the first one computed."""
+        with self._lock:
+            n = self._n
+            if n == 0:
+                return [], []
+            if query.shape[0] != self.dim:
+                raise ValueError(f"query has {query.shape[0]} dimensions, the index has {self.dim}")
+            scores = self._m[:n] @ query
             ids = self._ids[:n]
-        return best(ids, scores, k)
+            rows = self._rows(within)
+        inside = best(ids[rows], scores[rows], k_within) if len(rows) and k_within > 0 else []
+        return best(ids, scores, k) if k > 0 else [], inside
+
+    def _rows(self, ids: np.ndarray) -> np.ndarray:
+        # Rows of those of the ids that are present. Caller holds the lock.
+        return rows_of(self._ids[: self._n], ids)
 
     def ids(self) -> np.ndarray:
         """The ids present, sorted."""
@@ -221,12 +261,12 @@ class VectorIndex:
     def similarity(self, ids: Sequence[int], query: np.ndarray) -> dict[int, float]:
         """Cosine of the query with each of these ids that is present."""
         with self._lock:
-            rows = [(i, self._row(i)) for i in ids]
-            present = [(i, r) for i, r in rows if r >= 0]
-            if not present:
+            rows = rows_of(self._ids[: self._n], np.asarray(ids, dtype=np.int64)) if self._n else []
+            if not len(rows):
                 return {}
-            scores = self._m[[r for _, r in present]] @ query
-        return {i: float(s) for (i, _), s in zip(present, scores, strict=True)}
+            scores = self._m[rows] @ query
+            found = self._ids[rows]
+        return dict(zip(found.tolist(), scores.tolist(), strict=True))
 
 
 class CompactIndex:
@@ -333,14 +373,18 @@ class CompactIndex:
     def _cosine(self, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
         return (self._q8[rows].astype(np.float32) @ query) / self._scale[rows]
 
-    def search(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """About the k most similar (id, cosine) pairs, best first."""
+    def search(self, query: np.ndarray, k: int, within: np.ndarray | None = None) -> list[tuple[int, float]]:
+        """About the k most similar (id, cosine) pairs, best first; only among the ids `within` (sorted) if
+        given, scored on their int8 rows."""
         with self._lock:
             n = self._n
             if n == 0 or k <= 0:
                 return []
             if query.shape[0] != self.dim:
                 raise ValueError(f"query has {query.shape[0]} dimensions, the index has {self.dim}")
+            if within is not None:
+                rows = rows_of(self._ids[:n], within)
+                return best(self._ids[rows], self._cosine(rows, query), k) if len(rows) else []
             qbits = self._encode(query[None, :])[0][0]
             m = min(n, max(k * self.oversample, 1000))
             if m < n:
@@ -351,6 +395,12 @@ class CompactIndex:
             scores = self._cosine(cand, query)
             ids = self._ids[cand]
         return best(ids, scores, k)
+
+    def search_also(
+        self, query: np.ndarray, k: int, within: np.ndarray, k_within: int
+    ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+        """About the k most similar overall, and the k_within most similar among the ids `within`."""
+        return self.search(query, k), self.search(query, k_within, within)
 
     def similarity(self, ids: Sequence[int], query: np.ndarray) -> dict[int, float]:
         """Cosine of the query with each of these ids that is present."""

@@ -80,8 +80,12 @@ def _extra(task: dict[str, Any]) -> dict[str, Any]:
 # ---------------------------------------------------------------- export
 
 
-def to_json(tasks: list[dict[str, Any]], memories: list[dict[str, Any]] | None = None) -> str:
-    """All fields of every task (and, when given, the memories); "contains" says which."""
+def to_json(
+    tasks: list[dict[str, Any]],
+    memories: list[dict[str, Any]] | None = None,
+    scenes: list[dict[str, Any]] | None = None,
+) -> str:
+    """All fields of every task (and, when given, the memories and their scenes); "contains" says which."""
     rows = []
     for t in tasks:
         row = {k: t.get(k) for k in FIELDS}
@@ -92,15 +96,27 @@ def to_json(tasks: list[dict[str, Any]], memories: list[dict[str, Any]] | None =
     if memories is not None:
         doc["contains"].append("memories")
         doc["memories"] = memories
+    if scenes is not None:
+        doc["contains"].append("scenes")
+        doc["scenes"] = scenes
     return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
 
 
 def export_memories(store: Store) -> str:
-    """The json export with the long-term memories added: their text, kind, topic and dates (no vectors)."""
-    rows = store.conn().execute(
-        "SELECT id, text, kind, topic, said_on, created_at, updated_at FROM memories ORDER BY id"
+    """The json export with the long-term memories added: their text, kind, topic and dates (no vectors),
+    and the scenes that group them (name, summary, member ids)."""
+    conn = store.conn()
+    rows = conn.execute(
+        "SELECT id, text, kind, topic, said_on, happened_on, happened_to, created_at, updated_at FROM memories "
+        "ORDER BY id"
     )
-    return to_json(all_tasks(store), [dict(r) for r in rows])
+    scenes = conn.execute(
+        "SELECT s.id, s.name, s.summary, json_group_array(c.memory_id) AS memories FROM scenes s "
+        "JOIN scene_cells c ON c.scene_id = s.id GROUP BY s.id HAVING COUNT(*) >= 2 ORDER BY s.name"  # as scenes.MIN_CELLS
+    )
+    return to_json(
+        all_tasks(store), [dict(r) for r in rows], [dict(r) | {"memories": json.loads(r["memories"])} for r in scenes]
+    )
 
 
 def to_ics(tasks: list[dict[str, Any]], now: dt.datetime | None = None, events: bool = False) -> str:

@@ -334,6 +334,54 @@ def _m12_calendar(conn: sqlite3.Connection) -> None:
     _add_columns(conn, "tasks", {"scheduled_at": "TEXT"})
 
 
+def _m13_happened_on(conn: sqlite3.Connection) -> None:
+    # The days a memory is about, beside the day it was said: "I went to Lisbon last week", said on
+    # 2026-03-12, is about 2026-03-02..08 (planner/periods.py reads it when the memory is stored).
+    # Older memories are taken to be about the day they were said.
+    _add_columns(conn, "memories", {"happened_on": "TEXT", "happened_to": "TEXT"})
+    conn.execute("UPDATE memories SET happened_on = said_on, happened_to = said_on WHERE happened_on IS NULL")
+    conn.execute("CREATE INDEX IF NOT EXISTS memories_happened ON memories (happened_on, happened_to)")
+
+
+def _m14_scenes(conn: sqlite3.Connection) -> None:
+    # Scenes: memories grouped by the person, place or thing they share (planner/memory/scenes.py),
+    # each with a consolidated summary. Derived from the memories, never the other way round; a
+    # summary that is replaced or a scene that is forgotten is kept in scene_history for /undo.
+    _script(
+        conn,
+        """
+        CREATE TABLE IF NOT EXISTS scenes (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            name TEXT NOT NULL UNIQUE,
+            summary TEXT NOT NULL DEFAULT '',
+            summarised INTEGER NOT NULL DEFAULT 0,
+            embedding BLOB,
+            embed_model TEXT,
+            updated_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP
+        );
+        CREATE TABLE IF NOT EXISTS scene_cells (
+            scene_id INTEGER NOT NULL REFERENCES scenes (id) ON DELETE CASCADE,
+            memory_id INTEGER NOT NULL,
+            PRIMARY KEY (scene_id, memory_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS scene_cells_memory ON scene_cells (memory_id);
+        CREATE TABLE IF NOT EXISTS scene_history (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            scene_id INTEGER NOT NULL,
+            name TEXT NOT NULL,
+            summary TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            turn TEXT,
+            cells TEXT,
+            changed_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP,
+            undone_at TEXT
+        );
+        -- how far the grouping has read: the newest memory id and the time of the last refresh
+        CREATE TABLE IF NOT EXISTS scene_state (key TEXT PRIMARY KEY, value TEXT NOT NULL)
+        """,
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m1_tutorial_tables,
     _m2_sessions_and_models,
@@ -347,5 +395,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m10_task_model,
     _m11_redo,
     _m12_calendar,
+    _m13_happened_on,
+    _m14_scenes,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -58,14 +58,19 @@ def remember(ctx: ToolContext, fact: str) -> dict[str, Any]:
     read_only=True,
 )
 def recall(ctx: ToolContext, query: str, k: int = 3) -> dict[str, Any]:
-    """Search saved facts about the user from earlier conversations. Each memory has the date it was said ("said"): use it for "when" questions, and when two memories disagree, the newer one holds."""
+    """Search saved facts about the user from earlier conversations. Keep the user's words for time in the query (last May, before the move, the first time): the search reads them. Each memory has the date it was said ("said") and, when it names one, the days it is about ("happened"): answer "when" questions from those, and when two memories disagree, the newer one holds."""
     if not query.strip():
         raise ToolError("query must not be empty")
     return {"memories": _memory(ctx).recall(query.strip(), k)}
 
 
 @tool(
-    {"query_or_id": {"type": "string", "description": "The memory's id, or words that describe it."}},
+    {
+        "query_or_id": {
+            "type": "string",
+            "description": "The memory's id, or words that describe it; or the word scene and a scene's name.",
+        }
+    },
     required=("query_or_id",),
     destructive=True,
 )
@@ -74,6 +79,12 @@ def forget(ctx: ToolContext, query_or_id: str) -> dict[str, Any]:
     if not query_or_id.strip():
         raise ToolError("query_or_id must not be empty")
     memory = _memory(ctx)
+    scene = memory.find_scene(query_or_id)
+    if scene is not None:  # a scene is only a grouping: its memories stay
+        ask(
+            ctx, f'Forget the scene "{scene["name"]}" (its memories stay)?', "forgetting", "the scene was not forgotten"
+        )
+        return memory.forget(f"scene {scene['id']}", turn=ctx.turn)
     row = memory.find(query_or_id)
     ask(ctx, f'Forget memory {row["id"]} "{row["text"]}"?', "forgetting", f"memory {row['id']} was not forgotten")
     return memory.forget(str(row["id"]), turn=ctx.turn)

@@ -201,7 +201,14 @@ def _memories(agent: Agent, arg: str, stats: Stats) -> str:
     lines = []
     for r in memory.all():
         about = [r["kind"], r["topic"], f"said {r['said_on']}" if r["said_on"] else ""]
+        if r["happened_on"] and (r["happened_on"], r["happened_to"]) != (r["said_on"], r["said_on"]):
+            about.append(
+                f"about {r['happened_on']}"
+                + (f" to {r['happened_to']}" if r["happened_to"] != r["happened_on"] else "")
+            )
         lines.append(f"[{r['id']}] {r['text']}  ({', '.join(x for x in about if x)})")
+    for sc in memory.scenes.all():  # groupings by name; /forget scene NAME removes one, /undo brings it back
+        lines.append(f"scene {sc['name']}: memories {', '.join(map(str, sc['memories']))}. {sc['summary']}")
     return "\n".join(lines) or "no memories yet"
 
 

@@ -1,0 +1,356 @@
+"""Recall: the memories that answer a question. The search half of LongTermMemory (longterm.py).
+
+One search, step by step:
+
+1. The question is read for time in code (planner/periods.py): the days it asks about ("last May",
+   "two weeks ago"), or an event it is relative to ("before the move": the move's day is the best
+   keyword match for "the move"), and whether it wants the first or the last of several matches.
+2. When the question refers back ("what did she say about it?"), the names said in the user's
+   turns just before are added to what is searched (scoring.with_context).
+3. Two candidate lists, by meaning (the vector index) and by keyword (FTS5/BM25). For a period,
+   each list also gets its best among the memories about those days (Days: two int32 arrays beside
+   the index), the vector ones picked from the scores of the one scan; a period that holds a tenth
+   of all memories or more is left to the weighting alone.
+4. The lists are fused by score (scoring.fuse). Scenes (scenes.py) then lift their memories closest
+   to the question: a scene whose summary is closer to the question than any one memory is, a
+   scene the question names, and, unless the question is about time, the best memory's own scenes.
+   The second fact of a two-fact question shares a name with the first, not words with the question.
+5. Each candidate is weighted by salience and by how long ago it was said, raised when it is about
+   the asked period, and among near ties the earliest or latest comes first when that was asked.
+   Only the best k have their text read.
+
+Every step reuses the one query vector, and none adds a second scan; past 20,000 memories the
+keyword search runs in a thread while the matrix is scanned (bench/recall.py measures recall
+against a bare numpy scan of the same matrix). Each constant below was set by measuring its
+variants (python -m evals memory --experiments; docs/memory.md).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from planner.memory.errors import LongTermMemoryError
+from planner.memory.scenes import Scenes
+from planner.memory.scoring import fts_query, fuse, with_context
+from planner.memory.vectors import CompactIndex, Embedder, VectorIndex, np, rows_of, rows_present
+from planner.model.client import ModelError
+from planner.periods import Period, TimeQuestion, around, in_question
+from planner.prompts import MEMORY_NOTES
+from planner.storage.db import Store
+
+AUTO_RECALL_COSINE = 0.55  # automatic recall: keyword hit, or at least this similar
+SHARED_K = 20  # hits kept per shared search (the recall tool asks for at most 20)
+CANDIDATES = 50  # per list
+WITHIN = 20  # per list, from inside a named period
+WITHIN_SHARE = 0.1  # a period holding more of the memories than this is left to the weighting
+PERIOD_BOOST = 0.3  # added to the score of a memory about the asked days (python -m evals memory)
+NEAR_TIE = 0.8  # "the first/last time": among hits this close to the best, the order is by day
+BESIDE_ABOVE = (
+    20_000  # from this many memories the keyword search runs beside the scan (below: handing over costs more)
+)
+SCENES_K, SCENE_CELLS, SCENE_WEIGHT = 2, 3, 0.5  # scenes consulted, memories each brings, their weight
+SCENE_MARGIN = 0.0  # a scene counts when its summary is at least this much closer than the best memory
+SCENE_HOP = True  # also the best memory's scenes, unless the question is about time (then time ranks)
+
+
+ORDINAL = "CAST(julianday(%s) - 1721424.5 AS INTEGER)"  # a date column as Python's date.toordinal()
+
+
+class Days:
+    """The days each memory is about, as day numbers beside sorted ids, so a time filter is one vectorised
+    comparison instead of a range query SQLite cannot serve from one index (bench/recall.py)."""
+
+    def __init__(self) -> None:
+        self._ids: np.ndarray | None = None  # allocated on first use, so numpy loads then
+        self._lo: np.ndarray | None = None
+        self._hi: np.ndarray | None = None
+        self._lock = threading.Lock()
+
+    def load(self, rows: Iterable[tuple[int, int, int]]) -> None:
+        """Replace the contents with (id, first day, last day) rows; days as date ordinals."""
+        table = np.array(list(rows), dtype=np.int64).reshape(-1, 3)
+        table = table[np.argsort(table[:, 0], kind="stable")]
+        with self._lock:
+            # day numbers fit int32, which halves what the filter reads
+            self._ids, self._lo, self._hi = (
+                table[:, 0].copy(),
+                table[:, 1].astype(np.int32),
+                table[:, 2].astype(np.int32),
+            )
+
+    def set(self, id_: int, lo: int, hi: int) -> None:
+        """Add or change one memory's days."""
+        with self._lock:
+            if self._ids is None:
+                self._ids = np.empty(0, dtype=np.int64)
+                self._lo, self._hi = np.empty(0, dtype=np.int32), np.empty(0, dtype=np.int32)
+            at = int(np.searchsorted(self._ids, id_))
+            if at < len(self._ids) and self._ids[at] == id_:
+                self._lo[at], self._hi[at] = lo, hi
+            else:
+                self._ids, self._lo, self._hi = (
+                    np.insert(a, at, v) for a, v in ((self._ids, id_), (self._lo, lo), (self._hi, hi))
+                )
+
+    def remove(self, id_: int) -> None:
+        """Drop one memory (no-op if absent)."""
+        with self._lock:
+            if self._ids is not None and len(rows := rows_of(self._ids, np.array([id_]))):
+                self._ids, self._lo, self._hi = (np.delete(a, rows) for a in (self._ids, self._lo, self._hi))
+
+    def within(self, lo: int, hi: int, most: int) -> np.ndarray | None:
+        """The sorted ids of the memories about a day in lo..hi; None when there are more than `most`."""
+        with self._lock:
+            if self._ids is None:
+                return np.empty(0, dtype=np.int64)
+            inside = (self._lo <= hi) & (self._hi >= lo)
+            if np.count_nonzero(inside) > most:
+                return None
+            return self._ids[inside]
+
+
+def _day(text: str | None, default: dt.date) -> dt.date:
+    try:
+        return dt.date.fromisoformat(text[:10]) if text else default
+    except ValueError:
+        return default
+
+
+class Search:
+    """Searching the memories; mixed into LongTermMemory, which provides the store, the embedder, the
+    vector index, the scenes and the planner's today."""
+
+    store: Store
+    embedder: Embedder
+    index: VectorIndex | CompactIndex
+    days: Days
+    scenes: Scenes
+    today: Callable[[], dt.date]
+    _version: int
+    _searches: dict[tuple[Any, ...], list[dict[str, Any]]]
+    _context: list[str]
+    _pool: ThreadPoolExecutor | None
+
+    def _load(self) -> None:  # provided by LongTermMemory
+        raise NotImplementedError
+
+    def _beside(self) -> ThreadPoolExecutor:
+        # One thread for the keyword search that runs beside the vector scan; started on first use.
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="planner-keywords")
+        return self._pool
+
+    def _query(self, query: str) -> np.ndarray | None:
+        # The query's vector, or None when there is nothing to search.
+        try:
+            self._load()
+            return self.embedder.query(query) if len(self.index) else None
+        except ModelError as e:
+            raise LongTermMemoryError(f"could not search memories: {e}") from None
+
+    def vector_search(
+        self, query: str, n: int = CANDIDATES, vector: np.ndarray | None = None
+    ) -> list[tuple[int, float]]:
+        """(id, cosine) best first, by embedding alone."""
+        vector = self._query(query) if vector is None else vector
+        if vector is None:
+            return []
+        try:
+            return self.index.search(vector, n)
+        except ValueError:
+            raise LongTermMemoryError("the embedding model changed mid-session; restart the planner") from None
+
+    def keyword_search(self, query: str, n: int = CANDIDATES) -> list[int]:
+        """Ids best first by BM25 over the memory text, by keywords alone."""
+        return [id_ for id_, _ in self.keyword_scores(query, n)]
+
+    def keyword_scores(self, query: str, n: int = CANDIDATES) -> list[tuple[int, float]]:
+        """(id, BM25 score) best first; higher is better (SQLite's rank is its negative)."""
+        q = fts_query(query)
+        if not q:
+            return []
+        rows = self.store.conn().execute(
+            "SELECT rowid, rank FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank LIMIT ?", (q, n)
+        )
+        return [(r[0], -r[1]) for r in rows]
+
+    def begin_turn(self, recent: Sequence[str] = ()) -> None:
+        """A new turn: forget the last turn's searches (their scores age, and the user may have changed
+        things) and keep what the user said just before, for questions that refer back to it."""
+        self._searches.clear()
+        self._context = [r for r in recent if r.strip()]
+
+    def search(self, query: str, k: int = 3) -> list[dict[str, Any]]:
+        """The k best memories for a question: fused vector and keyword rank, scenes, time, salience, recency.
+
+        One embedding and one index search per distinct query per turn: automatic recall and the
+        `recall` tool asking the same thing share it, until a memory is written.
+        """
+        key = (query, tuple(self._context), self._version)
+        if key not in self._searches:
+            if len(self._searches) >= 8:
+                self._searches.clear()
+            self._searches[key] = self._search(query, max(k, SHARED_K))
+        return [dict(h) for h in self._searches[key][:k]]
+
+    def _search(self, query: str, k: int) -> list[dict[str, Any]]:
+        today = self.today()
+        asked = in_question(query, today)
+        text = with_context(query, self._context)  # the period's words too: leaving them out measured worse
+        qv = self._query(text)
+        period = asked.period or self._around_anchor(asked, today)
+        inside = self._inside(period) if period else None
+        # BM25 in SQLite runs while the matrix is scanned: neither holds the GIL, so on a second core the
+        # keyword list costs no time once the scan is long enough (bench/recall.py). It starts after the
+        # steps above so its bits of Python do not hold them up. For a period, more hits are read at
+        # once: their best inside the period join the list.
+        n = 4 * CANDIDATES if asked else CANDIDATES
+        pending = self._beside().submit(self.keyword_scores, text, n) if len(self.index) > BESIDE_ABOVE else None
+        vec: list[tuple[int, float]] = []
+        if qv is not None and inside is not None:  # the period's best, picked from the same one scan
+            vec, best_inside = self._vector_also(qv, inside)
+            vec = vec + best_inside
+        elif qv is not None:
+            vec = self.vector_search(text, vector=qv)
+        more = pending.result() if pending else self.keyword_scores(text, n)
+        kw = more[:CANDIDATES]
+        if inside is not None:
+            present = set(rows_present(inside, [i for i, _ in more]))
+            kw = kw + [(i, s) for i, s in more if i in present][:WITHIN]
+        fused = fuse(vec, kw)
+        if qv is not None and fused:
+            self._add_scenes(fused, qv, text, max((c for _, c in vec), default=0.0), bool(asked))
+        if not fused:
+            return []
+        conn, now = self.store.conn(), today.toordinal()
+        lo, hi = (period.start.toordinal(), period.end.toordinal()) if period else (1, 0)
+        ranked = []  # (score, first day, id): weighed on numbers alone, the text read only for the best k
+        for id_, salience, said, first, last in conn.execute(
+            f"SELECT id, salience, {ORDINAL % 'said_on'}, {ORDINAL % 'happened_on'}, {ORDINAL % 'happened_to'} "
+            f"FROM memories WHERE id IN ({','.join('?' * len(fused))})",
+            list(fused),
+        ):
+            said = now if said is None else said
+            first, last = first or said, last or said
+            weight = (0.75 + 0.5 * salience) * (0.8 + 0.2 * math.exp(-max(0, now - said) / 365))
+            boost = PERIOD_BOOST if first <= hi and last >= lo else 0.0
+            ranked.append((fused[id_] * weight / 1.25 + boost, first, id_))
+        ranked.sort(reverse=True)
+        if asked.order and ranked:
+            near = [r for r in ranked if r[0] >= NEAR_TIE * ranked[0][0]]
+            near.sort(key=lambda r: r[1], reverse=asked.order == "last")
+            ranked = near + ranked[len(near) :]
+        best = ranked[:k]
+        cosine = dict(vec)
+        missing = [i for _, _, i in best if i not in cosine]
+        if missing and qv is not None:
+            cosine.update(self.index.similarity(missing, qv))
+        keyword = {id_ for id_, _ in kw}
+        rows = {
+            r["id"]: r
+            for r in conn.execute(
+                "SELECT id, text, kind, topic, said_on, happened_on, happened_to FROM memories "
+                f"WHERE id IN ({','.join('?' * len(best))})",
+                [i for _, _, i in best],
+            )
+        }
+        hits = []
+        for score, _, id_ in best:
+            r = rows[id_]
+            hit = {"id": id_, "text": r["text"], "kind": r["kind"], "topic": r["topic"], "said": r["said_on"]}
+            if r["happened_on"] and (r["happened_on"], r["happened_to"]) != (r["said_on"], r["said_on"]):
+                hit["happened"] = Period(_day(r["happened_on"], today), _day(r["happened_to"], today)).describe()
+            hit["score"] = round(score, 3)  # 1.0 = best in both lists, salience 1, said today
+            hit["cosine"] = round(cosine.get(id_, 0.0), 3)
+            hit["keyword"] = id_ in keyword
+            hits.append(hit)
+        return hits
+
+    def _around_anchor(self, asked: TimeQuestion, today: dt.date) -> Period | None:
+        # "before the move": the days before the best keyword match for "the move" happened.
+        if not asked.anchor or not asked.side:
+            return None
+        best = self.keyword_scores(asked.anchor, 1)
+        if not best:
+            return None
+        row = (
+            self.store.conn()
+            .execute("SELECT said_on, happened_on, happened_to FROM memories WHERE id = ?", (best[0][0],))
+            .fetchone()
+        )
+        said = _day(row["said_on"], today)
+        event = Period(_day(row["happened_on"], said), _day(row["happened_to"], said))
+        return around(event, asked.side, today)
+
+    def _inside(self, period: Period) -> np.ndarray | None:
+        # The memories about the period's days, or None when there are none or most memories are.
+        ids = self.days.within(period.start.toordinal(), period.end.toordinal(), int(WITHIN_SHARE * len(self.index)))
+        return ids if ids is not None and len(ids) else None
+
+    def _vector_also(self, qv: np.ndarray, inside: np.ndarray) -> tuple[list, list]:
+        try:
+            return self.index.search_also(qv, CANDIDATES, inside, WITHIN)
+        except ValueError:
+            raise LongTermMemoryError("the embedding model changed mid-session; restart the planner") from None
+
+    def _add_scenes(
+        self, fused: dict[int, float], qv: np.ndarray, text: str, best_cosine: float, about_time: bool
+    ) -> None:
+        # A scene whose summary is closer to the question than any one memory is, any scene the question
+        # names, and the best memory's own scenes lift their memories closest to the question: the fact
+        # that shares only a name with the question comes up with the scene. For a question about time the
+        # best memory's scenes are left out: its near ties are ordered by day, and the hop measured worse.
+        scenes = {s: c for s, c in self.scenes.search(qv, SCENES_K) if c >= best_cosine + SCENE_MARGIN}
+        top = max(1e-9, max(scenes.values(), default=best_cosine))
+        for sid in self.scenes.named_in(text):
+            scenes[sid] = top
+        if SCENE_HOP and fused and not about_time:  # the best memory's own scenes: the second fact shares its name
+            first = max(fused, key=fused.__getitem__)
+            for sid in self.scenes.of(first):
+                scenes.setdefault(sid, top)
+        for sid, closeness in scenes.items():
+            members = self.scenes.members.get(sid, [])
+            sims = sorted(self.index.similarity(members, qv).items(), key=lambda p: -p[1])[:SCENE_CELLS]
+            for id_, _ in sims:
+                fused[id_] = fused.get(id_, 0.0) + SCENE_WEIGHT * max(0.0, closeness / top) / 2
+
+    def recall(self, query: str, k: int = 3) -> list[dict[str, Any]]:
+        """The `recall` tool's answer: [{"id", "text", "kind", "topic", "said", "happened"?, "score"}]."""
+        keys = ("id", "text", "kind", "topic", "said", "happened", "score")
+        return [{key: h[key] for key in keys if key in h} for h in self.search(query, k)]
+
+    def relevant(self, text: str, k: int = 3) -> list[dict[str, Any]]:
+        """Memories worth attaching to a message unasked: a keyword hit or clearly similar."""
+        if not self.store.conn().execute("SELECT 1 FROM memories LIMIT 1").fetchone():
+            return []
+        return [h for h in self.search(text, k) if h["keyword"] or h["cosine"] >= AUTO_RECALL_COSINE]
+
+    def topic_summaries(self, topics: list[str]) -> dict[str, str]:
+        """Stored summaries of these topics."""
+        topics = [t for t in dict.fromkeys(topics) if t]
+        if not topics:
+            return {}
+        marks = ",".join("?" * len(topics))
+        rows = self.store.conn().execute(f"SELECT topic, summary FROM memory_topics WHERE topic IN ({marks})", topics)
+        return {r[0]: r[1] for r in rows}
+
+    def with_notes(self, text: str, k: int = 3) -> str:
+        """The user's message with the memories relevant to it attached (what the planner sends), or as it was."""
+        hits = self.relevant(text, k)
+        if not hits:
+            return text
+        lines = [f"- {h['text']}{dated(h)}" for h in hits]
+        lines += [f"- About {t}: {s}" for t, s in self.topic_summaries([h["topic"] for h in hits]).items()]
+        return f"{text}\n\n{MEMORY_NOTES}\n" + "\n".join(lines)
+
+
+def dated(hit: dict[str, Any]) -> str:
+    """The days shown after a memory: when it was said, and what day it is about if the words named one."""
+    if hit.get("happened"):
+        return f" (happened {hit['happened']}, said {hit['said']})"
+    return f" (said {hit['said']})" if hit.get("said") else ""
