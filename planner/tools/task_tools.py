@@ -29,6 +29,7 @@ from planner.storage.tasks import (
 )
 from planner.storage.tasks import agenda as agenda_of
 from planner.tools.registry import ToolContext, ToolError, ask, tool
+from planner.tools.titles import cut_title
 
 ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
@@ -130,6 +131,7 @@ def add_task(
     remind: str | None = None,
 ) -> dict[str, Any]:
     """Add one task (a to-do or a reminder) to the user's list. Call once per task."""
+    title, cut = cut_title(title, due_date=due_date, repeat=repeat, remind=remind)
     said: list[str] = []
     fields: dict[str, Any] = {"title": check_title(title), "priority": priority}
     if due_date:
@@ -148,7 +150,7 @@ def add_task(
         fields["remind_at"] = read_remind(ctx, remind, fields.get("due_date"), fields.get("due_time"))
     with ctx.store.write() as conn:
         task = insert(conn, ctx.turn, fields, clean_tags(tags or []), "add_task")
-    return _result("added", task, said)
+    return {**_result("added", task, said), **cut}
 
 
 @tool(
@@ -250,6 +252,7 @@ def update_task(
     remind: str | None = None,
 ) -> dict[str, Any]:
     """Change a task: rename, reschedule, set priority, tags, notes or repeat. Only what is given changes; an empty string clears."""
+    title, cut = cut_title(title, due_date=due_date, repeat=repeat, remind=remind)
     said: list[str] = []
     changes: dict[str, Any] = {}
     if title is not None:
@@ -291,7 +294,7 @@ def update_task(
         if new_tags is not None:
             set_tags(conn, id, new_tags)
         task = record(conn, ctx.turn, "update_task", id, before)
-    return _result("updated", task, said, before=brief(before))
+    return {**_result("updated", task, said, before=brief(before)), **cut}
 
 
 @tool({"id": ID}, required=("id",), changes_existing=True, destructive=True)
