@@ -1,7 +1,7 @@
 """What stands between the model's reply and the tools, in profiles.
 
     off        nothing but mechanical repairs (identical calls in one reply run once, a
-               reply that is only tool-call JSON runs as the call); for evaluating
+               reply that is only tool-call JSON or markup runs as the call); for evaluating
     standard   off, plus what protects the user whatever the model: a deletion needs the
                user's words in this request (and their y/N, in the tool), a change to more
                than 3 existing tasks asks first (toolrun.py), a call repeating an argument
@@ -9,8 +9,9 @@
     small      standard, plus recoveries from what models below ~4B parameters do: writes
                on a plain question, invented fields, filters and dates, a task put in notes,
                a reminder saved as a memory, the same call again and again, JSON echoed as
-               the reply. Each looks at the recent conversation, and each says in the
-               call's result what it did, so the model (and the user) can set it right.
+               the reply, tool names told to the user. Each looks at the recent conversation,
+               and each says in the call's result what it did, so the model can set it right;
+               the notes are worded so that a model reading them out tells the user no lie.
     auto       small when Ollama reports the main model below 4B parameters, else standard.
 
 The agent calls one seam per model reply, `Guards.review`, and each call is

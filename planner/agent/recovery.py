@@ -1,10 +1,15 @@
 """Coping with what small local models send instead of clean tool calls.
 
 Models of a few billion parameters and less often (a) write tool calls as
-JSON text in the reply instead of using the tool-calling interface, (b) send
-the same call many times in one reply, and (c) end a turn with an empty reply
-or with the tool result echoed back as JSON. Each function here turns one of
-those into what the agent expects, so the loop stays simple.
+JSON text in the reply instead of using the tool-calling interface, or as
+markup (`<function name="list_tasks" arguments="due_after=tomorrow"/>`,
+`<function=...><parameter=...>`, `list_tasks(status="open")`), (b) send the
+same call many times in one reply, and (c) end a turn with an empty reply or
+with the tool result echoed back as JSON. Each function here turns one of
+those into what the agent expects, so the loop stays simple. Markup runs only
+when it reads one way (a named tool, every argument named, or the one
+required one); the guards answer other markup with a sentence saying nothing
+was done, so markup never reaches the user.
 """
 
 from __future__ import annotations
