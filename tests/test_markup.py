@@ -18,6 +18,8 @@ NAMES = set(TOOLS)
 READABLE = [
     # verbatim from Qwen2.5-Coder-1.5B, shown to the user as the answer before
     ('<tools><function name="list_tasks" arguments="due_after=tomorrow"/></tools>', "list_tasks", {"due_after": "tomorrow"}),
+    ("<tools>   <call function=\"add_task\" arguments='{\"title\": \"Gym Signup\", \"due_date\": \"next monday\"}'/> </tools>",
+     "add_task", {"title": "Gym Signup", "due_date": "next monday"}),
     ("<tool_call>\n<function=list_tasks>\n<parameter=due_after>\ntomorrow\n</parameter>\n</function>\n</tool_call>",
      "list_tasks", {"due_after": "tomorrow"}),
     ('<invoke name="add_task"><parameter name="title">buy milk</parameter><parameter name="due_date">friday</parameter>'

@@ -370,7 +370,7 @@ def parse_markup(content: str, names: set[str]) -> Markup | None:
             if args is not None:
                 args = {**{k: _unquote(v) for k, v in attrs.items()}, **args}
         else:
-            name = m.group("eq") or attrs.pop("name", None) or attrs.pop("tool", None)
+            name = m.group("eq") or attrs.pop("name", None) or attrs.pop("function", None) or attrs.pop("tool", None)
             given = next((attrs[k] for k in ("arguments", "args", "parameters", "params") if k in attrs), None)
             args = _arguments(given if given is not None else m.group("body") or "")
         readable = readable and name in known and args is not None
