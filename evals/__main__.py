@@ -2,6 +2,7 @@
 Ollama OLLAMA_HOST points at and print one row per scenario and a summary.
 
     python -m evals --model qwen3.5:9b --json qwen9b.json
+    python -m evals --model qwen3.5:9b --only conversation     # the multi-turn conversations
     python -m evals --compare before.json after.json
 """
 
@@ -17,7 +18,7 @@ from planner.model.client import Ollama  # noqa: E402
 from planner.settings import GUARD_PROFILES, Config  # noqa: E402
 from planner.ui.cli import ensure_models, setup_logging  # noqa: E402
 
-ROW = "{:<26} {:<5} {:>5} {:>8} {:>6} {:>7}  {}"
+ROW = "{:<26} {:<5} {:>7} {:>5} {:>8} {:>6} {:>7}  {}"
 
 
 def _row(o: Outcome) -> str:
@@ -25,6 +26,7 @@ def _row(o: Outcome) -> str:
     return ROW.format(
         o.id,
         "pass" if o.passed else "FAIL",
+        f"{o.replies_passed}/{o.replies_checked}" if o.replies_checked else "-",
         o.model_calls,
         o.prompt_tokens,
         o.eval_tokens,
@@ -34,9 +36,11 @@ def _row(o: Outcome) -> str:
 
 
 def _summary_line(s: dict, model: str) -> str:
+    replies = f" · replies {s['replies_passed']}/{s['replies_checked']}" if s["replies_checked"] else ""
     return (
-        f"{model}: passed {s['passed']}/{s['total']} ({s['rate']:.0%}) · {s['model_calls']} model calls · "
-        f"{s['prompt_tokens']:,} prompt tokens · {s['eval_tokens']:,} eval tokens · {s['seconds']:.0f} s"
+        f"{model}: passed {s['passed']}/{s['total']} ({s['rate']:.0%}){replies} · {s['model_calls']} model calls · "
+        f"{s['prompt_tokens']:,} prompt tokens · {s['eval_tokens']:,} eval tokens · {s['seconds']:.0f} s · "
+        f"{s['background_calls']} background calls · {s['corrections']} replies corrected, {s['reasks']} asked again"
     )
 
 
@@ -55,10 +59,19 @@ def compare(paths: list[Path]) -> int:
         print(f"{sid:<26} " + " ".join(f"{c:>{width}}" for c in cells))
     rates = [f"{r['summary']['passed']}/{r['summary']['total']} ({r['summary']['rate']:.0%})" for r in runs]
     print(f"{'passed':<26} " + " ".join(f"{c:>{width}}" for c in rates))
-    calls = [str(r["summary"]["model_calls"]) for r in runs]
-    print(f"{'model calls':<26} " + " ".join(f"{c:>{width}}" for c in calls))
-    secs = [f"{r['summary']['seconds']:.0f} s" for r in runs]
-    print(f"{'time':<26} " + " ".join(f"{c:>{width}}" for c in secs))
+    rows = {
+        "replies passed": lambda s: (
+            f"{s['replies_passed']}/{s['replies_checked']}" if s.get("replies_checked") else "-"
+        ),
+        "model calls": lambda s: str(s["model_calls"]),
+        "prompt tokens": lambda s: f"{s['prompt_tokens']:,}" if "prompt_tokens" in s else "-",
+        "background calls": lambda s: str(s.get("background_calls", "-")),
+        "replies corrected": lambda s: str(s.get("corrections", "-")),
+        "asked again": lambda s: str(s.get("reasks", "-")),
+        "time": lambda s: f"{s['seconds']:.0f} s",
+    }
+    for label, cell in rows.items():
+        print(f"{label:<26} " + " ".join(f"{cell(r['summary']):>{width}}" for r in runs))
     return 0
 
 
@@ -105,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 1
-    print(ROW.format("scenario", "", "calls", "prompt", "eval", "secs", "why it failed"))
+    print(ROW.format("scenario", "", "replies", "calls", "prompt", "eval", "secs", "why it failed"))
     outcomes = run_suite(scenarios, llm, config, on_outcome=lambda o: print(_row(o), flush=True))
     s = summary(outcomes)
     print(_summary_line(s, config.model))

@@ -9,6 +9,21 @@ the planner again), and what must hold afterwards:
     expect.memories_contain    words some stored memory must contain
     expect.reply_contains_any  the last reply contains at least one of these
     expect.reply_not_contains  the last reply contains none of these
+    expect.clean_replies       no reply shows a tool name, tool-call markup or JSON
+
+A conversation (category "conversation") is 3-8 requests in one session, and
+is scored by each reply as well as by the end state: `replies` gives, for each
+user line in order, what must hold after it:
+
+    tasks          the exact task list after this request
+    unchanged      this request changed no task
+    contains_any   the reply contains at least one of these
+    not_contains   the reply contains none of these
+
+A reply is scored as the user saw it: with the line saying what did change,
+when the planner added one (agent/claims.py). Between requests the background
+memory work is waited for, as a user typing the next message would give it
+time to finish; its model calls are counted apart (background_calls).
 
 "Today" is fixed per scenario (default 2026-12-01, a Tuesday), so relative
 dates are reproducible. The agent is built exactly as `python agent.py`
@@ -50,6 +65,12 @@ class Outcome:
     eval_tokens: int = 0
     seconds: float = 0.0
     replies: list[str] = field(default_factory=list)
+    replies_passed: int = 0  # replies that met their `replies` checks (conversations)
+    replies_checked: int = 0
+    corrections: int = 0  # replies shown with the line saying what did change
+    reasks: int = 0  # replies the model was asked to redo because they claimed a change that did not happen
+    background_calls: int = 0  # memory extraction, summaries: model calls after the replies
+    background_prompt_tokens: int = 0
 
 
 def load_scenarios(path: Path = SCENARIOS) -> list[dict[str, Any]]:
@@ -110,13 +131,28 @@ def check(
     for word in exp.get("memories_contain", []):
         if not any(word.lower() in m.lower() for m in memories):
             reasons.append(f"no memory mentions {word!r}")
-    low = reply.lower()
-    options = exp.get("reply_contains_any", [])
+    reasons += check_reply({"contains_any": exp.get("reply_contains_any", []),
+                            "not_contains": exp.get("reply_not_contains", [])}, reply)  # fmt: skip
+    return reasons
+
+
+_TOOL_NAMES = re.compile(
+    r"\b(?:add|list|complete|update|delete)_tasks?\b|\bget_today\b|\bquery_planner\b|\bundo_last_change\b"
+)
+_MARKUP = re.compile(r"<\s*/?\s*(?:tools?|tool_call|function|invoke|parameter)\b|^\s*[\[{]", re.I)
+
+
+def check_reply(want: dict[str, Any], reply: str, clean: bool = False) -> list[str]:
+    """Every way one reply misses what it must say (contains_any, not_contains) or shows what it must not."""
+    low, reasons = reply.lower(), []
+    options = want.get("contains_any", [])
     if options and not any(o.lower() in low for o in options):
         reasons.append(f"reply has none of {options}: {reply[:80]!r}")
-    for bad in exp.get("reply_not_contains", []):
+    for bad in want.get("not_contains", []):
         if bad.lower() in low:
             reasons.append(f"reply contains {bad!r}: {reply[:80]!r}")
+    if clean and (_TOOL_NAMES.search(reply) or _MARKUP.search(reply)):
+        reasons.append(f"reply shows tool names or markup: {reply[:80]!r}")
     return reasons
 
 
@@ -133,6 +169,17 @@ def run_scenario(scn: dict[str, Any], llm: Ollama, base: Config, workdir: Path) 
     store = Store(workdir / f"{scn['id']}.db")
     config = base.replace(db_path=store.path, today=dt.date.fromisoformat(scn.get("today", DEFAULT_TODAY)))
     t0 = time.perf_counter()
+    observer = llm.observer
+
+    def count(call: dict[str, Any]) -> None:
+        if observer:
+            observer(call)
+        if call.get("purpose") not in ("reply", "critic", "embedding"):
+            out.background_calls += 1
+            out.background_prompt_tokens += call.get("prompt_tokens", 0)
+
+    llm.observer = count
+    checks = list(scn.get("replies", []))
     try:
         with store.write() as conn:
             conn.executemany(
@@ -149,24 +196,50 @@ def run_scenario(scn: dict[str, Any], llm: Ollama, base: Config, workdir: Path) 
             agent = build_agent(config, store, llm, new_session_name(), CONFIRM[scn.get("confirm")])
             try:
                 for line in run:
+                    was = _tasks(store)
                     r = agent.run_turn(line)
+                    if agent.keeper:  # the background memory work of this request, before the next
+                        agent.keeper.worker.drain(300)
                     out.model_calls += r.model_calls
                     out.prompt_tokens += r.prompt_tokens
                     out.eval_tokens += r.eval_tokens
-                    out.replies.append(r.reply)
-                    reply = r.reply
+                    # as the user saw it; getattr: the runner also scores agents from before the claim check
+                    correction = getattr(r, "correction", None)
+                    reply = r.reply + (f"\n({correction})" if correction else "")
+                    out.corrections += bool(correction)
+                    out.reasks += bool(getattr(r, "reasked", False))
+                    out.replies.append(reply)
                     if r.error:
                         out.reasons.append(f"model error: {r.error}")
+                    if checks:
+                        n = len(out.replies)
+                        why = _check_turn(checks.pop(0), was, _tasks(store), reply, scn["expect"].get("clean_replies"))
+                        out.replies_checked += 1
+                        out.replies_passed += not why
+                        out.reasons += [f"reply {n}: {w}" for w in why]
+                    elif scn["expect"].get("clean_replies"):
+                        out.reasons += check_reply({}, reply, clean=True)
             finally:
                 agent.close(drain_seconds=300)  # later runs must see what this one remembered
         out.reasons += check(scn, before, _tasks(store), store, reply)
     except ModelError as e:
         out.reasons.append(f"model error: {e}")
     finally:
+        llm.observer = observer
         store.close()
     out.seconds = time.perf_counter() - t0
     out.passed = not out.reasons
     return out
+
+
+def _check_turn(
+    want: dict[str, Any], before: list[dict[str, Any]], after: list[dict[str, Any]], reply: str, clean: bool
+) -> list[str]:
+    """Every way one request of a conversation misses its checks: the tasks after it, and its reply."""
+    reasons = match_tasks(want["tasks"], after) if "tasks" in want else []
+    if want.get("unchanged") and after != before:
+        reasons.append(f"tasks changed: {after}")
+    return reasons + check_reply(want, reply, clean)
 
 
 def run_suite(
@@ -198,6 +271,12 @@ def summary(outcomes: list[Outcome]) -> dict[str, Any]:
         "prompt_tokens": sum(o.prompt_tokens for o in outcomes),
         "eval_tokens": sum(o.eval_tokens for o in outcomes),
         "seconds": sum(o.seconds for o in outcomes),
+        "replies_passed": sum(o.replies_passed for o in outcomes),
+        "replies_checked": sum(o.replies_checked for o in outcomes),
+        "corrections": sum(o.corrections for o in outcomes),
+        "reasks": sum(o.reasks for o in outcomes),
+        "background_calls": sum(o.background_calls for o in outcomes),
+        "background_prompt_tokens": sum(o.background_prompt_tokens for o in outcomes),
     }
 
 

@@ -27,6 +27,8 @@ def oracle(
         steps.update((mistakes or {}).get(s["id"], {}))
 
     def respond(body: dict[str, Any]) -> dict[str, Any]:
+        if body.get("format"):  # background work asked of the main model (memory extraction): nothing found
+            return {"content": '{"memories": []}'}
         messages = body["messages"]
         said = [m["content"].split("\n\n" + MEMORY_NOTES)[0] if m["role"] == "user" else None for m in messages]
         i = max(j for j, line in enumerate(said) if line in steps)

@@ -19,6 +19,7 @@ import capable_scenarios
 import pytest
 from capable_scenarios import Scenario
 
+from planner.prompts import CLAIM_PROMPT
 from planner.tools import dispatch
 
 # Dates, times and repeats first: SCENARIOS[0] is the date move it always was.
@@ -55,6 +56,8 @@ def test_a_capable_model_gets_what_it_asked_for(s, profile, fake, make_agent, ct
         fake.script("main", *replies)
         r = agent.run_turn(text)
         assert r.error is None and not r.critiques
+        # the claim check never fires on a correct turn: no "what did change" line, no second ask
+        assert r.correction is None and not r.reasked, (text, r.correction)
         assert r.reply == replies[-1]["content"], "the reply is the model's own"
         for c in r.tool_calls:
             # ran exactly as sent, and nothing in the result contradicts the reply
@@ -62,6 +65,8 @@ def test_a_capable_model_gets_what_it_asked_for(s, profile, fake, make_agent, ct
             assert c["ok"] and not ({"error", "note", "repeat"} & set(c["result"])), c
     assert agent.guards.profile == "standard"
     assert not fake.scripts["main"], "the model was asked for every scripted reply"
+    claim_note = CLAIM_PROMPT.split("{")[0]
+    assert not any(claim_note in str(m.get("content")) for b in fake.chats("main") for m in b["messages"])
     for title, columns in s.expect.items():
         got = row(store, title)
         assert got is not None, f"{title!r} missing"

@@ -9,7 +9,7 @@ import sys
 import pytest
 from conftest import ROOT, clean_env
 
-from evals.runner import load_scenarios, match_tasks
+from evals.runner import check_reply, load_scenarios, match_tasks
 from evals.scripted import oracle
 
 SCENARIOS = load_scenarios()
@@ -54,6 +54,26 @@ def test_the_suite_covers_what_the_planner_must_do():
     assert len({s["id"] for s in SCENARIOS}) == len(SCENARIOS)
 
 
+def test_conversations_of_three_to_eight_requests_check_every_reply():
+    conversations = [s for s in SCENARIOS if s["category"] == "conversation"]
+    assert len(conversations) >= 8
+    for s in conversations:
+        assert len(s["runs"]) == 1 and 3 <= len(s["runs"][0]) <= 8, s["id"]
+        assert len(s["replies"]) == len(s["runs"][0]) and s["expect"]["clean_replies"], s["id"]
+    asked = " ".join(line for s in conversations for line in s["runs"][0])
+    for kind in ("add", "rename", "move", "what", "my brother", "mark"):  # adds, lists, facts, moves, questions
+        assert kind in asked
+
+
+def test_a_reply_is_scored_as_the_user_saw_it():
+    assert check_reply({"contains_any": ["milk"], "not_contains": ["added"]}, "Milk, tomorrow.") == []
+    assert check_reply({"not_contains": ["added"]}, "I added it.\n(Nothing was changed.)")
+    assert check_reply({}, 'Use update_task with the "priority" field.', clean=True)
+    assert check_reply({}, '<tools><function name="list_tasks"/></tools>', clean=True)
+    assert check_reply({}, '{"added": {"id": 1}}', clean=True)
+    assert check_reply({}, "Added buy milk for tomorrow.", clean=True) == []
+
+
 @pytest.mark.slow
 def test_a_correct_model_passes_every_scenario(fake, tmp_path):
     fake.respond_with("main", oracle(SCENARIOS))
@@ -61,6 +81,8 @@ def test_a_correct_model_passes_every_scenario(fake, tmp_path):
     failed = {s["id"]: s["reasons"] for s in result["scenarios"] if not s["passed"]}
     assert failed == {}
     assert result["summary"]["passed"] == len(SCENARIOS)
+    assert result["summary"]["replies_passed"] == result["summary"]["replies_checked"] >= 31
+    assert result["summary"]["corrections"] == 0 == result["summary"]["reasks"]
     assert f"passed {len(SCENARIOS)}/{len(SCENARIOS)} (100%)" in stdout.splitlines()[-1]
     assert all(s["model_calls"] >= 1 and s["prompt_tokens"] > 0 for s in result["scenarios"])
 
@@ -95,6 +117,20 @@ MISTAKES = {
         ]
     },
     "remember-fact": {"my sister Ana lives in Lisbon": [{"content": "Nice!"}]},
+    # a conversation's third reply claims an add that never ran, and lists nothing (issue 27)
+    "conv-issue": {"what's on my list this week?": [{"content": "I added a task to your list: 1. what's on my list?"}]},
+    # the move also renamed the task to the word the user used for it
+    "conv-move-then-rename": {
+        "move the milk task to 2026-12-24": [
+            {"tool_calls": [{"name": "list_tasks", "arguments": {"text": "milk"}}]},
+            {
+                "tool_calls": [
+                    {"name": "update_task", "arguments": {"id": 1, "title": "milk", "due_date": "2026-12-24"}}
+                ]
+            },
+            {"content": "Moved it."},
+        ]
+    },
     "ambiguous-add": {
         "add a task": [
             {"tool_calls": [{"name": "add_task", "arguments": {"title": "task"}}]},
@@ -113,6 +149,11 @@ def test_a_mistaken_model_fails_exactly_the_mistaken_scenarios(fake, tmp_path):
     reasons = {s["id"]: " ".join(s["reasons"]) for s in result["scenarios"]}
     assert "electrician" in reasons["add-tomorrow"] and "tasks changed" in reasons["chat-hello"]
     assert "no memory mentions 'Lisbon'" in reasons["remember-fact"]
+    assert "reply 3: reply has none of ['milk', 'dentist']" in reasons["conv-issue"]
+    assert "reply 3: reply contains 'added'" in reasons["conv-issue"]
+    assert "reply 1: missing task" in reasons["conv-move-then-rename"]
+    convs = {s["id"]: s for s in result["scenarios"]}
+    assert convs["conv-issue"]["replies_passed"] == 2 and convs["conv-issue"]["corrections"] == 1
     assert "FAIL" in stdout
 
 

@@ -117,7 +117,8 @@ def test_verbose_shows_every_model_call_and_quiet_hides_the_trace_in_one_shot_mo
     assert sum(line.startswith("  · main ") and line.endswith("eval tokens") for line in err) == 2
     assert any(line.startswith("  · embedding: embed ") and line.endswith(" 1 texts") for line in err)
     assert any(line.startswith("  · critic: critic ") for line in err)
-    assert err[-1].startswith("  · memory extraction: critic ")  # the background call, after the reply
+    assert err[-2].startswith("  · memory extraction: critic ")  # the background call, after the reply
+    assert err[-1] == "  · memory extraction: nothing stored (already remembered: Ana lives in Lisbon.)"
     script()
     p = run_agent(fake, tmp_path, [], "-q", "-v", "my sister Ana lives in Lisbon, add a visit")
     assert p.returncode == 0 and "↳" not in p.stderr and "· critic: critic" in p.stderr

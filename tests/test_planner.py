@@ -1,6 +1,7 @@
 """The planner domain: fields, filters, the agenda, export and import, migrations (dates: test_dates.py)."""
 
 import json
+import re
 import sqlite3
 import subprocess
 import sys
@@ -115,11 +116,13 @@ def test_fields_the_user_never_mentioned_are_left_out(fake, make_agent, store):
         "due_date": None,
         "status": "open",
     }
-    # Each field left out is said, with how to set it if the user did want it.
+    # Each field left out is said in plain words, with its value, and nothing a model could read out
+    # to the user is false or technical: no tool or argument names.
     note = r.tool_calls[0]["result"]["note"]
-    for f in ("due_time", "priority", "tags", "notes", "repeat", "due_date"):
-        assert f"{f} " in note
-    assert 'due_date "2026-12-02" left out: the user gave no date; if they did, call update_task with it' in note
+    for said in ('time "14:00"', 'priority "high"', 'tags "birthday"', 'note "Buy a birthday card."', "repeat "):
+        assert f"the {said}" in note and "was not set: the request did not ask for it; say so to set it" in note
+    assert 'no date was set ("2026-12-02" was not used): the request gave none; say a date to set one' in note
+    assert not re.search(r"\w_\w|update_task|call |field", note)
     fake.script("main", {"tool_calls": [call("update_task", id=1, priority="high")]}, {"content": "Done."})
     make_agent(reflect=False, guards="small").run_turn("make the card urgent")
     assert store.conn().execute("SELECT priority FROM tasks").fetchone()[0] == "high"
@@ -148,7 +151,9 @@ def test_filters_the_user_never_asked_for_are_left_out(fake, make_agent, planner
     fake.script("main", {"tool_calls": [sent]}, {"content": ""})
     r = make_agent(reflect=False, guards="small").run_turn("What is coming up?")
     assert r.tool_calls[0]["arguments"] == {"status": "open"} and r.tool_calls[0]["result"]["count"] == 5
-    assert 'tag "personal" left out' in r.tool_calls[0]["result"]["note"]  # said, so the model can set it right
+    note = r.tool_calls[0]["result"]["note"]  # said, so the model can set it right
+    assert 'the list was not narrowed to the tag "personal": the request did not ask for that' in note
+    assert "not narrowed to overdue tasks" in note and 'not narrowed to tasks mentioning "What is coming up?"' in note
     assert r.reply.startswith("Your open tasks: ")  # the model said nothing: the reply is built from the result
     fake.script("main", {"tool_calls": [call("list_tasks", tag="money", overdue=True)]}, {"content": "One."})
     r = make_agent(reflect=False, guards="small").run_turn("anything overdue tagged money?")

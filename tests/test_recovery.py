@@ -225,9 +225,7 @@ def test_an_invented_due_date_is_left_out_and_said_so(fake, make_agent, store):
     make_agent(reflect=False).run_turn("add a task: buy a birthday card")
     assert tasks(store)[0]["due_date"] is None
     result = json.loads([m for m in fake.chats("main")[1]["messages"] if m["role"] == "tool"][0]["content"])
-    assert result["note"] == (
-        'due_date "2026-12-02" left out: the user gave no date; if they did, call update_task with it'
-    )
+    assert result["note"] == 'no date was set ("2026-12-02" was not used): the request gave none; say a date to set one'
 
 
 def test_an_invented_due_date_on_an_update_is_left_out_unless_sent_again(fake, make_agent, ctx, store):
@@ -237,7 +235,7 @@ def test_an_invented_due_date_on_an_update_is_left_out_unless_sent_again(fake, m
     make_agent(reflect=False).run_turn("don't delete the dentist task")
     assert tasks(store)[0]["due_date"] is None
     result = json.loads([m for m in fake.chats("main")[1]["messages"] if m["role"] == "tool"][0]["content"])
-    assert result["note"].startswith('due_date "2026-12-09" left out: the user gave no date')
+    assert result["note"].startswith('no date was set ("2026-12-09" was not used): the request gave none')
     # the model sends it again in the same request: it means it, and it runs
     fake.script("main", {"tool_calls": [invented]}, {"tool_calls": [invented]}, {"content": "Moved."})
     make_agent(reflect=False).run_turn("put the dentist where it belongs")

@@ -1,7 +1,7 @@
 """What stands between the model's reply and the tools, in profiles.
 
     off        nothing but mechanical repairs (identical calls in one reply run once, a
-               reply that is only tool-call JSON runs as the call); for evaluating
+               reply that is only tool-call JSON or markup runs as the call); for evaluating
     standard   off, plus what protects the user whatever the model: a deletion needs the
                user's words in this request (and their y/N, in the tool), a change to more
                than 3 existing tasks asks first (toolrun.py), a call repeating an argument
@@ -9,8 +9,9 @@
     small      standard, plus recoveries from what models below ~4B parameters do: writes
                on a plain question, invented fields, filters and dates, a task put in notes,
                a reminder saved as a memory, the same call again and again, JSON echoed as
-               the reply. Each looks at the recent conversation, and each says in the
-               call's result what it did, so the model (and the user) can set it right.
+               the reply, tool names told to the user. Each looks at the recent conversation,
+               and each says in the call's result what it did, so the model can set it right;
+               the notes are worded so that a model reading them out tells the user no lie.
     auto       small when Ollama reports the main model below 4B parameters, else standard.
 
 The agent calls one seam per model reply, `Guards.review`, and each call is
@@ -28,11 +29,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from planner.agent import intent
+from planner.agent.claims import talks_tools, without_tool_talk
 from planner.agent.intent import Intent
-from planner.agent.recovery import echoes, fallback_reply, is_json_echo, looks_like_call, parse_text_tool_calls
+from planner.agent.recovery import (
+    echoes,
+    fallback_reply,
+    is_json_echo,
+    looks_like_call,
+    parse_markup,
+    parse_text_tool_calls,
+)
 from planner.agent.turn import READ_ONLY_TOOLS, ToolCall, Turn, key
 from planner.dates import dates_in
-from planner.prompts import RETRY_PROMPT
+from planner.prompts import NOTHING_DONE, RETRY_PROMPT
 from planner.settings import GUARD_PROFILES
 from planner.tools import TOOLS, ToolError, validate
 
@@ -204,12 +213,17 @@ class Guards:
         if not asked and (self.small or looks_like_call(content)):
             # Written as text: small models put calls anywhere in prose; others only as the whole reply.
             asked = parse_text_tool_calls(content, names)
+        markup = None if asked else parse_markup(content, names)
+        if markup:  # tags or name(arguments) text: run when it reads one way, else say that nothing was done
+            if not (markup.readable and markup.calls):
+                return Review(reply=markup.rest or NOTHING_DONE, replaced=True)
+            asked = markup.calls
         calls = []
         for raw, times in dedupe(asked):
             fn = raw.get("function") or {}
             c = ToolCall(name=fn.get("name"), sent=fn.get("arguments"))
             if times > 1:
-                c.notes.append(f"this call was sent {times} times in one reply and ran once")
+                c.notes.append(f"asked for {times} times at once and done once")
             self.screen(c, turn)
             calls.append(c)
         if calls and self.small and all(c.result is not None for c in calls):
@@ -220,6 +234,9 @@ class Guards:
         text = content.strip()
         if self.small and turn.critiques and echoes(text, RETRY_PROMPT.format(critique="")):
             return Review(reply=fallback_reply([c.entry() for c in turn.calls]), replaced=True)  # parroted the retry
+        if self.small and talks_tools(text, turn.text, names):  # instructions meant for the model, not the user
+            said = fallback_reply([c.entry() for c in turn.calls]) if turn.calls else without_tool_talk(text, names)
+            return Review(reply=said or NOTHING_DONE, replaced=True)
         if shown:
             return Review(reply=text)
         if not text or (self.small and turn.calls and is_json_echo(text)):
@@ -280,18 +297,18 @@ class Guards:
             args = {**{k: v for k, v in args.items() if k not in ("notes", "title")}, "title": args["notes"]}
             c.notes.append("the notes were used as the title: a task needs a title")
         if name == "list_tasks":
-            args = self._unasked(c, turn, args, _FILTER_WORDS, recent, "filter", "list_tasks")
+            args = self._unasked(c, turn, args, _FILTER_WORDS, recent, "filter")
         if name in ("add_task", "update_task"):
-            args = self._unasked(c, turn, args, _FIELD_WORDS, recent, "field", "update_task")
+            args = self._unasked(c, turn, args, _FIELD_WORDS, recent, "field")
         if name in ("add_task", "update_task") and args.get("due_date") and not mentions_date(recent):
             # (A 0.5B model asked to delete a task it was refused gave the task an invented date instead.)
             if not self._insisted(turn, c, "due_date", args["due_date"]):
-                args = self._leave_out(c, turn, args, "due_date", "the user gave no date")
+                args = self._leave_out(c, turn, args, "due_date", "field")
         args = self._check_date(c, turn, args)
         c.args = args
         self._mark_repeat(c, turn)
 
-    def _unasked(self, c: ToolCall, turn: Turn, args: dict, words: dict, recent: str, what: str, tool: str) -> dict:
+    def _unasked(self, c: ToolCall, turn: Turn, args: dict, words: dict, recent: str, what: str) -> dict:
         """Leave out optional fields (or filters) the recent conversation never mentions, and say so."""
         invented = [f for f, w in words.items() if args.get(f) not in (None, "", False) and not w.search(recent)]
         if what == "filter" and _text(args.get("text")) and not _SEARCH_WORDS.search(recent):
@@ -303,15 +320,21 @@ class Guards:
                 invented.append("text")
         for f in invented:
             if not self._insisted(turn, c, f, args[f]):
-                args = self._leave_out(c, turn, args, f, f"the user did not ask for this {what}", tool)
+                args = self._leave_out(c, turn, args, f, what)
         return args
 
-    def _leave_out(self, c: ToolCall, turn: Turn, args: dict, f: str, why: str, tool: str = "update_task") -> dict:
+    def _leave_out(self, c: ToolCall, turn: Turn, args: dict, f: str, what: str) -> dict:
+        # Phrased so that a model reading the note out to the user says nothing false or technical.
         turn.overridden.add(_override(f, args[f]))
-        c.notes.append(
-            f"{f} {json.dumps(args[f], ensure_ascii=False)} left out: {why}; if they did, call {tool} with it"
-        )
-        log.info("left out %s=%r: %s", f, args[f], why)
+        value = _said(args[f])
+        if what == "filter":
+            note = f"the list was not narrowed {_FILTER_PHRASES[f].format(value)}: the request did not ask for that"
+        elif f == "due_date":
+            note = f"no date was set ({value} was not used): the request gave none; say a date to set one"
+        else:
+            note = f"the {_FIELD_NAMES.get(f, f)} {value} was not set: the request did not ask for it; say so to set it"
+        c.notes.append(note)
+        log.info("left out %s=%r (%s not asked for)", f, args[f], what)
         return {k: v for k, v in args.items() if k != f}
 
     def _check_date(self, c: ToolCall, turn: Turn, args: dict) -> dict:
@@ -327,10 +350,7 @@ class Guards:
             return args
         fixed = next(iter(meant)).isoformat()
         turn.overridden.add(_override("due_date", due))
-        c.notes.append(
-            f"due_date {due} was changed to {fixed}, the date in the user's words; "
-            f"if the user meant {due}, call update_task with it"
-        )
+        c.notes.append(f"the date is {next(iter(meant)):%A} {fixed}, the day the request names, not {due.strip()}")
         log.info("due_date %s corrected to %s from the user's words", due, fixed)
         return {**args, "due_date": fixed}
 
@@ -347,11 +367,30 @@ class Guards:
                 return  # a read after a write is new information, never a repeat
             if earlier.ok and call_key(earlier.name, earlier.args) == k:
                 c.result = {
-                    "repeat": "the same call already ran earlier in this request and was not run again",
+                    "repeat": "this was already done a moment ago in this request, so it was not done twice",
                     "earlier_result": earlier.result,
                 }
                 c.ok = True
                 return
+
+
+# The plain words for fields and filters in guard notes (a model reads notes out to the user).
+_FIELD_NAMES = {"due_time": "time", "notes": "note"}
+_FILTER_PHRASES = {
+    "tag": "to the tag {}",
+    "priority": "to {} priority",
+    "overdue": "to overdue tasks",
+    "due_before": "to tasks due before {}",
+    "due_after": "to tasks due after {}",
+    "text": "to tasks mentioning {}",
+}
+
+
+def _said(value: Any) -> str:
+    """A value as a person would read it in a note: text quoted, a list as its items."""
+    if isinstance(value, list):
+        return ", ".join(_said(v) for v in value)
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, str) else str(value)
 
 
 def _text(value: Any) -> bool:

@@ -4,6 +4,9 @@
       model asks for tools -> run them all concurrently -> results -> model ...
       model answers in words -> if data changed, a critic checks the turn
         critic says "not done" -> its critique goes back to the model (once)
+      -> the reply's claims checked against the calls that succeeded (claims.py)
+        a claimed change that did not happen -> in small, the model is asked once more;
+        still so -> the reply comes with one line saying what did change
       -> reply
 
 The Agent never prints or reads input; it reports progress through an
@@ -23,9 +26,10 @@ import logging
 import time
 from typing import Any
 
+from planner.agent.claims import unbacked, what_changed
 from planner.agent.critic import Critic
 from planner.agent.guards import Guards, pick_profile
-from planner.agent.recovery import looks_like_call
+from planner.agent.recovery import echoes, fallback_reply, looks_like_call
 from planner.agent.toolrun import ToolRunner
 from planner.agent.turn import Event, ToolCall, Turn, TurnResult
 from planner.memory.history import Budget, History, Message, estimate_tokens, prefix_share, session_messages
@@ -33,6 +37,7 @@ from planner.memory.keeper import MemoryKeeper
 from planner.memory.longterm import LongTermMemory, LongTermMemoryError
 from planner.model.client import ChatResult, ModelError, Ollama, clean
 from planner.prompts import (
+    CLAIM_PROMPT,
     INTERRUPTED,
     MEMORY_NOTES,
     RETRY_PROMPT,
@@ -149,7 +154,7 @@ class Agent:
                     (at, {"role": "assistant", "content": reply}),
                     (at, {"role": "user", "content": RETRY_PROMPT.format(critique=critique)}),
                 ]
-            result.reply = reply
+            result.reply = self._checked(turn, guards, result, emit, reply)
         except (ModelError, DatabaseError) as e:
             log.warning("turn failed: %s", e)
             result.error = str(e)
@@ -159,8 +164,9 @@ class Agent:
             result.reply = ("".join(partial).strip() + " " + INTERRUPTED).strip()
         result.tool_calls = [c.entry() for c in turn.calls]
         self._scratch = []
+        said = result.reply + (f"\n\n({result.correction})" if result.correction else "")  # as the user saw it
         try:
-            self.history.append([{"role": "assistant", "content": result.reply}])
+            self.history.append([{"role": "assistant", "content": said}])
             trimmed = self.history.end_turn()
         except DatabaseError as e:  # the reply is shown but not stored; the history stays valid without it
             log.warning("reply not stored: %s", e)
@@ -168,7 +174,7 @@ class Agent:
             return result
         if self.keeper:
             if not (result.error or result.interrupted):
-                self.keeper.after_turn(self.history.session, text, result.reply, self.today().isoformat())
+                self.keeper.after_turn(self.history.session, text, said, self.today().isoformat())
             if trimmed:
                 self.keeper.summarize_later(self.history.session)
         return result
@@ -303,6 +309,23 @@ class Agent:
         result.gave_up = True
         return TOO_MANY_STEPS.format(n=self.config.max_turns)
 
+    def _checked(self, turn: Turn, guards: Guards, result: TurnResult, emit: Event, reply: str) -> str:
+        """The final reply checked against what ran: a claimed change that did not happen is never shown as true."""
+        missing = unbacked(reply, turn.calls)
+        if missing and guards.small:  # asked once more, with what is not so
+            result.reasked = True
+            at = len(self.history.messages) - self._turn_start
+            note = CLAIM_PROMPT.format(claim=missing[0].words, none=missing[0].none)
+            self._scratch += [(at, {"role": "assistant", "content": reply}), (at, {"role": "user", "content": note})]
+            reply = self._attempt(turn, guards, result, emit)
+            if echoes(reply, CLAIM_PROMPT.format(claim="", none=missing[0].none)):  # parroted: say what ran
+                reply = fallback_reply([c.entry() for c in turn.calls])
+            missing = unbacked(reply, turn.calls)
+        if missing:
+            result.correction = what_changed(turn.calls, missing)
+            log.info("reply claims what did not happen (%s): %s", missing[0].verb, result.correction)
+        return reply
+
     def _call_model(self, messages: list[Message], result: TurnResult, emit: Event) -> tuple[ChatResult, bool]:
         """One streamed model call; returns the reply and whether its text was already shown."""
         held: list[str] = []
@@ -341,24 +364,11 @@ class Agent:
         result.eval_tokens += reply.eval_count
         result.model_seconds += reply.seconds
         result.load_seconds += reply.load_seconds
-        log.info(
-            "model %s %.2fs prompt=%d eval=%d done_reason=%s",
-            self.config.model,
-            reply.seconds,
-            reply.prompt_eval_count,
-            reply.eval_count,
-            reply.done_reason,
-        )
-        emit(
-            "model",
-            {
-                "model": self.config.model,
-                "seconds": reply.seconds,
-                "load_seconds": reply.load_seconds,
-                "prompt_tokens": reply.prompt_eval_count,
-                "eval_tokens": reply.eval_count,
-            },
-        )
+        figures = dict(model=self.config.model, seconds=reply.seconds, load_seconds=reply.load_seconds)
+        figures.update(prompt_tokens=reply.prompt_eval_count, eval_tokens=reply.eval_count)
+        line = "model %(model)s %(seconds).2fs prompt=%(prompt_tokens)d eval=%(eval_tokens)d done_reason=%(why)s"
+        log.info(line, {**figures, "why": reply.done_reason})
+        emit("model", figures)
         if reply.done_reason == "length":
             emit("warning", {"text": "the reply hit the length limit (num_predict) and was cut off"})
         if reply.prompt_eval_count >= self.config.num_ctx:

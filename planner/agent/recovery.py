@@ -1,22 +1,29 @@
 """Coping with what small local models send instead of clean tool calls.
 
 Models of a few billion parameters and less often (a) write tool calls as
-JSON text in the reply instead of using the tool-calling interface, (b) send
-the same call many times in one reply, and (c) end a turn with an empty reply
-or with the tool result echoed back as JSON. Each function here turns one of
-those into what the agent expects, so the loop stays simple.
+JSON text in the reply instead of using the tool-calling interface, or as
+markup (`<function name="list_tasks" arguments="due_after=tomorrow"/>`,
+`<function=...><parameter=...>`, `list_tasks(status="open")`), (b) send the
+same call many times in one reply, and (c) end a turn with an empty reply or
+with the tool result echoed back as JSON. Each function here turns one of
+those into what the agent expects, so the loop stays simple. Markup runs only
+when it reads one way (a named tool, every argument named, or the one
+required one); the guards answer other markup with a sentence saying nothing
+was done, so markup never reaches the user.
 """
 
 from __future__ import annotations
 
+import html
 import json
 import logging
 import math
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from planner.agent.turn import READ_ONLY_TOOLS
-from planner.tools import ALIASES
+from planner.tools import ALIASES, TOOLS
 
 log = logging.getLogger("planner")
 
@@ -187,6 +194,27 @@ def describe(name: str, result: dict[str, Any]) -> str:
         return f"Updated {_task_words(result['updated'])}."
     if "deleted" in result:
         return f"Deleted {_task_words(result['deleted'])}."
+    for key, words in (("cancelled", "Cancelled {}."), ("already_cancelled", "{} was already cancelled."),
+                       ("reopened", "Reopened {}."), ("already_open", "{} was already open.")):  # fmt: skip
+        if key in result:
+            return words.format(_task_words(result[key]))
+    if "pinned" in result:
+        return f'Pinned "{result["pinned"]["title"]}" at {result["pinned"]["start"]}-{result["pinned"]["end"][-5:]}.'
+    if "unpinned" in result:
+        return f'"{result["unpinned"]["title"]}" is no longer pinned.'
+    if "event" in result:
+        e = result["event"]
+        when = e["start"][:10] + " (all day)" if e.get("all_day") else f"{e['start']}-{e['end'][-5:]}"
+        return f'Added "{e["title"]}" to the calendar: {when}.'
+    if "preference" in result:
+        p = result["preference"]
+        return (
+            f"Noted: {p['kind']} {p['days']} {p['from']}-{p['to']}"
+            + (f" for {', '.join(p['tasks'])}" if p.get("tasks") else "")
+            + "."
+        )
+    if "renamed" in result and "to" in result:
+        return f'Renamed the list "{result["renamed"]}" to "{result["to"]}" ({result["tasks"]} tasks).'
     if "tasks" in result:
         if not result["tasks"]:
             return f"You have no {'' if result.get('status') == 'all' else result.get('status', '') + ' '}tasks."
@@ -215,6 +243,17 @@ def describe(name: str, result: dict[str, Any]) -> str:
             return f"The answer is {result['rows'][0][0]}."
         rows = "; ".join(", ".join(str(v) for v in row) for row in result["rows"][:10])
         return f"Found {result['row_count']} rows: {rows}."
+    if "blocks" in result or ("days" in result and "unscheduled" in result):  # plan_day
+        days = result.get("days") or [result]
+        parts = [f"{d['day']}: " + ("; ".join(f"{b['start'][-5:]}-{b['end'][-5:]} {b['title']}" for b in d["blocks"]) or "nothing planned") for d in days]  # fmt: skip
+        if result.get("unscheduled"):
+            parts.append("not placed: " + "; ".join(f"{n['title']} ({n['reason']})" for n in result["unscheduled"]))
+        return "Your plan - " + " | ".join(parts)
+    if "slots" in result and "minutes" in result:  # find_time
+        if not result["slots"]:
+            return f"There is no free slot of {result['minutes']} minutes in that time."
+        slots = "; ".join(f"{s['weekday']} {s['start']}-{s['end'][-5:]}" for s in result["slots"])
+        return f"Free for {result['minutes']} minutes: {slots}."
     if "summary" in result and "url" in result:  # lookup
         return f"{result['summary']} ({result['url']})"
     if "ambiguous" in result:
@@ -247,4 +286,127 @@ def fallback_reply(calls: list[dict[str, Any]]) -> str:
 def looks_like_call(text: str) -> bool:
     """While streaming: whether to hold text back because it may turn out to be a tool call."""
     head = text.lstrip()[:12]
-    return head == "" or head[0] in "{[" or head.startswith(("```", "<tool_call"))
+    # JSON, a fence, a tag, or a snake_case name that may open "list_tasks(...)"
+    return head == "" or head[0] in "{[<" or head.startswith("```") or bool(_NAME_START.fullmatch(head))
+
+
+_NAME_START = re.compile(r"[a-z]+(?:_[a-z_]*(?:\(.*)?)?", re.S)
+
+# ---------------------------------------------------------------- tool markup that is not JSON
+
+MAX_MARKUP = 8000  # characters: a reply longer than this is not a call, and is not searched for one
+_WRAPPER = re.compile(r"</?(?:tools|tool_calls?|function_calls|tool_use|calls)\b[^<>]*>|```[\w-]*", re.I)
+_ATTR = re.compile(r"""([\w.:-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s<>"'/]+))""")
+_PARAM = re.compile(
+    r"""<(?P<tag>parameter|param|argument|arg)(?:\s+name\s*=\s*["']?(?P<a>[\w.-]+)["']?|=(?P<b>[\w.-]+))\s*>"""
+    r"(?P<v>.*?)</(?P=tag)\s*>",
+    re.S | re.I,
+)
+_CHILD = re.compile(r"<(?P<k>[a-z_][\w-]*)>(?P<v>[^<]*)</(?P=k)\s*>", re.I)
+_PAIR = re.compile(
+    r"""\s*([A-Za-z_]\w*)\s*[=:]\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|\[[^\]]*\]|[^,;&\s][^,;&]*?|)\s*(?:[,;&]|$)"""
+)
+_TEXT_CALL = re.compile(r"\s*(?:functions?\.|tools?\.)?([A-Za-z_]\w*)\s*\(([^()]*)\)\s*[;,]?")
+
+
+@dataclass
+class Markup:
+    """Tool-call markup found in a reply: the calls it spells, whether each read one way, the text around it."""
+
+    calls: list[dict[str, Any]]
+    readable: bool  # every call names a tool and its arguments have one reading: safe to run
+    rest: str  # the reply without the markup
+
+
+def _unquote(value: str) -> Any:
+    value = value.strip()
+    if value[:1] in "\"'" and value[-1:] == value[:1] and len(value) > 1:
+        return re.sub(r"\\(.)", r"\1", value[1:-1])
+    if value.startswith("["):
+        try:
+            return loads(value)
+        except ValueError:
+            return [_unquote(v) for v in value.strip("[]").split(",") if v.strip()]
+    return value
+
+
+def _pairs(text: str) -> dict[str, Any] | None:
+    """'due_after=tomorrow, status="open"' as arguments; None unless the whole text is such pairs."""
+    out: dict[str, Any] = {}
+    i, text = 0, text.strip()
+    while i < len(text):
+        m = _PAIR.match(text, i)
+        if not m or m.end() == i:
+            return None
+        out[m.group(1)] = _unquote(m.group(2))
+        i = m.end()
+    return out
+
+
+def _arguments(text: str) -> dict[str, Any] | None:
+    """A call's arguments written as JSON, parameter tags, child tags or name=value pairs; None if unreadable."""
+    text = html.unescape(text or "").strip()
+    if not text:
+        return {}
+    if text.startswith("{"):
+        try:
+            value = loads(text)
+        except ValueError:
+            return None
+        return value if isinstance(value, dict) else None
+    for pattern in (_PARAM, _CHILD):
+        found = list(pattern.finditer(text))
+        if found and not pattern.sub("", text).strip():
+            return {(m.group("a") or m.group("b")) if pattern is _PARAM else m.group("k"): _unquote(m.group("v"))
+                    for m in found}  # fmt: skip
+    return _pairs(text)
+
+
+def _positional(name: str, text: str) -> dict[str, Any] | None:
+    """add_task("buy milk"): one value, for a tool with exactly one required argument, is that argument."""
+    required = TOOLS[name].parameters["required"] if name in TOOLS else []
+    value = text.strip()
+    if len(required) != 1 or not re.fullmatch(r'"[^"]*"|\'[^\']*\'|\d+', value):
+        return None
+    return {required[0]: _unquote(value)}
+
+
+def parse_markup(content: str, names: set[str]) -> Markup | None:
+    """Tool calls a model wrote as XML-like tags or as name(arguments) text; None when the reply has none."""
+    if len(content) > MAX_MARKUP or ("<" not in content and "(" not in content):
+        return None
+    text = _WRAPPER.sub(" ", content).replace("`", " ")
+    known = names | INVENTED
+    calls, readable = [], True
+    if re.fullmatch(r"(?:\s*(?:functions?\.|tools?\.)?\w+\s*\([^()]*\)\s*[;,]?)+\s*", text):
+        for name, args in _TEXT_CALL.findall(text):  # the whole reply is name(...) calls
+            if name not in known:
+                return None  # prose that happens to hold brackets
+            parsed = _pairs(args) if "=" in args or not args.strip() else _positional(name, args)
+            readable = readable and parsed is not None
+            calls.append({"function": {"name": name, "arguments": parsed or {}}})
+        return Markup(calls, readable, "")
+    if "<" not in text:
+        return None
+    tags = "|".join(sorted(map(re.escape, {"function", "invoke", "tool", "call", "function_call", *known}), key=len))
+    element = re.compile(
+        rf"<(?P<tag>{tags})(?:=(?P<eq>[\w.-]+))?(?P<attrs>(?:\s+{_ATTR.pattern})*)\s*"
+        rf"(?:/>|>(?P<body>.*?)(?:</(?P=tag)\s*>|$))",
+        re.S | re.I,
+    )
+    for m in element.finditer(text):
+        attrs = {a[0].lower(): a[1] or a[2] or a[3] for a in _ATTR.findall(m.group("attrs") or "")}
+        tag = m.group("tag")
+        if tag in known:
+            name, args = tag, (_arguments(m.group("body")) if (m.group("body") or "").strip() else {})
+            if args is not None:
+                args = {**{k: _unquote(v) for k, v in attrs.items()}, **args}
+        else:
+            name = m.group("eq") or attrs.pop("name", None) or attrs.pop("function", None) or attrs.pop("tool", None)
+            given = next((attrs[k] for k in ("arguments", "args", "parameters", "params") if k in attrs), None)
+            args = _arguments(given if given is not None else m.group("body") or "")
+        readable = readable and name in known and args is not None
+        calls.append({"function": {"name": name, "arguments": args or {}}})
+    if not calls:
+        return None
+    return Markup([c for c in calls if c["function"]["name"] in known], readable, element.sub(" ", text).strip())

@@ -129,6 +129,8 @@ class TurnResult:
     prompt_tokens: int = 0
     eval_tokens: int = 0
     critiques: list[str] = field(default_factory=list)
+    correction: str | None = None  # the reply claimed a change that did not happen: what did change, for the user
+    reasked: bool = False  # the model was asked once more because its reply claimed what did not happen
     model_seconds: float = 0.0  # waiting on the main model (including loading it)
     load_seconds: float = 0.0  # of which Ollama spent loading the model
     tool_seconds: float = 0.0  # running tools

@@ -3,7 +3,12 @@ conversation summaries, topic summaries.
 
 Small local models rarely call `remember`, so after every turn the critic
 model reads the exchange and picks out lasting facts as typed cells (JSON
-schema output). When the history window drops old messages, the critic folds
+schema output), whatever the main model did or said. When the critic keeps
+nothing from a message that states a fact about the user (states_fact: first
+person, a person, a preference) and no memory holds it yet, the main model is
+asked the same once more: a 0.5B critic misses facts a larger model keeps.
+Each extraction's outcome (what was stored, or why nothing) goes to
+`observer`, which --verbose shows. When the history window drops old messages, the critic folds
 them into a rolling summary. Both run on one background thread, so the user
 never waits for them, and both are restartable: a finished turn is first
 written to `memory_jobs` (deleted once done), and a summary is redone from
@@ -16,12 +21,15 @@ from __future__ import annotations
 import json
 import logging
 import queue
+import re
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from planner.memory.longterm import KINDS, LongTermMemory, LongTermMemoryError, without_attached
+from planner.memory.longterm import KINDS, SAME_WORDS, LongTermMemory, LongTermMemoryError, without_attached
+from planner.memory.scoring import word_overlap
 from planner.model.client import ModelError, Ollama
 from planner.settings import Config
 from planner.storage.db import Store
@@ -72,6 +80,36 @@ Say who or what it is to the user first, then the facts, with their dates. Use o
 SCENE_SUMMARIES = 3  # scenes re-summarised by the model per refresh; the rest keep their memories joined
 
 TEXT_SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+
+
+# A message that states a lasting fact about the user, and is neither a question nor a request for a change.
+_STATES = re.compile(
+    r"\b(?:i'?m|i am|i have|i've got|i (?:really )?(?:like|love|hate|prefer|enjoy|live|work|study|play|own|drive|eat)"
+    r"|i was born|i (?:usually|always|never)|my (?:name|birthday|favou?rite)|allergic|vegetarian|vegan"
+    r"|my (?:wife|husband|partner|sister|brother|mother|mom|mum|father|dad|son|daughter|friend|boss|colleague|kids?"
+    r"|child|children|cat|dog|doctor|dentist|neighbou?r|aunt|uncle|cousin|grand\w+|family|team|manager)\b"
+    r"|my \w+ (?:is|are|was|lives|works|likes|loves|hates|prefers|has)\b)",
+    re.I,
+)
+_ASKS = re.compile(
+    r"^\s*(?:please\s+)?(?:add|remind|list|show|move|delete|remove|mark|complete|finish|rename|change|update|"
+    r"schedule|put|set|find|search|what|when|where|who|why|how|which|can|could|would|will|do|does|did|is|are)\b",
+    re.I,
+)
+
+
+def states_fact(text: str) -> bool:
+    """Whether a message tells something lasting about the user: themselves, a person, a preference."""
+    return not text.rstrip().endswith("?") and not _ASKS.match(text) and bool(_STATES.search(text))
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """What the extraction of one exchange did, for --verbose: what it stored, or why nothing."""
+
+    stored: list[str]  # the memories stored or updated, as written
+    why: str  # when nothing was stored: why not
+    models: list[str]  # the models asked, in order
 
 
 class Worker:
@@ -157,14 +195,21 @@ class MemoryKeeper:
         self.memory = memory
         self.worker = worker or Worker()
         self.options = {"num_ctx": config.critic_num_ctx, "num_predict": 512}
+        self.observer: Callable[[Extraction], None] | None = None  # told each extraction's outcome (--verbose)
 
-    def _ask(self, system: str, user: str, schema: dict[str, Any], purpose: str) -> Any:
+    def _ask(self, system: str, user: str, schema: dict[str, Any], purpose: str, main: bool = False) -> Any:
+        # The main model with the options of the agent's own calls: others would make Ollama reload it.
+        model, options, keep = (
+            (self.config.model, {"num_ctx": self.config.num_ctx, "num_predict": self.config.num_predict},
+             self.config.keep_alive) if main
+            else (self.config.critic_model, self.options, self.config.critic_keep_alive)
+        )  # fmt: skip
         r = self.llm.chat_json(
-            self.config.critic_model,
+            model,
             [{"role": "system", "content": system}, {"role": "user", "content": user}],
             schema=schema,
-            options=self.options,
-            keep_alive=self.config.critic_keep_alive,
+            options=options,
+            keep_alive=keep,
             purpose=purpose,
         )
         return json.loads(r.content)
@@ -205,17 +250,42 @@ class MemoryKeeper:
         existing = self.memory.search(user_text, 5) if self.memory.count() else []
         shown = "\n".join(f"[{h['id']}] {h['text']} (topic: {h['topic'] or 'none'})" for h in existing) or "(none)"
         user = f"Today is {today}.\nExisting memories:\n{shown}\n\nUser: {user_text}\nAssistant: {reply}"
-        try:
-            raw = self._ask(EXTRACT_PROMPT, user, EXTRACT_SCHEMA, "memory extraction")
-        except ValueError:  # not JSON: nothing usable this time
-            log.warning("memory extraction returned no JSON")
-            return []
-        topics = []
-        for cell in clean_cells(raw):
+        cells, why = self._cells(user, main=False)
+        models = [self.config.critic_model]
+        if not cells and states_fact(user_text):
+            known = next((h["text"] for h in existing if word_overlap(user_text, h["text"]) >= SAME_WORDS), None)
+            if known:
+                why = f"already remembered: {known}"
+            else:  # a fact the critic missed: the main model reads it once more
+                cells, why = self._cells(user, main=True)
+                models.append(self.config.model)
+        elif not cells:
+            why += "; the message states no fact about the user"
+        topics, stored = [], []
+        for cell in cells:
             self.memory.store_cell(source="auto", said_on=today, **cell)
             topics.append(cell["topic"].strip().lower())
+            stored.append(cell["text"])
             log.info("auto memory %s: %s", cell["kind"], cell["text"])
+        if not stored:
+            log.info("memory extraction stored nothing: %s", why)
+        if self.observer:
+            self.observer(Extraction(stored, "" if stored else why, models))
         return topics
+
+    def _cells(self, user: str, main: bool) -> tuple[list[dict[str, Any]], str]:
+        """The cells one model extracts from an exchange, and why there are none when there are none."""
+        name = self.config.model if main else self.config.critic_model
+        try:
+            raw = self._ask(EXTRACT_PROMPT, user, EXTRACT_SCHEMA, "memory extraction", main=main)
+        except ValueError:  # not JSON: nothing usable this time
+            log.warning("memory extraction returned no JSON")
+            return [], f"{name} answered no JSON"
+        cells = clean_cells(raw)
+        found = raw.get("memories") if isinstance(raw, dict) else None
+        if cells or not found:
+            return cells, f"{name} found nothing worth keeping"
+        return cells, f"{name}'s memories were unusable (too short, too long, JSON or about the assistant)"
 
     def refresh_topics(self, topics: list[str]) -> None:
         """Re-summarise each topic that has two or more memories."""

@@ -29,6 +29,7 @@ from planner.storage.listing import SORTS, STATUS_FILTERS, search, waiting_count
 from planner.storage.listing import agenda as agenda_of
 from planner.storage.tasks import insert, require, update
 from planner.tools.registry import ToolContext, ToolError, tool
+from planner.tools.titles import cut_title
 
 ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
@@ -179,6 +180,7 @@ def add_task(
     remind: str | None = None,
 ) -> dict[str, Any]:
     """Add one task (a to-do or a reminder) to the user's list. Call once per task."""
+    title, cut = cut_title(title, due_date=due_date, repeat=repeat, remind=remind)
     said: list[str] = []
     fields: dict[str, Any] = {"title": check_title(title), "priority": priority, "list": check_list(list)}
     if due_date:
@@ -203,7 +205,7 @@ def add_task(
         if parent:
             fields["parent_uid"] = read_parent(ctx, conn, parent)
         task = insert(conn, ctx.turn, fields, clean_tags(tags or []), "add_task")
-    return _result("added", task, said)
+    return {**_result("added", task, said), **cut}
 
 
 @tool(
@@ -304,6 +306,7 @@ def update_task(
     add_note: str | None = None,
 ) -> dict[str, Any]:
     """Change a task: rename, reschedule, set priority, tags, list, estimate, notes or repeat. Only what is given changes; an empty string clears."""
+    title, cut = cut_title(title, due_date=due_date, repeat=repeat, remind=remind)
     said: list[str] = []
     changes: dict[str, Any] = {}
     if title is not None:
@@ -349,7 +352,7 @@ def update_task(
         if add_note and add_note.strip():
             changes.update(added_note(before, add_note, ctx.today()))
         _, task = update(conn, ctx.turn, "update_task", id, changes, new_tags)
-    return _result("updated", task, said, before=brief(before))
+    return {**_result("updated", task, said, before=brief(before)), **cut}
 
 
 def added_note(task: Task, text: str, today: dt.date) -> dict[str, Any]:

@@ -344,6 +344,8 @@ def _main(argv: list[str] | None) -> int:
     # The full terminal asks its own way: it keeps the trace on screen around the question.
     confirm = ui.confirm if ui else make_confirm(config, interactive, threading.Lock())
     agent = build_agent(config, store, llm, session, confirm, on_progress=progress)
+    if options.verbose and agent.keeper:
+        agent.keeper.observer = side.extraction  # what each memory extraction stored, or why not
     agent.resume_background()  # extraction or a summary left undone last time
     if one_shot:
         try:

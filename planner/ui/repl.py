@@ -66,12 +66,14 @@ class Printer:
         elif kind == "warning":
             print(f"\nwarning: {safe(data['text'])}", file=self.err_out, flush=True)
 
-    def finish(self, reply: str) -> None:
-        """End a reply, printing it whole unless it is exactly what was streamed."""
+    def finish(self, reply: str, correction: str | None = None) -> None:
+        """End a reply, printing it whole unless it is exactly what was streamed, then what did change if it claimed more."""
         if self.streamed and not self.ended:
             self.out.write("\n")
         if not (self.streamed and self.shown.strip() == reply.strip()):
             self.out.write(f"bot> {safe(reply)}\n")
+        if correction:
+            self.out.write(f"     ({safe(correction)})\n")
         self.out.flush()
         if self.trace:
             self.show_trace(self.trace.rest())
@@ -125,7 +127,7 @@ def run_repl(agent: Agent, interactive: bool, out: TextIO, trace: Trace | None =
         if result.interrupted and printer.streamed:
             out.write(f" {INTERRUPTED}")
             printer.shown += f" {INTERRUPTED}"
-        printer.finish(result.reply)
+        printer.finish(result.reply, result.correction)
     return 0
 
 
@@ -156,7 +158,7 @@ def run_once(agent: Agent, message: str, out: TextIO, trace: Trace | None = None
     if result.error:
         err(result.error)
         return EXIT_ERROR
-    out.write(safe(result.reply) + "\n")
+    out.write(safe(result.reply) + "\n" + (f"({safe(result.correction)})\n" if result.correction else ""))
     printer.show_trace(trace.rest() if trace else [])
     if result.gave_up:
         return EXIT_GAVE_UP

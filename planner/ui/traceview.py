@@ -9,7 +9,11 @@
 plain modes print them to stderr. `SideCalls` collects the model calls that
 are no turn's reply (the critic, memory extraction, summaries, embeddings),
 reported by the Ollama edge from whichever thread made them: the background
-worker's calls finish between requests, so they show under the next one.
+worker's calls finish between requests, so they show under the next one. With
+them comes what each memory extraction stored, or why it stored nothing:
+
+    · memory extraction: stored "The user's sister Ana lives in Lisbon." (critic, then main)
+    · memory extraction: nothing stored (critic found nothing worth keeping; ...)
 """
 
 from __future__ import annotations
@@ -17,9 +21,12 @@ from __future__ import annotations
 import json
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from planner.ui.text import safe
+
+if TYPE_CHECKING:
+    from planner.memory.keeper import Extraction
 
 
 def call_text(name: Any, arguments: Any) -> str:
@@ -53,6 +60,16 @@ class SideCalls:
         if call.get("purpose") != "reply":
             with self._lock:
                 self._lines.append(model_line(call))
+
+    def extraction(self, outcome: Extraction) -> None:
+        """Take what one memory extraction did (from the background worker)."""
+        asked = ", then ".join(outcome.models)
+        if outcome.stored:
+            line = "stored " + "; ".join(f'"{t}"' for t in outcome.stored) + f" ({asked})"
+        else:
+            line = f"nothing stored ({outcome.why})"
+        with self._lock:
+            self._lines.append(safe(f"  · memory extraction: {line}"))
 
     def take(self) -> list[str]:
         """The lines collected since the last take."""

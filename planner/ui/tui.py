@@ -72,6 +72,7 @@ class TurnView:
         self.trace = Trace(quiet, verbose, side)
         self.lines: list[Text] = []
         self.reply = ""
+        self.correction: str | None = None  # what did change, when the reply claimed more (dimmed under it)
         self.status = "thinking…"
         self.loading = False  # the main model was not in memory when the turn began
         self.thinking = ""
@@ -104,6 +105,8 @@ class TurnView:
             parts.append(Text(f"  … {safe(last)}", style="dim italic", no_wrap=True, overflow="ellipsis"))
         if self.reply and final:
             parts += [Text("bot>", style="bold cyan"), Markdown(safe(self.reply))]
+            if self.correction:
+                parts.append(Text(f"  ({safe(self.correction)})", style="dim"))
         elif self.reply:
             parts.append(Text.assemble(("bot> ", "bold cyan"), safe(self.reply)))
         elif not final:
@@ -303,7 +306,7 @@ class TerminalUI:
             self.console.print(view.render(final=True))
             self.console.print(Text.assemble(("error: ", "red"), safe(result.error)))
         else:
-            view.reply = result.reply  # ends with [interrupted] if the user stopped it
+            view.reply, view.correction = result.reply, result.correction  # [interrupted] if the user stopped it
             self.console.print(view.render(final=True))
         self.stats.add(result)
         return result

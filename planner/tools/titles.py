@@ -1,0 +1,43 @@
+"""Task titles without their date: "buy milk for tomorrow" given with due_date "tomorrow" is "buy milk".
+
+The model passes the user's words for a date, a repeat or a reminder, and often
+leaves the same words at the end of the title as well: the task would read
+"buy milk for tomorrow" for ever, also the day after. When a title ends with the
+phrase the same call gives as due_date, repeat or remind (after a joining word
+such as for, on, by or due), the phrase is cut from the title and the result
+says so, in every guard profile: it is what the user meant.
+
+Left out: a phrase inside the title ("call mom tomorrow about the trip" stays),
+words that only mean the same date ("for friday" with due_date 2026-12-04), and
+a title that would be left empty.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# Words that join a date, repeat or reminder to the rest of a title.
+_JOIN = r"(?:(?:due|for|on|by|at|until|till|before|from|starting|remind\s+me|reminder|reminded)\s+)*"
+_WHAT = {"due_date": "the due date", "repeat": "the repeat", "remind": "the reminder"}
+
+
+def cut_title(title: Any, **phrases: str | None) -> tuple[Any, dict[str, str]]:
+    """The title without a trailing due_date, repeat or remind phrase of the same call, and the result field saying so.
+
+    `phrases` are the call's due_date, repeat and remind as sent; the field is
+    {"title_cut": ...} when something was cut, else {}.
+    """
+    if not isinstance(title, str):
+        return title, {}
+    for name, phrase in phrases.items():
+        if not isinstance(phrase, str) or not phrase.strip() or phrase.strip().isdigit():  # "3": chapter 3, not a date
+            continue
+        words = r"\s+".join(map(re.escape, phrase.split()))
+        m = re.search(rf"[\s,;:(-]+{_JOIN}(?<!\w){words}\W*$", title, re.I)
+        if m and re.search(r"\w", title[: m.start()]):
+            cut = title[m.start() :].strip(" ,;:(-")
+            return title[: m.start()].rstrip(" ,;:(-"), {
+                "title_cut": f'"{cut}" was taken out of the title: it is {_WHAT.get(name, "the " + name)}'
+            }
+    return title, {}
