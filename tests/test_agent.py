@@ -4,16 +4,12 @@ text tool calls, reflection, faults and prompt-cache stability."""
 import json
 
 import pytest
-from conftest import TODAY, call, tasks
+from helpers import TODAY, call, events, tasks
 
 from planner.agent.loop import INTERRUPTED, TOO_MANY_STEPS, system_prompt
 from planner.memory.history import session_messages
 from planner.model import client as llm_mod
 from planner.tools import TOOLS
-
-
-def events(sink):
-    return lambda kind, data: sink.append((kind, data))
 
 
 def test_a_tool_call_runs_and_the_model_answers(fake, make_agent, store):

@@ -6,7 +6,7 @@ import json
 import threading
 import time
 
-from conftest import call
+from helpers import call
 
 from planner.memory.history import SUMMARY_HEADER, Budget
 from planner.memory.keeper import (
@@ -304,7 +304,7 @@ def test_a_fact_that_is_only_the_planners_notes_is_refused(memory):
 
 
 def test_memories_carry_the_day_they_were_said_and_recall_and_the_notes_show_it(fake, make_agent, store, memory, ctx):
-    from conftest import TODAY
+    from helpers import TODAY
 
     from planner.tools import dispatch
 
@@ -324,7 +324,7 @@ def test_memories_carry_the_day_they_were_said_and_recall_and_the_notes_show_it(
 
 
 def test_a_memory_extracted_later_keeps_the_day_of_its_turn(fake, make_agent, store, memory):
-    from conftest import TODAY
+    from helpers import TODAY
 
     Critic(fake, {"Ana": [cell("The user's sister Ana lives in Lisbon.", "person")]})
     fake.script("main", {"content": "Nice."})

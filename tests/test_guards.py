@@ -4,7 +4,7 @@ silently), the retry that sees its own results, and reflection only on real chan
 import json
 
 import pytest
-from conftest import call, tasks
+from helpers import call, tasks
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

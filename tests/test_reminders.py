@@ -9,7 +9,7 @@ import sys
 
 import icalendar
 import pytest
-from conftest import ROOT, TODAY, clean_env
+from helpers import ROOT, TODAY, clean_env
 
 from planner.dates import DateError, resolve_remind
 from planner.storage import exchange

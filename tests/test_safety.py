@@ -3,9 +3,7 @@
 import json
 import sqlite3
 
-from conftest import call, tasks
-from test_cli import run_agent
-from test_faults import adder
+from helpers import adder, call, run_agent, tasks
 
 from planner.storage.tasks import BULK_LIMIT, undo_last_turn
 from planner.tools import dispatch

@@ -5,7 +5,7 @@ import time
 
 import pexpect
 import pytest
-from conftest import call
+from helpers import call
 from rich.console import Console
 
 from planner.ui.tui import SlashCompleter, TurnView, safe

@@ -9,7 +9,7 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from conftest import TODAY, call
+from helpers import TODAY, call
 
 from planner.settings import Config
 from planner.tools import ToolContext, dispatch, tool_specs
