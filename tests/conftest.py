@@ -47,15 +47,17 @@ def fake(request, hub):
     """A fake Ollama server on 127.0.0.1 with models main, critic and embed, fresh for each test.
 
     Served by the shared hub; a test marked `own_server` gets a server of its own, which
-    fake.stop() really stops (connections refused), as when Ollama is not running.
+    fake.stop() really stops (connections refused), as when Ollama is not running. A test that
+    scripted a reply real Ollama could not send (see fake_ollama.py) fails.
     """
     if request.node.get_closest_marker("own_server"):
         with FakeOllama() as server:
             yield server
-        return
-    server = hub.attach(FakeOllama())
-    yield server
-    hub.detach(server)
+    else:
+        server = hub.attach(FakeOllama())
+        yield server
+        hub.detach(server)
+    assert not server.violations, f"the test scripted replies Ollama could not send: {server.violations}"
 
 
 @pytest.fixture

@@ -30,6 +30,14 @@ BROKEN = "The connection to Ollama broke during the reply (the server may have r
 TIMEOUT = "Ollama did not answer within {seconds:.0f} s. Check that the server is not stuck, then try again."
 UNREADABLE = "Ollama sent a reply that could not be read. Try again; if it keeps happening, update Ollama."
 HTTP_ERROR = "Ollama answered with an error: {error} (HTTP {status}). Try again."
+IN_REPLY = "Ollama stopped with an error: {error}. Try again; if it keeps happening, see Ollama's log."
+NO_TOOLS = "Model {model!r} cannot call tools, which the planner needs. Choose one that can with --model."
+NO_THINKING = "Model {model!r} cannot think. Run without --think, or choose a thinking model with --model."
+NO_CHAT = "Model {model!r} cannot chat (it may be an embedding model). Choose another with --model."
+NO_SUCH_MODEL = (
+    "There is no model {model!r} in the Ollama library. Check the name and tag at https://ollama.com/library."
+)
+PULL_FAILED = "Pulling {model!r} failed: {error}. Check that the Ollama server can reach the internet, then try again."
 BUSY = "Ollama is busy (its queue is full). Wait a moment and try again."
 TOOL_PARSE = "The model wrote a tool call Ollama could not parse. Try rephrasing the request."
 TOO_LONG = "The model's reply went on too long ({what}) and was stopped. Try again, or ask for something shorter."
@@ -68,6 +76,7 @@ class ModelError(Exception):
     def __init__(self, message: str, kind: str = "error", status: int | None = None):
         super().__init__(message)
         self.kind = kind  # unreachable | not_found | cut | broken | timeout | unreadable | http | tool_parse
+        #                   | cannot (the model lacks a capability the call needs)
         self.status = status
 
 
@@ -83,6 +92,11 @@ class ChatResult:
     eval_count: int = 0
     load_seconds: float = 0.0
     seconds: float = 0.0
+
+
+def _first_line(text: str) -> str:
+    """The first line of what a server said, at most 200 characters."""
+    return text.strip().splitlines()[0][:200] if text.strip() else "no details"
 
 
 def _tool_call_dict(call: Any) -> dict[str, Any]:
@@ -104,6 +118,9 @@ class Ollama:
         # Called after each successful call, from the thread that made it (the UI's --verbose):
         # {"model", "purpose", "seconds", and "prompt_tokens" + "eval_tokens", or "texts" for embeddings}
         self.observer: Callable[[dict[str, Any]], None] | None = None
+        # What show() said of each model: asked once per model for the life of this client (start-up checks the
+        # main model's capabilities, the guards its size); forgotten when the model is pulled again.
+        self._shown: dict[str, Any] = {}
 
     def _report(self, model: str, purpose: str, seconds: float, **figures: int) -> None:
         if self.observer:
@@ -120,14 +137,18 @@ class Ollama:
             return ModelError(BROKEN, "broken")
         if isinstance(e, ollama.ResponseError):
             text = str(e.error)
+            for missing, message in (("tools", NO_TOOLS), ("thinking", NO_THINKING), ("chat", NO_CHAT)):
+                if text.endswith(f"does not support {missing}"):
+                    return ModelError(message.format(model=model), "cannot", e.status_code)
             if e.status_code == 404 or "not found" in text and "model" in text:
                 return ModelError(NOT_FOUND.format(model=model), "not_found", e.status_code)
             if "error parsing tool call" in text:
                 return ModelError(TOOL_PARSE, "tool_parse", e.status_code)
             if e.status_code == 503:
                 return ModelError(BUSY, "http", 503)
-            first = text.strip().splitlines()[0][:200] if text.strip() else "no details"
-            return ModelError(HTTP_ERROR.format(error=first, status=e.status_code), "http", e.status_code)
+            if e.status_code == -1:  # an error object inside a 200 stream: there is no HTTP status to show
+                return ModelError(IN_REPLY.format(error=_first_line(text)), "http")
+            return ModelError(HTTP_ERROR.format(error=_first_line(text), status=e.status_code), "http", e.status_code)
         if isinstance(e, (json.JSONDecodeError, pydantic.ValidationError, httpx.DecodingError)):
             return ModelError(UNREADABLE, "unreadable")
         if isinstance(e, httpx.HTTPError):
@@ -275,20 +296,22 @@ class Ollama:
                     names.add(m.model[: -len(":latest")])
         return names
 
+    def _show(self, model: str) -> Any:
+        """`show()` for a model, asked of the server once; a failure is not kept, so the next call asks again."""
+        if model not in self._shown:
+            try:
+                self._shown[model] = self.client.show(model)
+            except Exception as e:
+                raise self._translate(e, model) from None
+        return self._shown[model]
+
     def capabilities(self, model: str) -> list[str]:
         """What `show()` says the model can do (e.g. 'tools'); [] if not said."""
-        try:
-            r = self.client.show(model)
-        except Exception as e:
-            raise self._translate(e, model) from None
-        return list(getattr(r, "capabilities", None) or [])
+        return list(getattr(self._show(model), "capabilities", None) or [])
 
     def facts(self, model: str) -> tuple[str | None, list[str]]:
         """What `show()` says of a model: its size ('9.0B', '494.03M'; None if not said) and capabilities."""
-        try:
-            r = self.client.show(model)
-        except Exception as e:
-            raise self._translate(e, model) from None
+        r = self._show(model)
         details = getattr(r, "details", None)
         return getattr(details, "parameter_size", None) or None, list(getattr(r, "capabilities", None) or [])
 
@@ -302,8 +325,16 @@ class Ollama:
 
     def pull(self, model: str) -> Iterator[tuple[str, int, int]]:
         """Pull a model, yielding (status, completed bytes, total bytes)."""
+        self._shown.pop(model, None)  # a new version may say other things
         try:
             for p in self.client.pull(model, stream=True):
                 yield p.status or "", p.completed or 0, p.total or 0
+        except ollama.ResponseError as e:
+            # Ollama answers 200 before it asks the library, so what went wrong comes inside the stream.
+            if "file does not exist" in str(e.error):
+                raise ModelError(NO_SUCH_MODEL.format(model=model), "not_found") from None
+            if e.status_code == -1:
+                raise ModelError(PULL_FAILED.format(model=model, error=_first_line(str(e.error))), "http") from None
+            raise self._translate(e, model) from None
         except Exception as e:
             raise self._translate(e, model) from None
