@@ -11,8 +11,11 @@ encoding, or one JSON object), /api/embed, /api/tags, /api/show, /api/ps,
 A reply may instead be a fault: {"status": 500, "error": "..."}, {"cut": True}
 (the stream ends without done), {"drop": True} (the connection is closed
 mid-stream), {"garbage": True} (a line that is not JSON), {"stall": seconds},
-{"endless": True} (tokens until the client hangs up),
-{"stream_error": "..."} (an error object inside the stream).
+{"hang": True} (no answer at all, until the test is over: only the client's
+timeout ends the call), {"endless": True} (tokens until the client hangs up),
+{"stream_error": "..."} (an error object inside the stream). A reply with
+{"gate": threading.Event()} is held until the test sets the event, so a test
+can look at what the planner shows while it waits, without guessing how long.
 
 Where a test could mistake the fake for Ollama, it answers as Ollama does
 (each of these is a test in test_fake_ollama.py, and every answer's shape is
@@ -127,6 +130,7 @@ class FakeOllama:
         self.violations: list[str] = []  # scripted replies real Ollama could not have sent (see the docstring)
         self.loaded: set[str] = set()
         self.lock = threading.Lock()
+        self.ended = threading.Event()  # set when the test is over: what still hangs lets go
         self.server: ThreadingHTTPServer | None = None
         self.hub: FakeHub | None = None  # set when served by a shared hub under `prefix`
         self.prefix = ""
@@ -187,6 +191,7 @@ class FakeOllama:
 
     def stop(self) -> None:
         """Stop listening (on a hub: stop answering under this fake's prefix)."""
+        self.ended.set()
         if self.hub:
             self.hub.detach(self)
         if self.server:
@@ -236,6 +241,7 @@ class FakeHub:
 
     def detach(self, fake: FakeOllama) -> None:
         """Stop serving `fake`: its prefix answers 404 from now on."""
+        fake.ended.set()
         self.fakes.pop(fake.prefix, None)
 
     def stop(self) -> None:
@@ -453,6 +459,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _chat(self, body: dict[str, Any], reply: dict[str, Any]) -> None:
         model = body.get("model", "")
+        if reply.get("gate") is not None:
+            reply["gate"].wait(60)  # the test opens it once it has seen what it wanted to see meanwhile
+        if reply.get("hang"):
+            self.fake.ended.wait(120)
+            self.close_connection = True
+            return
         if "status" in reply:
             return self._json(reply["status"], {"error": reply.get("error", "fake error")})
         if reply.get("stall"):

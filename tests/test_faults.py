@@ -122,7 +122,7 @@ def test_ollama_restarting_mid_reply_fails_one_turn_and_the_next_works(tmp_path)
 
 
 def test_a_stalled_server_times_out_with_one_line_and_the_session_goes_on(fake, tmp_path):
-    fake.script("main", {"content": "too late", "stall": 3}, {"content": "on time"})
+    fake.script("main", {"content": "too late", "hang": True}, {"content": "on time"})  # the first is never sent
     p = run_agent(fake, tmp_path, ["hello", "again"], "--no-reflect", "--no-auto-memory", env={"PLANNER_TIMEOUT": "1"})
     assert p.returncode == 0
     assert (
