@@ -6,7 +6,7 @@ Today is Tuesday 2026-12-01.
 from __future__ import annotations
 
 from capable_scenarios import DENTIST, Scenario, calls, says
-from conftest import call
+from helpers import call
 
 SCENARIOS = [
     Scenario(

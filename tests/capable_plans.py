@@ -5,7 +5,7 @@ calls a capable model makes for "plan my day", "when can I fit two hours for the
 from __future__ import annotations
 
 from capable_scenarios import Scenario, calls, says
-from conftest import call
+from helpers import call
 
 REPORT = {"title": "write the report", "estimate": "2 hours", "due_date": "2026-12-04"}
 

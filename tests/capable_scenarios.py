@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from conftest import call
+from helpers import call
 
 
 @dataclass

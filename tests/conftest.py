@@ -1,18 +1,23 @@
 """Shared fixtures: a fake Ollama server, a temporary database, and an agent
-wired to both exactly as cli.main wires the real one."""
+wired to both exactly as cli.main wires the real one. Plain helpers are in helpers.py.
+
+Hypothesis runs under the "ci" profile unless HYPOTHESIS_PROFILE says otherwise ("dev"): a fixed seed,
+so a failure here is the same failure on every machine, printed with the blob that replays it; and no
+deadline, since a test never asserts how long something took.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import sys
-from pathlib import Path
 
 import pytest
 from fake_ollama import FakeHub, FakeOllama, fake_embedding
+from helpers import ROOT, TODAY, call, clean_env, run, tasks
+from hypothesis import settings
 
-from planner.agent.loop import Agent
+from planner.agent.loop import Agent, history_budget
 from planner.memory.history import Budget, History
 from planner.memory.keeper import MemoryKeeper
 from planner.memory.longterm import LongTermMemory
@@ -20,10 +25,13 @@ from planner.memory.vectors import Embedder
 from planner.model.client import Ollama
 from planner.settings import Config
 from planner.storage.db import Store
-from planner.tools import ToolContext, dispatch
+from planner.tools import ToolContext
 
-ROOT = Path(__file__).resolve().parent.parent
-TODAY = dt.date(2026, 12, 1)  # a Tuesday
+__all__ = ["ROOT", "TODAY", "call", "clean_env", "run", "tasks"]  # still importable from here
+
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True, deadline=None)
+settings.register_profile("dev", print_blob=True, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture(scope="session")
@@ -39,15 +47,17 @@ def fake(request, hub):
     """A fake Ollama server on 127.0.0.1 with models main, critic and embed, fresh for each test.
 
     Served by the shared hub; a test marked `own_server` gets a server of its own, which
-    fake.stop() really stops (connections refused), as when Ollama is not running.
+    fake.stop() really stops (connections refused), as when Ollama is not running. A test that
+    scripted a reply real Ollama could not send (see fake_ollama.py) fails.
     """
     if request.node.get_closest_marker("own_server"):
         with FakeOllama() as server:
             yield server
-        return
-    server = hub.attach(FakeOllama())
-    yield server
-    hub.detach(server)
+    else:
+        server = hub.attach(FakeOllama())
+        yield server
+        hub.detach(server)
+    assert not server.violations, f"the test scripted replies Ollama could not send: {server.violations}"
 
 
 @pytest.fixture
@@ -110,30 +120,13 @@ def make_agent(llm, store, ctx, config):
     def make(session: str = "s1", budget: Budget | None = None, **changes) -> Agent:
         c = config.replace(**changes)
         keeper = MemoryKeeper(store, llm, c, ctx.memory) if c.auto_memory else None
-        a = Agent(llm, c, History(store, session, budget or Budget()), ctx, keeper)
+        a = Agent(llm, c, History(store, session, budget or history_budget(c, ctx)), ctx, keeper)  # as build_agent
         agents.append(a)
         return a
 
     yield make
     for a in agents:
         a.close()
-
-
-def call(name: str, **arguments) -> dict:
-    """A scripted tool call."""
-    return {"name": name, "arguments": arguments}
-
-
-def tasks(store) -> list[dict]:
-    """Every task row, as dicts."""
-    return [dict(r) for r in store.conn().execute("SELECT id, title, due_date, status FROM tasks ORDER BY id")]
-
-
-def clean_env(**extra: str) -> dict[str, str]:
-    """This process's environment without planner or Ollama settings, plus extra ones."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PLANNER_", "OLLAMA_", "NO_COLOR"))}
-    env.update(extra)
-    return env
 
 
 @pytest.fixture(scope="session")
@@ -187,14 +180,6 @@ def pty_planner(fake, tmp_path):
     yield start
     for c in children:
         c.close(force=True)
-
-
-def run(ctx, name, **args):
-    """Dispatch a tool call that must succeed (and give JSON); its result."""
-    result, ok = dispatch(ctx, name, args)
-    json.dumps(result)
-    assert ok, result
-    return result
 
 
 @pytest.fixture

@@ -11,8 +11,24 @@ encoding, or one JSON object), /api/embed, /api/tags, /api/show, /api/ps,
 A reply may instead be a fault: {"status": 500, "error": "..."}, {"cut": True}
 (the stream ends without done), {"drop": True} (the connection is closed
 mid-stream), {"garbage": True} (a line that is not JSON), {"stall": seconds},
-{"endless": True} (tokens until the client hangs up),
-{"stream_error": "..."} (an error object inside the stream).
+{"hang": True} (no answer at all, until the test is over: only the client's
+timeout ends the call), {"endless": True} (tokens until the client hangs up),
+{"stream_error": "..."} (an error object inside the stream). A reply with
+{"gate": threading.Event()} is held until the test sets the event, so a test
+can look at what the planner shows while it waits, without guessing how long.
+
+Where a test could mistake the fake for Ollama, it answers as Ollama does
+(each of these is a test in test_fake_ollama.py, and every answer's shape is
+checked against the `ollama` package's own response types):
+  - a pull of a model the library does not have is a 200 stream that ends in
+    {"error": "pull model manifest: file does not exist"};
+  - a chat with tools to a model without the "tools" capability, or with
+    think to one without "thinking", is a 400 in Ollama's words;
+  - a chat with `format` (a JSON schema) can only produce a reply that fits
+    it: a scripted reply that does not (unless cut short by done_reason
+    "length") is a mistake in the test, recorded in `violations`, which the
+    `fake` fixture fails the test on;
+  - /api/ps names when each loaded model expires and its size in VRAM.
 
 One server can serve many fakes (FakeHub): each attached fake answers under
 its own path prefix (http://127.0.0.1:PORT/t7), which the ollama client keeps
@@ -31,53 +47,16 @@ from __future__ import annotations
 import collections
 import hashlib
 import json
-import re
 import threading
 import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-import numpy as np
+from planner.model.scripted import embedding
 
-PREFIXES = ("search_document: ", "search_query: ", "passage: ", "query: ")
-STOPWORDS = {
-    "the",
-    "a",
-    "an",
-    "i",
-    "my",
-    "is",
-    "to",
-    "of",
-    "and",
-    "in",
-    "on",
-    "for",
-    "what",
-    "do",
-    "does",
-    "me",
-    "about",
-}
-
-
-def fake_embedding(text: str, dim: int = 256) -> list[float]:
-    """A unit bag-of-words vector: shared words -> high cosine."""
-    for p in PREFIXES:
-        if text.startswith(p):
-            text = text[len(p) :]
-    v = np.zeros(dim, dtype=np.float64)
-    for word in re.findall(r"[a-z0-9]+", text.lower()):
-        if word in STOPWORDS:
-            continue
-        h = int(hashlib.md5(word.encode()).hexdigest(), 16)
-        v[h % dim] += 1.0
-    n = np.linalg.norm(v)
-    if n == 0:
-        v[0] = 1.0
-        n = 1.0
-    return (v / n).tolist()
+# One bag-of-words embedding for the fake server and the scripted model, so both rank alike.
+fake_embedding = embedding
 
 
 def now() -> str:
@@ -108,10 +87,13 @@ class FakeOllama:
         self.requests: list[tuple[str, dict[str, Any]]] = []
         self.embed_inputs: list[str] = []
         self.pullable: set[str] = set()
+        self.pull_fails: dict[str, str] = {}  # model -> the error its pull ends in, halfway through the download
         self.version = "0.13.0"  # what /api/version says (a test may put anything there)
         self.show_fails: set[str] = set()  # models whose /api/show answers 500
+        self.violations: list[str] = []  # scripted replies real Ollama could not have sent (see the docstring)
         self.loaded: set[str] = set()
         self.lock = threading.Lock()
+        self.ended = threading.Event()  # set when the test is over: what still hangs lets go
         self.server: ThreadingHTTPServer | None = None
         self.hub: FakeHub | None = None  # set when served by a shared hub under `prefix`
         self.prefix = ""
@@ -141,8 +123,9 @@ class FakeOllama:
                 return self.scripts[model].popleft()
         if model in self.responders:
             return self.responders[model](body)
-        if model == "critic":
-            return {"content": '{"done": true, "critique": ""}'}
+        if model == "critic":  # nothing to say: the smallest answer the request's schema allows
+            schema = body.get("format")
+            return {"content": json.dumps(smallest(schema) if isinstance(schema, dict) else {"done": True})}
         return {"status": 500, "error": f"fake: no scripted reply left for {model}"}
 
     # -- lifecycle
@@ -171,6 +154,7 @@ class FakeOllama:
 
     def stop(self) -> None:
         """Stop listening (on a hub: stop answering under this fake's prefix)."""
+        self.ended.set()
         if self.hub:
             self.hub.detach(self)
         if self.server:
@@ -220,6 +204,7 @@ class FakeHub:
 
     def detach(self, fake: FakeOllama) -> None:
         """Stop serving `fake`: its prefix answers 404 from now on."""
+        fake.ended.set()
         self.fakes.pop(fake.prefix, None)
 
     def stop(self) -> None:
@@ -230,15 +215,61 @@ class FakeHub:
             self.server = None
 
 
+def smallest(schema: dict[str, Any]) -> Any:
+    """The smallest value a JSON schema allows: required properties only, empty lists and strings, true."""
+    kind = schema.get("type")
+    kind = next((k for k in kind if k != "null"), "null") if isinstance(kind, list) else kind
+    if "enum" in schema:
+        return schema["enum"][0]
+    if kind == "object":
+        return {k: smallest(schema.get("properties", {}).get(k, {})) for k in schema.get("required", [])}
+    return {"array": [], "string": "", "boolean": True, "integer": 0, "number": 0, "null": None}.get(kind, None)
+
+
+def format_violation(reply: dict[str, Any], fmt: Any) -> str | None:
+    """Why a scripted reply could not come from Ollama under this `format` ("json" or a schema); None if it could."""
+    if not fmt or reply.get("done_reason") == "length" or "status" in reply:
+        return None  # no constraint, or cut short by num_predict, or not a reply at all
+    import jsonschema
+
+    try:
+        value = json.loads(reply.get("content", ""))
+    except json.JSONDecodeError:
+        return f"{reply.get('content', '')[:80]!r} is not JSON, and the request asked for format {fmt!r}"
+    if isinstance(fmt, dict):
+        try:
+            jsonschema.validate(value, fmt)
+        except jsonschema.ValidationError as e:
+            return f"{reply.get('content', '')[:80]!r} does not fit the request's schema: {e.message}"
+    return None
+
+
+def full_name(model: str) -> str:
+    """How Ollama names a library model in its errors: registry.ollama.ai/library/NAME:TAG."""
+    return f"registry.ollama.ai/library/{model if ':' in model else model + ':latest'}"
+
+
+def _details(size: str) -> dict[str, Any]:
+    return {"parent_model": "", "format": "gguf", "family": "fake", "families": ["fake"], "parameter_size": size,
+            "quantization_level": "Q4_K_M"}  # fmt: skip
+
+
 def _entry(name: str, size: str = "8.0B") -> dict[str, Any]:
+    """A model as /api/tags lists it."""
     return {
-        "name": name,
-        "model": name,
+        "name": name + ":latest" if ":" not in name else name,
+        "model": name + ":latest" if ":" not in name else name,
         "modified_at": now(),
         "size": 1000,
         "digest": hashlib.sha256(name.encode()).hexdigest(),
-        "details": {"format": "gguf", "family": "fake", "parameter_size": size, "quantization_level": "Q4"},
+        "details": _details(size),
     }
+
+
+def _loaded(name: str, size: str = "8.0B") -> dict[str, Any]:
+    """A model as /api/ps lists it: resident until expires_at (keep_alive, 5 minutes by default)."""
+    expires = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime(time.time() + 300))
+    return {**_entry(name, size), "expires_at": expires, "size_vram": 1000, "context_length": 4096}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -307,7 +338,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path == "/api/tags":
             return self._json(200, {"models": [_entry(n, f.sizes[n]) for n in f.models]})
         if self.path == "/api/ps":
-            return self._json(200, {"models": [_entry(n, f.sizes[n]) for n in f.loaded]})
+            return self._json(200, {"models": [_loaded(n, f.sizes[n]) for n in sorted(f.loaded)]})
         return self._json(404, {"error": "not found"})
 
     def do_POST(self) -> None:
@@ -330,20 +361,27 @@ class _Handler(BaseHTTPRequestHandler):
             return self._json(
                 200,
                 {
-                    "modelfile": "",
-                    "template": "",
-                    "details": {"format": "gguf", "parameter_size": f.sizes[model]},
+                    "license": "",
+                    "modelfile": f"FROM {model}\n",
+                    "parameters": "stop <|im_end|>",
+                    "template": "{{ .Prompt }}",
+                    "details": _details(f.sizes[model]),
+                    "model_info": {"general.architecture": "fake", "general.parameter_count": 8_000_000_000},
                     "capabilities": f.models[model],
-                    "model_info": {"general.architecture": "fake"},
+                    "modified_at": now(),
                 },
             )
         if self.path == "/api/pull":
-            if model not in f.pullable:
-                return self._json(500, {"error": "pull model manifest: file does not exist"})
             self._start_stream()
             self._chunk({"status": "pulling manifest"})
+            if model not in f.pullable:  # Ollama has already said 200 when it learns the library has no such model
+                self._chunk({"error": "pull model manifest: file does not exist"})
+                return self._end_stream()
             for done in (0, 500, 1000):
                 self._chunk({"status": "pulling abc123", "digest": "sha256:abc123", "total": 1000, "completed": done})
+                if model in f.pull_fails:
+                    self._chunk({"error": f.pull_fails[model]})
+                    return self._end_stream()
             self._chunk({"status": "success"})
             self._end_stream()
             f.models[model] = ["completion", "tools"] if "embed" not in model else ["embedding"]
@@ -360,6 +398,7 @@ class _Handler(BaseHTTPRequestHandler):
                     "model": model,
                     "embeddings": [fake_embedding(t, f.embed_dim) for t in inputs],
                     "total_duration": 1000,
+                    "load_duration": 0,
                     "prompt_eval_count": len(inputs),
                 },
             )
@@ -367,11 +406,28 @@ class _Handler(BaseHTTPRequestHandler):
             return self._json(404, {"error": "not found"})
         if model not in f.models:
             return self._json(404, {"error": f'model "{model}" not found, try pulling it first'})
+        caps = f.models[model]
+        if "completion" not in caps:
+            return self._json(400, {"error": f'"{model}" does not support chat'})
+        if body.get("tools") and "tools" not in caps:
+            return self._json(400, {"error": f"{full_name(model)} does not support tools"})
+        if body.get("think") not in (None, False) and "thinking" not in caps:
+            return self._json(400, {"error": f'"{model}" does not support thinking'})
         f.loaded.add(model)
-        return self._chat(body, f._next_reply(body))
+        reply = f._next_reply(body)
+        if why := format_violation(reply, body.get("format")):
+            f.violations.append(f"{model}: {why}")
+            return self._json(500, {"error": f"fake: {why}"})
+        return self._chat(body, reply)
 
     def _chat(self, body: dict[str, Any], reply: dict[str, Any]) -> None:
         model = body.get("model", "")
+        if reply.get("gate") is not None:
+            reply["gate"].wait(60)  # the test opens it once it has seen what it wanted to see meanwhile
+        if reply.get("hang"):
+            self.fake.ended.wait(120)
+            self.close_connection = True
+            return
         if "status" in reply:
             return self._json(reply["status"], {"error": reply.get("error", "fake error")})
         if reply.get("stall"):

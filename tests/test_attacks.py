@@ -8,11 +8,9 @@ import datetime as dt
 import json
 
 import pytest
-from conftest import TODAY, call, tasks
+from helpers import TODAY, adder, call, run_agent, tasks
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_cli import run_agent
-from test_faults import adder
 
 from planner.agent.recovery import parse_text_tool_calls
 from planner.dates import DateError, next_due, parse_repeat, resolve
@@ -217,7 +215,7 @@ def test_13_invalid_utf8_on_piped_stdin_is_replaced_and_the_session_goes_on(fake
     import subprocess
     import sys
 
-    from conftest import ROOT, clean_env
+    from helpers import ROOT, clean_env
 
     env = clean_env(OLLAMA_HOST=fake.url, PLANNER_HOME=str(tmp_path), PLANNER_TODAY="2026-12-01")
     p = subprocess.run(

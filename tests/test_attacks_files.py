@@ -7,11 +7,9 @@ import datetime as dt
 import json
 
 import pytest
-from conftest import call, tasks
+from helpers import adder, call, run_agent, tasks
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from test_cli import run_agent
-from test_faults import adder
 
 from planner.memory.history import session_messages
 from planner.storage.exchange import export, import_text
@@ -93,7 +91,7 @@ def test_22_export_never_writes_through_a_symlink_and_refuses_a_folder(tmp_path)
     import subprocess
     import sys
 
-    from conftest import ROOT, clean_env
+    from helpers import ROOT, clean_env
 
     env = clean_env(PLANNER_HOME=str(tmp_path))
     real = tmp_path / "real.json"
@@ -219,7 +217,7 @@ def test_26_a_full_disk_is_one_line_and_the_session_goes_on(fake, tmp_path):
     import subprocess
     import sys
 
-    from conftest import ROOT, clean_env
+    from helpers import ROOT, clean_env
 
     fake.respond_with("main", adder)
     env = clean_env(OLLAMA_HOST=fake.url, PLANNER_HOME=str(tmp_path), PLANNER_TODAY="2026-12-01")

@@ -2,48 +2,16 @@
 lines on stdin, talking to the fake Ollama server."""
 
 import os
-import sqlite3
 import subprocess
 import sys
 import threading
 
 import pytest
-from conftest import ROOT, call, clean_env
+from helpers import ROOT, call, db_tasks, run_agent
 
 from planner.model.client import Ollama
 from planner.settings import Config, data_dir
 from planner.ui import cli
-
-
-def run_agent(fake, home, lines, *args, env=None, timeout=60):
-    e = clean_env()
-    e.update(
-        {
-            "OLLAMA_HOST": fake.url if fake else "http://127.0.0.1:9",
-            "PLANNER_HOME": str(home),
-            "PLANNER_MODEL": "main",
-            "PLANNER_CRITIC_MODEL": "critic",
-            "PLANNER_EMBED_MODEL": "embed",
-            "PLANNER_TODAY": "2026-12-01",
-        }
-    )
-    e.update(env or {})
-    return subprocess.run(
-        [sys.executable, str(ROOT / "agent.py"), *args],
-        input="".join(line + "\n" for line in lines),
-        capture_output=True,
-        text=True,
-        env=e,
-        timeout=timeout,
-    )
-
-
-def db_tasks(home):
-    conn = sqlite3.connect(home / "planner.db")
-    try:
-        return [r[0] for r in conn.execute("SELECT title FROM tasks ORDER BY id")]
-    finally:
-        conn.close()
 
 
 def test_ollama_down_prints_one_clear_line_and_exits_1(tmp_path):

@@ -3,10 +3,9 @@
 import datetime as dt
 
 import pytest
-from conftest import TODAY
+from helpers import TODAY, run
 from hypothesis import given
 from hypothesis import strategies as st
-from test_planner import run
 
 from bench import dates as date_bench
 from planner.dates import (

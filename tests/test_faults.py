@@ -10,20 +10,11 @@ import threading
 import time
 
 import pytest
-from conftest import ROOT, call, clean_env
 from fake_ollama import FakeOllama
-from test_cli import run_agent
+from helpers import ROOT, adder, clean_env, run_agent
 
 from planner.memory.history import Budget, History
 from planner.storage.db import Store
-
-
-def adder(body):
-    """A model that adds a task named after each line, then says ok."""
-    last = body["messages"][-1]
-    if last["role"] == "tool":
-        return {"content": "ok"}
-    return {"tool_calls": [call("add_task", title=last["content"].split("\n")[0])]}
 
 
 @pytest.mark.slow
@@ -74,7 +65,7 @@ def test_kill_9_mid_turn_twenty_times_leaves_a_sound_database(fake, tmp_path):
     conn.close()
     store = Store(tmp_path / "planner.db")
     history = History(store, "s", Budget(messages=10_000, tokens=10**9))
-    from test_memory import valid
+    from helpers import valid
 
     assert history.messages and valid(history.messages)
     store.close()
@@ -131,7 +122,7 @@ def test_ollama_restarting_mid_reply_fails_one_turn_and_the_next_works(tmp_path)
 
 
 def test_a_stalled_server_times_out_with_one_line_and_the_session_goes_on(fake, tmp_path):
-    fake.script("main", {"content": "too late", "stall": 3}, {"content": "on time"})
+    fake.script("main", {"content": "too late", "hang": True}, {"content": "on time"})  # the first is never sent
     p = run_agent(fake, tmp_path, ["hello", "again"], "--no-reflect", "--no-auto-memory", env={"PLANNER_TIMEOUT": "1"})
     assert p.returncode == 0
     assert (

@@ -4,7 +4,7 @@ silently), the retry that sees its own results, and reflection only on real chan
 import json
 
 import pytest
-from conftest import call, tasks
+from helpers import call, tasks
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -198,8 +198,9 @@ def test_a_read_after_a_write_is_not_a_repeat_and_repeats_answer_from_the_latest
 
 
 def test_a_json_reply_stands_for_a_capable_model_and_is_replaced_for_a_small_one(fake, make_agent):
-    for size, kept in (("9.0B", True), ("494.03M", False)):
-        fake.sizes["main"] = size
-        fake.script("main", {"tool_calls": [call("list_tasks")]}, {"content": '{"tasks": []}'})
-        r = make_agent(reflect=False).run_turn("give me my open tasks as JSON")
+    fake.models["tiny"] = ["completion", "tools"]
+    fake.sizes.update(main="9.0B", tiny="494.03M")
+    for model, kept in (("main", True), ("tiny", False)):
+        fake.script(model, {"tool_calls": [call("list_tasks")]}, {"content": '{"tasks": []}'})
+        r = make_agent(reflect=False, model=model).run_turn("give me my open tasks as JSON")
         assert (r.reply == '{"tasks": []}') == kept

@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 import icalendar
-from conftest import ROOT, clean_env, run
+from helpers import ROOT, clean_env, run
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -14,7 +14,7 @@ import sys
 
 import icalendar
 import pytest
-from conftest import ROOT, clean_env, run
+from helpers import ROOT, clean_env, run
 from hostile_dav import vtodo
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

@@ -3,7 +3,7 @@ folder (layer) it lives in, and the package never reaches the top-level entry po
 
 import re
 
-from conftest import ROOT
+from helpers import ROOT
 
 
 def how_it_works() -> str:

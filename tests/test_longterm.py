@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import call
+from helpers import call
 
 from planner.memory.scoring import fts_query
 from planner.tools import dispatch

@@ -5,7 +5,7 @@ import sqlite3
 
 import numpy as np
 import pytest
-from conftest import call
+from helpers import call, valid
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -13,29 +13,6 @@ from planner.memory.history import Budget, History, estimate_tokens, sanitize, s
 from planner.memory.longterm import LongTermMemory
 from planner.memory.vectors import Embedder, pack, unpack
 from planner.storage.db import SCHEMA_VERSION, DatabaseError, Store
-
-
-def valid(messages):
-    """The rules a tool-calling API enforces."""
-    if messages and messages[0]["role"] != "user":
-        return False
-    i = 0
-    while i < len(messages):
-        m = messages[i]
-        if m["role"] == "tool":
-            return False  # only reachable as an orphan
-        if m["role"] == "assistant" and m.get("tool_calls"):
-            k = len(m["tool_calls"])
-            following = messages[i + 1 : i + 1 + k]
-            if len(following) != k or any(f["role"] != "tool" for f in following):
-                return False
-            if i + 1 + k < len(messages) and messages[i + 1 + k]["role"] == "tool":
-                return False
-            i += 1 + k
-            continue
-        i += 1
-    return True
-
 
 user = st.builds(lambda t: {"role": "user", "content": t}, st.text(max_size=40))
 text_reply = st.builds(lambda t: {"role": "assistant", "content": t}, st.text(max_size=40))

@@ -5,7 +5,7 @@ import json
 import sqlite3
 
 from conftest import call
-from test_cli import db_tasks, run_agent
+from helpers import db_tasks, run_agent
 
 from planner.storage.db import SCHEMA_VERSION
 

@@ -11,7 +11,7 @@ import sys
 
 import icalendar
 import pytest
-from conftest import ROOT, TODAY, clean_env, run
+from helpers import ROOT, TODAY, clean_env, run
 from phone import PASSWORD, USER, new_list
 
 from planner.schedule import Hours

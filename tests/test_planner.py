@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, TODAY, call, clean_env, run
+from helpers import ROOT, TODAY, call, clean_env, run
 
 from planner.storage import exchange, todotxt
 from planner.storage.db import Store

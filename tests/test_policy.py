@@ -4,6 +4,7 @@ CLI with --yes, pipes, a hanging notify-send)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import sqlite3
@@ -13,10 +14,9 @@ import sys
 
 import anyio
 import pytest
-from conftest import ROOT, TODAY, call, clean_env, run
+from helpers import ROOT, TODAY, answering, call, clean_env, connect, rows, run, serve_here
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_mcp import answering, connect, rows
 
 from planner.agent.intent import Intent, deletion, reading
 from planner.tools import dispatch
@@ -38,7 +38,7 @@ def test_over_mcp_confirm_true_never_overrides_the_users_no(tmp_path, mode):
     db, asked = tmp_path / "p.db", []
 
     async def scenario():
-        async with connect(db, mode=mode, elicitation_callback=answering(False, False, asked=asked)) as c:
+        async with serve_here(db, mode=mode, elicitation_callback=answering(False, False, asked=asked)) as c:
             await c.call_tool("add_task", {"title": "dentist"})
             no = await c.call_tool("delete_task", {"id": 1})
             assert no.is_error and "declined" in no.structured_content["error"]
@@ -58,13 +58,13 @@ def test_undo_over_mcp_asks_and_four_undos_cannot_empty_the_list(tmp_path):
     assert cli(env, "--db", str(db), "import", str(data)).returncode == 0
 
     async def scenario():
-        async with connect(db, elicitation_callback=answering(*[False] * 8)) as c:
+        async with serve_here(db, elicitation_callback=answering(*[False] * 8)) as c:
             for title in ("a", "b", "c"):
                 await c.call_tool("add_task", {"title": title})
             for _ in range(4):
                 out = await c.call_tool("undo_last_change", {})
                 assert out.is_error and "declined" in out.structured_content["error"]
-        async with connect(db) as c:  # a client that cannot ask: refused, in a sentence that says what to do
+        async with serve_here(db) as c:  # a client that cannot ask: refused, in a sentence that says what to do
             out = await c.call_tool("undo_last_change", {})
             assert out.is_error and "PLANNER_MCP_CONFIRM=1" in out.structured_content["error"]
 
@@ -88,34 +88,35 @@ def test_redo_brings_back_what_undo_took_and_refuses_over_a_newer_edit(ctx, stor
 def test_the_bulk_window_is_shared_by_every_process_on_the_file(tmp_path):
     db, asked = tmp_path / "p.db", []
 
-    async def one_call(name, args, answer=True):
-        async with connect(db, elicitation_callback=answering(answer, asked=asked)) as c:  # a process per call
-            return await c.call_tool(name, args)
-
     async def scenario():
-        for i in range(8):
-            await one_call("add_task", {"title": f"task {i}"})
-        for i in range(1, 9):
-            assert not (await one_call("complete_task", {"id": i})).is_error
+        async with connect(db) as c:  # another process, a client that cannot ask: three changes need no yes
+            for i in range(5):
+                await c.call_tool("add_task", {"title": f"task {i}"})
+            for i in (1, 2, 3):
+                assert not (await c.call_tool("complete_task", {"id": i})).is_error
+        async with serve_here(db, elicitation_callback=answering(True, True, asked=asked)) as c:  # this process
+            for i in (4, 5):
+                assert not (await c.call_tool("complete_task", {"id": i})).is_error
 
     anyio.run(scenario)
-    assert len(asked) == 5 and "That makes 4 tasks changed in 2 minutes" in asked[0]  # the 4th to the 8th asked
+    assert [q.split("? ")[1] for q in asked] == [f"That makes {n} tasks changed in 2 minutes" for n in (4, 5)]
 
 
-def test_the_bulk_window_ends_after_two_minutes_by_the_clock_it_is_given(ctx, store):
+def test_the_bulk_window_ends_two_minutes_on_by_the_clock_it_is_given(ctx, store):
     import dataclasses
-    import datetime as dt
 
-    from planner.storage.tasks import recently_changed
-    from planner.tools import CHANGES_EXISTING
+    from planner.tools.undo import undo_newest
 
     for i in range(4):
         run(ctx, "add_task", title=f"t{i}")
         run(ctx, "complete_task", id=i + 1)
+    asked: list[str] = []
     now = dt.datetime.now(dt.UTC)
-    assert len(recently_changed(store.conn(), now - dt.timedelta(minutes=2), CHANGES_EXISTING)) == 4
-    later = dataclasses.replace(ctx, clock=lambda: now + dt.timedelta(minutes=3))
-    assert recently_changed(store.conn(), later.clock() - dt.timedelta(minutes=2), CHANGES_EXISTING) == set()
+    asking = dataclasses.replace(ctx, confirm=lambda q: asked.append(q) or False, clock=lambda: now)
+    refused = undo_newest(asking, by_user=False)  # a model's undo of one change, three others just before
+    assert len(asked) == 1 and refused.refused == "nothing was undone: the user said no"
+    later = dataclasses.replace(asking, clock=lambda: now + dt.timedelta(minutes=2, seconds=1))
+    assert undo_newest(later, by_user=False).lines == ['task 4 "t3": status done → open'] and len(asked) == 1
 
 
 def test_a_memory_forgotten_meanwhile_is_one_line(tmp_path, fake):
@@ -131,7 +132,7 @@ def test_a_memory_forgotten_meanwhile_is_one_line(tmp_path, fake):
         return types.ElicitResult(action="accept", content={"confirm": True})
 
     async def scenario():
-        async with connect(db, host=fake.url, elicitation_callback=meanwhile) as c:
+        async with serve_here(db, host=fake.url, elicitation_callback=meanwhile) as c:
             await c.call_tool("remember", {"fact": "The user's cat is named Pixel."})
             out = await c.call_tool("forget", {"query_or_id": "1"})
             assert out.is_error and "TypeError" not in out.structured_content["error"]
@@ -178,26 +179,27 @@ def test_every_json_rpc_request_with_an_id_gets_an_answer(tmp_path):
     assert 17 in seen and seen[99]["result"]["tools"]
 
 
-@pytest.mark.slow
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=20, suppress_health_check=[HealthCheck.function_scoped_fixture])  # in this process: cheap
 @given(st.lists(st.tuples(st.sampled_from(["delete_task", "complete_task", "update_task", "cancel_task",
                                            "reopen_task", "undo_last_change", "redo_last_change"]),
                           st.integers(1, 6), st.booleans()), min_size=4, max_size=12))  # fmt: skip
 def test_no_sequence_of_mcp_calls_deletes_or_changes_more_than_3_tasks_without_a_yes(tmp_path_factory, calls):
     db = tmp_path_factory.mktemp("seq") / "p.db"
+    now = dt.datetime.now(dt.UTC)  # the clock stands still: every call falls in one bulk window
 
     async def scenario():
-        async with connect(db, elicitation_callback=answering(*[False] * 50)) as c:  # the user says no, always
+        async with serve_here(db, clock=lambda: now, elicitation_callback=answering(*[False] * 50)) as c:  # always no
             for i in range(6):
                 await c.call_tool("add_task", {"title": f"task {i}"})
-            start = rows(db)
+            before = rows(db)
             for name, task_id, confirm in calls:
                 args = {} if "last_change" in name else {"id": task_id, **({"title": "x"} if name == "update_task"
                                                                             else {})}  # fmt: skip
-                await c.call_tool(name, {**args, **({"confirm": True} if confirm else {})})
+                out = await c.call_tool(name, {**args, **({"confirm": True} if confirm else {})})
+                assert "failed inside the planner" not in str(out.structured_content.get("error"))  # it ran
             after = {r["id"]: r for r in rows(db)}
-            assert {r["id"] for r in start} == set(after)  # nothing deleted
-            changed = [r for r in start if after[r["id"]] != r]
+            assert {r["id"] for r in before} == set(after)  # nothing deleted
+            changed = [r for r in before if after[r["id"]] != r]
             assert len(changed) <= 3
 
     anyio.run(scenario)

@@ -4,7 +4,7 @@ import hashlib
 import json
 
 import pytest
-from conftest import call
+from helpers import call
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -9,11 +9,12 @@ import sys
 
 import icalendar
 import pytest
-from conftest import ROOT, TODAY, clean_env
+from helpers import ROOT, TODAY, clean_env, wait_for
 
 from planner.dates import DateError, resolve_remind
 from planner.storage import exchange
 from planner.tools import dispatch
+from planner.ui import reminders
 
 
 @pytest.mark.parametrize(
@@ -68,48 +69,65 @@ def planner_cmd(tmp_path, *args):
     return [sys.executable, str(ROOT / "agent.py"), "--db", str(tmp_path / "p.db"), *args]
 
 
-def test_remind_check_prints_what_is_due_once_and_exits_0_so_a_timer_never_fails(ctx, store, tmp_path):
-    now = dt.datetime.now()
+def test_remind_check_shows_what_is_due_once_and_remind_lists_what_is_coming(ctx, store):
+    at = dt.datetime(2026, 12, 4, 10, 0)  # the clock both are given
     dispatch(ctx, "add_task", {"title": "call the plumber", "due_date": "2026-12-04"})
     dispatch(ctx, "add_task", {"title": "later", "due_date": "2026-12-04"})
     with store.write() as conn:
-        conn.execute(
-            "UPDATE tasks SET remind_at = ? WHERE id = 1",
-            ((now - dt.timedelta(minutes=5)).isoformat(timespec="minutes"),),
-        )
-        conn.execute(
-            "UPDATE tasks SET remind_at = ? WHERE id = 2", ((now + dt.timedelta(days=2)).isoformat(timespec="minutes"),)
-        )
+        conn.execute("UPDATE tasks SET remind_at = '2026-12-04T09:55' WHERE id = 1")
+        conn.execute("UPDATE tasks SET remind_at = '2026-12-06T10:00' WHERE id = 2")
+    said: list[str] = []
+    assert reminders.check(store, said.append, notify=None, clock=lambda: at) == 1
+    assert said == ["reminder: call the plumber (due 2026-12-04) [task 1]"]
+    assert reminders.check(store, said.append, notify=None, clock=lambda: at) == 0 and len(said) == 1  # once
+    assert reminders.upcoming(store, clock=lambda: at) == ["2026-12-06 10:00  later [task 2]"]
+    assert reminders.upcoming(store, days=1, clock=lambda: at) == []
+
+
+def test_remind_check_exits_0_when_it_showed_one_so_a_timer_never_fails(store, tmp_path):
+    with store.write() as conn:
+        conn.execute("INSERT INTO tasks (title, uid, remind_at) VALUES ('call the plumber', 'u1', '2020-01-01T09:00')")
     env = clean_env(PLANNER_HOME=str(tmp_path), PATH="/usr/bin:/bin")  # no notify-send in the tests' PATH
-    cmd = [sys.executable, str(ROOT / "agent.py"), "--db", str(store.path), "remind"]
-    first = subprocess.run([*cmd, "--check"], env=env, capture_output=True, text=True)
-    assert first.returncode == 0 and first.stdout == "reminder: call the plumber (due 2026-12-04) [task 1]\n"
-    second = subprocess.run([*cmd, "--check"], env=env, capture_output=True, text=True)
-    assert second.returncode == 0 and second.stdout == ""  # shown once
-    coming = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    assert coming.returncode == 0 and "later [task 2]" in coming.stdout and "plumber" not in coming.stdout
+    cmd = [sys.executable, str(ROOT / "agent.py"), "--db", str(store.path), "remind", "--check"]
+    first = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+    assert first.returncode == 0 and first.stdout == "reminder: call the plumber [task 1]\n"
+
+
+def test_the_watcher_shows_a_reminder_once_when_its_minute_comes_by_the_clock_it_is_given(ctx, store):
+    dispatch(ctx, "add_task", {"title": "stretch", "due_date": "2026-12-04"})
+    with store.write() as conn:
+        conn.execute("UPDATE tasks SET remind_at = '2026-12-04T10:00' WHERE id = 1")
+    now, looks, said = [dt.datetime(2026, 12, 4, 9, 59)], [], []
+
+    def clock() -> dt.datetime:
+        looks.append(now[0])
+        return now[0]
+
+    watcher = reminders.Watcher(store, said.append, every=0.01, clock=clock).start()
+    try:
+        wait_for(lambda: len(looks) >= 3, "three looks at 09:59")
+        assert said == []  # a minute early
+        now[0] = dt.datetime(2026, 12, 4, 10, 0)
+        wait_for(lambda: said, "the reminder at 10:00")
+        seen = len(looks)
+        wait_for(lambda: len(looks) >= seen + 3, "three more looks")
+        assert said == ["reminder: stretch (due 2026-12-04) [task 1]"]  # shown once, marked shown
+    finally:
+        watcher.close()
 
 
 @pytest.mark.slow
 def test_the_plain_terminal_shows_what_fell_due_at_start_and_what_comes_due_while_it_runs(pty_planner, tmp_path):
     from planner.storage.db import Store
 
-    db = tmp_path / "planner.db"
-    store = Store(db)
-    now = dt.datetime.now()
-    with store.write() as conn:
-        conn.execute(
-            "INSERT INTO tasks (title, uid, remind_at) VALUES ('pay rent', 'u1', ?)",
-            ((now - dt.timedelta(hours=1)).isoformat(timespec="minutes"),),
-        )
+    store = Store(tmp_path / "planner.db")
+    with store.write() as conn:  # due long ago, never shown: the planner shows it when it starts
+        conn.execute("INSERT INTO tasks (title, uid, remind_at) VALUES ('pay rent', 'u1', '2020-01-01T09:00')")
     child = pty_planner("--plain", prompt="reminder: pay rent")
     child.expect("you> ")
-    with store.write() as conn:
-        conn.execute(
-            "INSERT INTO tasks (title, uid, remind_at) VALUES ('stretch', 'u2', ?)",
-            (dt.datetime.now().isoformat(timespec="minutes"),),
-        )
-    child.expect("reminder: stretch", timeout=15)
+    with store.write() as conn:  # due while it runs: its watcher shows it at its next look
+        conn.execute("INSERT INTO tasks (title, uid, remind_at) VALUES ('stretch', 'u2', '2020-01-01T09:30')")
+    child.expect("reminder: stretch", timeout=30)  # the line ends the wait; the timeout only bounds a failure
     store.close()
 
 

@@ -3,9 +3,7 @@
 import json
 import sqlite3
 
-from conftest import call, tasks
-from test_cli import run_agent
-from test_faults import adder
+from helpers import adder, call, run_agent, tasks
 
 from planner.storage.tasks import BULK_LIMIT, undo_last_turn
 from planner.tools import dispatch
@@ -229,13 +227,21 @@ def test_control_characters_in_titles_never_reach_the_plain_terminal(fake, tmp_p
     conn.close()
 
 
-def test_time_waiting_for_the_user_is_not_tool_time(fake, make_agent, ctx, store):
-    import time
+def test_time_waiting_for_the_user_is_not_tool_time(fake, make_agent, ctx, store, monkeypatch):
+    import types
 
+    from planner.agent import loop
     from planner.tools import dispatch
 
+    now = [100.0]  # the agent's clock, which moves only while the user thinks (the agent takes no clock to pass)
+    monkeypatch.setattr(loop, "time", types.SimpleNamespace(perf_counter=lambda: now[0]))
+
+    def user(question: str) -> bool:
+        now[0] += 60  # a minute at the question
+        return True
+
     dispatch(ctx, "add_task", {"title": "gym"})
-    ctx.confirm = lambda q: time.sleep(0.5) or True  # the user takes half a second
+    ctx.confirm = user
     fake.script("main", {"tool_calls": [call("delete_task", id=1)]}, {"content": "Deleted."})
     r = make_agent(reflect=False).run_turn("delete the gym task")
-    assert r.tool_calls[0]["ok"] and r.tool_seconds < 0.25
+    assert r.tool_calls[0]["ok"] and now[0] == 160.0 and r.tool_seconds == 0.0

@@ -10,7 +10,7 @@ import sys
 
 import pyte
 import pytest
-from conftest import ROOT, TODAY, clean_env
+from helpers import ROOT, TODAY, clean_env
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -12,7 +12,7 @@ import time
 
 import icalendar
 import pytest
-from conftest import ROOT, TODAY, clean_env
+from helpers import ROOT, TODAY, clean_env
 from phone import FAR_AHEAD, PASSWORD, USER
 from phone import add as phone_add
 from phone import edit as phone_edit

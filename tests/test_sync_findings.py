@@ -15,7 +15,7 @@ import sys
 
 import icalendar
 import pytest
-from conftest import ROOT, TODAY, clean_env
+from helpers import ROOT, TODAY, clean_env
 from hostile_dav import HostileDav, vtodo
 from phone import LONG_AGO, PASSWORD, USER, add, edit, new_list, put_text, raw, save_raw, todos
 

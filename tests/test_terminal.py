@@ -3,7 +3,7 @@ streaming, confirmation, Ctrl-C and Ctrl-D."""
 
 import pexpect
 import pytest
-from conftest import call, tasks
+from helpers import call, tasks
 
 from planner.storage.db import Store
 

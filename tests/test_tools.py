@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from conftest import TODAY, tasks
+from helpers import TODAY, tasks
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -5,7 +5,7 @@ import time
 
 import pexpect
 import pytest
-from conftest import call
+from helpers import call
 from rich.console import Console
 
 from planner.ui.tui import SlashCompleter, TurnView, safe
@@ -294,24 +294,16 @@ def test_verbose_shows_the_critic_and_the_background_calls_in_the_full_terminal(
 
 @pytest.mark.slow
 def test_reminders_show_at_start_and_above_the_waiting_prompt(spawn, tmp_path):
-    import datetime as dt
-
     from planner.storage.db import Store
 
     store = Store(tmp_path / "planner.db")
-    with store.write() as conn:
-        conn.execute(
-            "INSERT INTO tasks (title, uid, remind_at) VALUES ('pay rent', 'u1', ?)",
-            ((dt.datetime.now() - dt.timedelta(hours=1)).isoformat(timespec="minutes"),),
-        )
+    with store.write() as conn:  # due long ago, never shown
+        conn.execute("INSERT INTO tasks (title, uid, remind_at) VALUES ('pay rent', 'u1', '2020-01-01T09:00')")
     child = spawn()
     assert "reminder: pay rent" in child.before  # what fell due since last time, under the banner
-    with store.write() as conn:
-        conn.execute(
-            "INSERT INTO tasks (title, uid, remind_at) VALUES ('stretch', 'u2', ?)",
-            (dt.datetime.now().isoformat(timespec="minutes"),),
-        )
-    child.expect("reminder: stretch", timeout=15)  # while the prompt waits
+    with store.write() as conn:  # due while the prompt waits: the watcher's next look shows it
+        conn.execute("INSERT INTO tasks (title, uid, remind_at) VALUES ('stretch', 'u2', '2020-01-01T09:30')")
+    child.expect("reminder: stretch", timeout=30)  # the line ends the wait; the timeout only bounds a failure
     child.sendline("/tasks")
     child.expect("stretch")
     store.close()

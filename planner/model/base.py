@@ -31,6 +31,14 @@ BROKEN = "The connection to Ollama broke during the reply (the server may have r
 TIMEOUT = "Ollama did not answer within {seconds:.0f} s. Check that the server is not stuck, then try again."
 UNREADABLE = "Ollama sent a reply that could not be read. Try again; if it keeps happening, update Ollama."
 HTTP_ERROR = "Ollama answered with an error: {error} (HTTP {status}). Try again."
+IN_REPLY = "Ollama stopped with an error: {error}. Try again; if it keeps happening, see Ollama's log."
+NO_TOOLS = "Model {model!r} cannot call tools, which the planner needs. Choose one that can with --model."
+NO_THINKING = "Model {model!r} cannot think. Run without --think, or choose a thinking model with --model."
+NO_CHAT = "Model {model!r} cannot chat (it may be an embedding model). Choose another with --model."
+NO_SUCH_MODEL = (
+    "There is no model {model!r} in the Ollama library. Check the name and tag at https://ollama.com/library."
+)
+PULL_FAILED = "Pulling {model!r} failed: {error}. Check that the Ollama server can reach the internet, then try again."
 BUSY = "Ollama is busy (its queue is full). Wait a moment and try again."
 TOOL_PARSE = "The model wrote a tool call Ollama could not parse. Try rephrasing the request."
 TOO_LONG = "The model's reply went on too long ({what}) and was stopped. Try again, or ask for something shorter."
@@ -42,19 +50,29 @@ class ModelError(Exception):
     def __init__(self, message: str, kind: str = "error", status: int | None = None):
         super().__init__(message)
         self.kind = kind  # unreachable | not_found | cut | broken | timeout | unreadable | http | tool_parse
+        #                   | cannot (the model lacks a capability the call needs)
         self.status = status
 
 
 def server_error(status: int, text: str, model: str) -> ModelError:
-    """The line for an error the server answered with (HTTP status, or -1 for one inside a stream)."""
+    """The line for an error the server answered with (HTTP status, or -1 for one inside a 200 stream)."""
+    for missing, message in (("tools", NO_TOOLS), ("thinking", NO_THINKING), ("chat", NO_CHAT)):
+        if text.endswith(f"does not support {missing}"):
+            return ModelError(message.format(model=model), "cannot", status)
     if status == 404 or "not found" in text and "model" in text:
         return ModelError(NOT_FOUND.format(model=model), "not_found", status)
     if "error parsing tool call" in text:
         return ModelError(TOOL_PARSE, "tool_parse", status)
     if status == 503:
         return ModelError(BUSY, "http", 503)
-    first = text.strip().splitlines()[0][:200] if text.strip() else "no details"
-    return ModelError(HTTP_ERROR.format(error=first, status=status), "http", status)
+    if status == -1:  # an error object inside a 200 stream: there is no HTTP status to show
+        return ModelError(IN_REPLY.format(error=first_line(text)), "http")
+    return ModelError(HTTP_ERROR.format(error=first_line(text), status=status), "http", status)
+
+
+def first_line(text: str) -> str:
+    """The first line of what a server said, at most 200 characters."""
+    return text.strip().splitlines()[0][:200] if text.strip() else "no details"
 
 
 @dataclass

@@ -21,6 +21,8 @@ import pydantic
 from planner.model.base import (
     BROKEN,
     CUT_SHORT,
+    NO_SUCH_MODEL,
+    PULL_FAILED,
     TIMEOUT,
     TOO_LONG,
     UNREACHABLE,
@@ -29,6 +31,7 @@ from planner.model.base import (
     ModelError,
     Observer,
     clean,
+    first_line,
     server_error,
 )
 
@@ -59,6 +62,9 @@ class Ollama:
         # Called after each successful call, from the thread that made it (the UI's --verbose):
         # {"model", "purpose", "seconds", and "prompt_tokens" + "eval_tokens", or "texts" for embeddings}
         self.observer: Observer | None = None
+        # What show() said of each model: asked once per model for the life of this client (start-up checks the
+        # main model's capabilities, the guards its size); forgotten when the model is pulled again.
+        self._shown: dict[str, Any] = {}
 
     def _report(self, model: str, purpose: str, seconds: float, **figures: int) -> None:
         if self.observer:
@@ -222,20 +228,22 @@ class Ollama:
                     names.add(m.model[: -len(":latest")])
         return names
 
+    def _show(self, model: str) -> Any:
+        """`show()` for a model, asked of the server once; a failure is not kept, so the next call asks again."""
+        if model not in self._shown:
+            try:
+                self._shown[model] = self.client.show(model)
+            except Exception as e:
+                raise self._translate(e, model) from None
+        return self._shown[model]
+
     def capabilities(self, model: str) -> list[str]:
         """What `show()` says the model can do (e.g. 'tools'); [] if not said."""
-        try:
-            r = self.client.show(model)
-        except Exception as e:
-            raise self._translate(e, model) from None
-        return list(getattr(r, "capabilities", None) or [])
+        return list(getattr(self._show(model), "capabilities", None) or [])
 
     def facts(self, model: str) -> tuple[str | None, list[str]]:
         """What `show()` says of a model: its size ('9.0B', '494.03M'; None if not said) and capabilities."""
-        try:
-            r = self.client.show(model)
-        except Exception as e:
-            raise self._translate(e, model) from None
+        r = self._show(model)
         details = getattr(r, "details", None)
         return getattr(details, "parameter_size", None) or None, list(getattr(r, "capabilities", None) or [])
 
@@ -249,8 +257,16 @@ class Ollama:
 
     def pull(self, model: str) -> Iterator[tuple[str, int, int]]:
         """Pull a model, yielding (status, completed bytes, total bytes)."""
+        self._shown.pop(model, None)  # a new version may say other things
         try:
             for p in self.client.pull(model, stream=True):
                 yield p.status or "", p.completed or 0, p.total or 0
+        except ollama.ResponseError as e:
+            # Ollama answers 200 before it asks the library, so what went wrong comes inside the stream.
+            if "file does not exist" in str(e.error):
+                raise ModelError(NO_SUCH_MODEL.format(model=model), "not_found") from None
+            if e.status_code == -1:
+                raise ModelError(PULL_FAILED.format(model=model, error=first_line(str(e.error))), "http") from None
+            raise self._translate(e, model) from None
         except Exception as e:
             raise self._translate(e, model) from None

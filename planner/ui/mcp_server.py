@@ -35,6 +35,7 @@ import datetime as dt
 import hashlib
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -122,12 +123,15 @@ class Refusal(Exception):
 class PlannerServer:
     """The MCP server over one planner database."""
 
-    def __init__(self, config: Config, store: Store, llm: Ollama):
+    def __init__(self, config: Config, store: Store, llm: Ollama, clock: Callable[[], dt.datetime] | None = None):
+        """`clock`: the time now (UTC) the bulk window counts back from; the real one unless a test gives its own."""
         today = (lambda: config.today) if config.today else dt.date.today
         memory = LongTermMemory(store, Embedder(llm.embed, config.embed_model))
         web = Web(config.web_url, config.web_timeout) if config.web else None
         self.ctx = ToolContext(store=store, memory=memory, today=today, confirm=None, web=web, hours=hours_of(config),
                                plan_from=plan_from(config))  # fmt: skip
+        if clock is not None:
+            self.ctx = dataclasses.replace(self.ctx, clock=clock)
         self.yes = config.yes
         self.confirm_allowed = config.mcp_confirm  # the user's setting: confirm from a client without elicitation
         self.offered = [s["function"] for s in tool_specs(self.ctx)]  # lookup only with --web

@@ -2,13 +2,14 @@
 
     python agent.py remind            the reminders of the next 7 days
     python agent.py remind --check    what is due now, printed (and sent through notify-send when there
-                                      is one); exit status 1 when something was due, so cron can act on it
+                                      is one); exit status 0 either way, so a systemd timer never fails
 
 Each reminder is marked shown only once it was shown, so a crash or a
 notify-send that hangs (killed after NOTIFY_SECONDS) never loses one; the
 price is that two planners racing on one file may both show it. Reminders
-use the real clock, not --today: they are about the moment. notify-send gets
-the text with its markup escaped, as it reads its body as markup.
+use the real clock, not --today: they are about the moment (each function
+takes the clock as a parameter, so a test passes one that moves when it says).
+notify-send gets the text with its markup escaped, as it reads its body as markup.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from planner.storage.db import Store
 from planner.storage.tasks import Task, due_reminders, mark_reminded, upcoming_reminders
 from planner.ui.text import safe
 
+Clock = Callable[[], dt.datetime]  # local wall-clock time now, without a zone (as remind_at is stored)
 WATCH_SECONDS = 5.0  # how often a running planner looks for a reminder that came due
 NOTIFY_SECONDS = 5.0  # a notify-send that takes longer is stopped; the reminder was printed anyway
 
@@ -58,8 +60,9 @@ def due_now(store: Store, now: dt.datetime | None = None) -> list[str]:
 class Watcher:
     """Looks for reminders every WATCH_SECONDS in a thread of its own and hands each line to `say`."""
 
-    def __init__(self, store: Store, say: Callable[[str], None], every: float = WATCH_SECONDS):
-        self.store, self.say, self.every = store, say, every
+    def __init__(self, store: Store, say: Callable[[str], None], every: float = WATCH_SECONDS,
+                 clock: Clock = dt.datetime.now):  # fmt: skip
+        self.store, self.say, self.every, self.clock = store, say, every, clock
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, name="reminders", daemon=True)
 
@@ -71,7 +74,7 @@ class Watcher:
     def _run(self) -> None:
         while not self.stop.wait(self.every):
             try:
-                show_due(self.store, self.say)
+                show_due(self.store, self.say, self.clock())
             except Exception:  # a busy or closed database: try again next time, never end the session
                 continue
 
@@ -80,7 +83,8 @@ class Watcher:
         self.stop.set()
 
 
-def check(store: Store, out: Callable[[str], None] = print, notify: str | None = "notify-send") -> int:
+def check(store: Store, out: Callable[[str], None] = print, notify: str | None = "notify-send",
+          clock: Clock = dt.datetime.now) -> int:  # fmt: skip
     """`remind --check`: print what is due now (and send it through notify-send); how many were due."""
     program = [shutil.which(notify) if notify else None]
 
@@ -93,7 +97,7 @@ def check(store: Store, out: Callable[[str], None] = print, notify: str | None =
             except (subprocess.TimeoutExpired, OSError):  # stopped: the reminder was printed, it still counts
                 program[0] = None  # and the rest are printed without waiting for it again
 
-    return show_due(store, say)
+    return show_due(store, say, clock())
 
 
 def markup_safe(text: str) -> str:
@@ -101,8 +105,8 @@ def markup_safe(text: str) -> str:
     return safe(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def upcoming(store: Store, days: int = 7) -> list[str]:
+def upcoming(store: Store, days: int = 7, clock: Clock = dt.datetime.now) -> list[str]:
     """`remind`: the reminders still to come in the next `days` days, as lines."""
-    now = dt.datetime.now()
+    now = clock()
     tasks = upcoming_reminders(store.conn(), now, now + dt.timedelta(days=days))
     return [f"{t['remind_at'].replace('T', ' ')}  {t['title']} [task {t['id']}]" for t in tasks]

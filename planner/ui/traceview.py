@@ -21,6 +21,8 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from planner.ui.text import safe
@@ -81,23 +83,34 @@ class SideCalls:
 class Trace:
     """Lines for one turn's events: tool calls (unless quiet), critiques, and with verbose each model call."""
 
-    def __init__(self, quiet: bool, verbose: bool, side: SideCalls | None = None):
+    def __init__(self, quiet: bool, verbose: bool, side: SideCalls | None = None,
+                 clock: Callable[[], float] = time.perf_counter):  # fmt: skip
         self.quiet = quiet
         self.verbose = verbose
         self.side = side if verbose else None
+        self.clock = clock  # seconds, for tool times; a test passes one that moves when it says
         self.started: dict[Any, tuple[float, float]] = {}  # call -> (when it started, self.waited then)
         self.waited = 0.0  # seconds spent waiting for the user's y/N, left out of tool times
+
+    @contextmanager
+    def waiting(self) -> Iterator[None]:
+        """Around a question to the user: the time it takes is no tool's."""
+        t0 = self.clock()
+        try:
+            yield
+        finally:
+            self.waited += self.clock() - t0
 
     def lines(self, kind: str, data: dict[str, Any]) -> list[str]:
         """The lines one event adds (side calls made since the last event come first)."""
         out = self.side.take() if self.side else []
         if kind == "tool_start":
-            self.started[_key(data)] = (time.perf_counter(), self.waited)
+            self.started[_key(data)] = (self.clock(), self.waited)
         elif kind == "tool_end":
-            t0, waited = self.started.pop(_key(data), (time.perf_counter(), self.waited))
+            t0, waited = self.started.pop(_key(data), (self.clock(), self.waited))
             if self.quiet:
                 return out
-            ms = (time.perf_counter() - t0 - (self.waited - waited)) * 1000
+            ms = (self.clock() - t0 - (self.waited - waited)) * 1000
             mark = "✓" if data["ok"] else "✗ " + str(data["result"].get("error", ""))[:80]
             if data["ok"] and data["result"].get("date_read_as"):  # the words, and the date they became
                 mark += f" ({data['result']['date_read_as']})"

@@ -12,6 +12,7 @@ through its events and never decides anything itself.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -68,8 +69,9 @@ class SlashCompleter(Completer):
 class TurnView:
     """What the screen shows during one turn: trace lines, then a spinner or the streamed reply."""
 
-    def __init__(self, quiet: bool, verbose: bool, side: SideCalls | None = None):
-        self.trace = Trace(quiet, verbose, side)
+    def __init__(self, quiet: bool, verbose: bool, side: SideCalls | None = None,
+                 clock: Callable[[], float] = time.perf_counter):  # fmt: skip
+        self.trace = Trace(quiet, verbose, side, clock)
         self.lines: list[Text] = []
         self.reply = ""
         self.correction: str | None = None  # what did change, when the reply claimed more (dimmed under it)
@@ -186,7 +188,7 @@ class TerminalUI:
         """y/N for a destructive tool. The trace so far and the question stay on the screen: the live
         view is stopped (its region erased), the trace printed for good, and a fresh live view started
         below the answer, so nothing above it is drawn over."""
-        view, t0 = self.view, time.perf_counter()
+        view = self.view
         if self.live:
             self.live.stop()
         for line in view.lines if view else []:
@@ -195,12 +197,11 @@ class TerminalUI:
             view.lines.clear()
         answer = ""
         try:
-            answer = self.console.input(f"[bold]{escape(safe(question))}[/] \\[y/N] ")
+            with view.trace.waiting() if view else contextlib.nullcontext():
+                answer = self.console.input(f"[bold]{escape(safe(question))}[/] \\[y/N] ")
         except (EOFError, KeyboardInterrupt):
             self.console.print()  # the prompt line ends here; the next line starts below it
         finally:
-            if view:
-                view.trace.waited += time.perf_counter() - t0
             if self.live:
                 self.live = Live(view.render() if view else "", console=self.console, refresh_per_second=12,
                                  transient=True)  # fmt: skip
