@@ -35,6 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 from planner.memory.history import Budget, History, sanitize  # noqa: E402
 from planner.storage.db import Store  # noqa: E402
+from planner.storage.tasks import snapshot  # noqa: E402
 from tests.fake_ollama import FakeOllama  # noqa: E402
 
 
@@ -77,15 +78,14 @@ def check(home: Path, sessions: list[str], expected: set[str] | None = None) -> 
     rows = [dict(r) for r in conn.execute("SELECT * FROM tasks")] if has_schema else []
     titles = [r["title"] for r in rows]
     log_ok = True
-    for r in rows:
+    for r in rows:  # the change log's newest copy of each task is the task as stored (as `snapshot` reads it)
         last = conn.execute(
             "SELECT before, after FROM task_events WHERE task_id = ? ORDER BY id DESC LIMIT 1", (r["id"],)
         ).fetchone()
         first = conn.execute(
             "SELECT before FROM task_events WHERE task_id = ? ORDER BY id LIMIT 1", (r["id"],)
         ).fetchone()
-        r["tags"] = [t[0] for t in conn.execute("SELECT tag FROM task_tags WHERE task_id = ? ORDER BY tag", (r["id"],))]
-        log_ok &= last is not None and json.loads(last["after"]) == r and first["before"] is None
+        log_ok &= last is not None and json.loads(last["after"]) == snapshot(conn, r["id"]) and first["before"] is None
     conn.close()
     store = Store(home / "planner.db")
     histories = [History(store, s, Budget(messages=10**6, tokens=10**12)).messages for s in sessions]
@@ -162,7 +162,8 @@ def _agent(home: Path, url: str, lines: str, *extra: str, timeout: float = 120, 
         input=lines, capture_output=True, text=True, env=_env(url, home) | popen.pop("env", {}), timeout=timeout,
         **popen,
     )  # fmt: skip
-    said = [line for line in p.stderr.splitlines() if line.startswith(("error:", "warning:"))]
+    # in a session a /command's error is part of the conversation (stdout); a turn's or start-up's goes to stderr
+    said = [line for line in (p.stderr + p.stdout).splitlines() if line.startswith(("error:", "warning:"))]
     return {"exit": p.returncode, "said": said[0] if said else "", "traceback": "Traceback" in p.stderr,
             "junk": len([x for x in p.stderr.splitlines() if x.strip() and not x.startswith(("error:", "warning:"))]),
             "seconds": time.perf_counter() - t0}  # fmt: skip
@@ -198,9 +199,12 @@ def damaged_page(fake: FakeOllama, home: Path) -> dict[str, Any]:
     path = home / "planner.db"
     conn = sqlite3.connect(path)
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    # the tasks table's root page, so /tasks meets it whatever else the schema holds
+    root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'tasks'").fetchone()[0]
+    size = conn.execute("PRAGMA page_size").fetchone()[0]
     conn.close()
     data = bytearray(path.read_bytes())
-    data[4096 * 4 : 4096 * 5] = b"\xff" * 4096
+    data[size * (root - 1) : size * root] = b"\xff" * size
     path.write_bytes(bytes(data))
     out = _agent(home, fake.url, "/tasks\nanother task\n")
     out["data"] = True  # damaged by design: the check is that it is said, not hidden
