@@ -1,13 +1,12 @@
 """The full terminal interface (prompt_toolkit + rich) driven in a real
 pseudo-terminal, and its pieces unit-tested with a recorded console."""
 
-import time
-
 import pexpect
 import pytest
-from helpers import call
+from helpers import call, wait_for
 from rich.console import Console
 
+from planner.memory.keeper import EXTRACT_PROMPT
 from planner.ui.tui import SlashCompleter, TurnView, safe
 
 
@@ -96,6 +95,19 @@ def test_turn_view_renders_trace_critic_and_markdown():
     assert '↳ add_task(title="milk") ✓' in text and "critic: eggs are missing — trying again" in text
     assert "main 1.50 s, 900 prompt + 40 eval tokens" in text
     assert "Added milk." in text and "• one" in text
+
+
+def test_the_time_a_question_waits_for_the_user_is_not_tool_time():
+    now = [100.0]
+    view = TurnView(quiet=False, verbose=False, clock=lambda: now[0])
+    call_ = {"name": "delete_task", "arguments": {"id": 1}}
+    view.event("tool_start", call_)
+    now[0] += 0.05
+    with view.trace.waiting():  # the user thinks for a minute
+        now[0] += 60
+    now[0] += 0.15
+    view.event("tool_end", {**call_, "ok": True, "result": {}})
+    assert [line.plain for line in view.lines] == ["  ↳ delete_task(id=1) ✓ 200 ms"]
 
 
 def test_quiet_hides_the_trace():
@@ -198,7 +210,6 @@ def say(child, line, *shown):
 
 
 def test_the_trace_and_the_y_n_question_stay_on_screen_and_waiting_is_not_tool_time(fake, pty_planner, ctx):
-    import time
 
     from planner.tools import dispatch
 
@@ -218,7 +229,6 @@ def test_the_trace_and_the_y_n_question_stay_on_screen_and_waiting_is_not_tool_t
         child.sendline(request)
         child.expect(r"\[y/N\]")
         child.seen += child.before + child.after
-        time.sleep(1.0)  # the user thinks
         child.send(answer if answer == "\x03" else answer + "\r")
         child.expect("you>")
         child.seen += child.before + child.after
@@ -226,8 +236,7 @@ def test_the_trace_and_the_y_n_question_stay_on_screen_and_waiting_is_not_tool_t
     assert shown.count("↳ list_tasks() ✓") == 2  # the trace before each question stays
     assert 'Delete task 1 "dentist"? [y/N] y' in shown  # the question and the answer stay
     assert "you> remove the dentist now" in shown  # Ctrl-C at the question erased nothing above it
-    ms = [int(line.split("✓")[1].split("ms")[0]) for line in shown.splitlines() if "delete_task(id=1) ✓" in line]
-    assert ms and ms[0] < 500  # the second it waited for the user is not tool time
+    assert any("delete_task(id=1) ✓" in line for line in shown.splitlines())  # (its time: the test above)
 
 
 def test_loading_shows_until_the_model_answers_then_thinking(fake, pty_planner):
@@ -281,7 +290,8 @@ def test_verbose_shows_the_critic_and_the_background_calls_in_the_full_terminal(
     child = pty_planner("-v", term="xterm", prompt="you>")  # auto memory on: extraction runs in the background
     child.seen = child.before + child.after
     say(child, "add x", "Added x.", "you>")
-    time.sleep(0.5)  # the background extraction finishes while the user types
+    wait_for(lambda: any(EXTRACT_PROMPT in b["messages"][0]["content"] for b in fake.chats("critic")),
+             "the background extraction")  # fmt: skip
     say(child, "what do I have?", "You have x.", "you>")
     shown = screen_of(child)
     first = shown.index("you> add x")
