@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         scenarios = [s for s in scenarios if s["id"] in wanted or s.get("category") in wanted]
     if args.log:
         setup_logging(args.log)
-    llm = Ollama(config.host)
+    llm = Ollama(config.host, timeout=config.timeout, reply_seconds=config.reply_timeout)
     problem, _ = ensure_models(llm, config, interactive=False)
     if problem:
         print(f"error: {problem}", file=sys.stderr)
