@@ -39,3 +39,9 @@ def test_the_anchor_rule_is_githubs():
 def test_the_readme_is_short_and_the_rest_is_in_docs():
     lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
     assert len(lines) <= 220, "the README is the front page: move detail to docs/"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
+def test_no_page_holds_a_placeholder_for_a_figure_still_to_come(page):
+    text = page.read_text(encoding="utf-8")
+    assert not re.findall(r"\b(?:RESULTS-[A-Z]+|TODO|TBD|FIXME|XXX)\b", text), page.name
