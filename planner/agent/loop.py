@@ -35,7 +35,7 @@ from planner.agent.turn import Event, ToolCall, Turn, TurnResult
 from planner.memory.history import Budget, History, Message, estimate_tokens, prefix_share, session_messages
 from planner.memory.keeper import MemoryKeeper
 from planner.memory.longterm import LongTermMemory, LongTermMemoryError
-from planner.model.client import ChatResult, ModelError, Ollama, clean
+from planner.model.base import ChatModel, ChatResult, ModelError, clean
 from planner.prompts import (
     CLAIM_PROMPT,
     INTERRUPTED,
@@ -60,18 +60,18 @@ CHANGEABLE = frozenset({"reflect", "think", "critic_model"})  # settings configu
 
 
 class Agent:
-    """Runs user turns against Ollama with tools, history and reflection."""
+    """Runs user turns against a model (any `ChatModel`) with tools, history and reflection."""
 
     def __init__(
-        self, llm: Ollama, config: Config, history: History, context: ToolContext, keeper: MemoryKeeper | None = None
+        self, llm: ChatModel, config: Config, history: History, context: ToolContext, keeper: MemoryKeeper | None = None
     ):
-        self.llm = llm
+        self.llm = llm  # Ollama in use, the scripted model in tests: the agent needs only base.ChatModel
         self.config = config
         self.history = history
         self.context = context  # what the tools work with: store, long-term memory, today, confirm, web
         self.keeper = keeper  # background memory extraction and summaries; None to skip
         self._guards: Guards | None = None  # resolved at the first turn (see guards)
-        self._capabilities: list[str] = []  # the main model's, as Ollama reports them (with the guards)
+        self._capabilities: list[str] = []  # the main model's, as its server reports them (with the guards)
         self._turn_start = 0  # len(history.messages) once this turn's request is stored
         self._scratch: list[tuple[int, Message]] = []
         self._last_request: list[Message] = []  # the previous request's messages, for prefix reuse

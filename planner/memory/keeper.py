@@ -30,7 +30,7 @@ from typing import Any
 
 from planner.memory.longterm import KINDS, SAME_WORDS, LongTermMemory, LongTermMemoryError, without_attached
 from planner.memory.scoring import word_overlap
-from planner.model.client import ModelError, Ollama
+from planner.model.base import ChatModel, ModelError
 from planner.settings import Config
 from planner.storage.db import Store
 
@@ -188,7 +188,9 @@ def clean_cells(raw: Any) -> list[dict[str, Any]]:
 class MemoryKeeper:
     """Queues and runs memory extraction and summaries for one running planner."""
 
-    def __init__(self, store: Store, llm: Ollama, config: Config, memory: LongTermMemory, worker: Worker | None = None):
+    def __init__(
+        self, store: Store, llm: ChatModel, config: Config, memory: LongTermMemory, worker: Worker | None = None
+    ):
         self.store = store
         self.llm = llm
         self.config = config

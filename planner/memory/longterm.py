@@ -37,7 +37,7 @@ from planner.memory.scenes import Scenes
 from planner.memory.scoring import same_particulars, word_overlap
 from planner.memory.search import AUTO_RECALL_COSINE, Days, Search
 from planner.memory.vectors import CompactIndex, Embedder, VectorIndex, pack, row_batches, unpack_rows
-from planner.model.client import ModelError
+from planner.model.base import ModelError
 from planner.periods import happened
 from planner.prompts import MEMORY_NOTES
 from planner.storage.db import Store

@@ -17,7 +17,8 @@ from typing import Any
 from planner.agent.loop import Agent, TurnResult
 from planner.memory.history import new_session_name, recent_sessions
 from planner.memory.longterm import AUTO_RECALL_COSINE, LongTermMemoryError
-from planner.model.client import ModelError
+from planner.model.base import ModelError
+from planner.model.client import Ollama
 from planner.storage.db import DatabaseError, explain
 from planner.storage.tasks import new_turn
 from planner.ui import layout
@@ -350,13 +351,11 @@ def _model(agent: Agent, arg: str, stats: Stats) -> str:
     if role not in ("main", "critic") or not name:
         return "usage: /model main NAME or /model critic NAME"
     try:
-        have = agent.llm.models()
-        if name not in have:
-            return f"{name} is not pulled; /pull {name} first"
-        if role == "main" and "tools" not in (agent.llm.capabilities(name) or ["tools"]):
-            return f"{name} cannot call tools; choose another main model"
+        _, capabilities = agent.llm.facts(name)
     except ModelError as e:
-        return f"error: {e}"
+        return f"{name} is not pulled; /pull {name} first" if e.kind == "not_found" else f"error: {e}"
+    if role == "main" and capabilities and "tools" not in capabilities:
+        return f"{name} cannot call tools; choose another main model"
     if role == "critic":
         agent.configure(critic_model=name)
         return f"critic model is now {name}"
@@ -364,12 +363,21 @@ def _model(agent: Agent, arg: str, stats: Stats) -> str:
     return f"main model is now {name} (guards: {agent.guards.profile})"
 
 
+def server(agent: Agent) -> Ollama | None:
+    """The Ollama server the agent's model is, for what is about one server and its files (pulling a model,
+    which are loaded), which is no part of `ChatModel`; None for another model (the scripted one)."""
+    return agent.llm if isinstance(agent.llm, Ollama) else None
+
+
 @command("/pull NAME  download a model, with a progress bar in a terminal")
 def _pull(agent: Agent, arg: str, stats: Stats) -> str:
     if not arg:
         return "usage: /pull NAME"
+    ollama = server(agent)
+    if ollama is None:
+        return "/pull needs an Ollama server"
     try:
-        for _ in agent.llm.pull(arg):
+        for _ in ollama.pull(arg):
             pass
     except ModelError as e:
         return f"error: {e}"
