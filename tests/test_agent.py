@@ -78,11 +78,19 @@ def test_read_only_turns_skip_the_critic(model, make_agent):
     assert model.chats("critic") == []
 
 
-def test_max_turns_stops_the_loop_and_says_so(model, make_agent):
+def test_max_steps_stops_the_loop_and_says_so(model, make_agent):
     model.respond_with("main", lambda body: {"tool_calls": [call("recall", query=f"q{len(body['messages'])}")]})
-    r = make_agent(max_turns=3).run_turn("loop forever")
-    assert r.reply == TOO_MANY_STEPS.format(n=3)
-    assert len(model.chats("main")) == 3
+    r = make_agent(max_steps=3).run_turn("loop forever")
+    assert r.reply == TOO_MANY_STEPS.format(n=3) and r.gave_up
+    assert len(model.chats("main")) == 3  # steps are model calls
+
+
+def test_the_step_limit_is_read_under_its_name_and_its_old_one():
+    from planner.settings import Config
+
+    assert Config.from_env({"PLANNER_MAX_STEPS": "3"}).max_steps == 3
+    assert Config.from_env({"PLANNER_MAX_TURNS": "4"}).max_steps == 4  # the old name still works
+    assert Config.from_env({"PLANNER_MAX_TURNS": "4", "PLANNER_MAX_STEPS": "5"}).max_steps == 5
 
 
 def test_reply_tokens_stream_as_events(model, make_agent):

@@ -297,7 +297,7 @@ class Agent:
 
     def _attempt(self, turn: Turn, guards: Guards, result: TurnResult, emit: Event) -> str:
         """Model calls and tool runs until the model answers in words."""
-        for _ in range(self.config.max_turns):
+        for _ in range(self.config.max_steps):
             emit("status", {"text": "thinking…"})
             reply, shown = self._call_model(self._messages(), result, emit)
             review = guards.review(reply.tool_calls, reply.content, shown, turn, self.tool_names)
@@ -307,7 +307,7 @@ class Agent:
                 return review.reply
             self._run_tools(turn, review.calls, result, emit)
         result.gave_up = True
-        return TOO_MANY_STEPS.format(n=self.config.max_turns)
+        return TOO_MANY_STEPS.format(n=self.config.max_steps)
 
     def _checked(self, turn: Turn, guards: Guards, result: TurnResult, emit: Event, reply: str) -> str:
         """The final reply checked against what ran: a claimed change that did not happen is never shown as true."""
