@@ -283,8 +283,8 @@ def test_every_event_the_agent_sends_is_one_of_the_declared_kinds(model, make_ag
 def test_the_interface_changes_only_what_may_change_mid_session(make_agent, store):
     agent = make_agent()
     agent.configure(reflect=False, think=True, critic_model="other")
-    assert (agent.settings.reflect, agent.settings.think, agent.settings.critic_model) == (False, True, "other")
+    assert (agent.config.reflect, agent.config.think, agent.config.critic_model) == (False, True, "other")
     with pytest.raises(ValueError, match="cannot change db_path, num_ctx mid-session"):
         agent.configure(num_ctx=2, db_path="elsewhere.db")
-    assert agent.settings.num_ctx == 8192
+    assert agent.config.num_ctx == 8192
     assert agent.session == "s1" and agent.switch_session("s2") == 0 and agent.session == "s2"

@@ -37,7 +37,7 @@ def test_auto_asks_ollama_for_the_size_and_model_switches_pick_again(model, make
     agent = make_agent()
     assert agent.guards.profile == "standard"
     assert run_command(agent, "/model main tiny", Stats()) == "main model is now tiny (guards: small)"
-    assert agent.settings.model == "tiny" and agent.guards.profile == "small"
+    assert agent.config.model == "tiny" and agent.guards.profile == "small"
 
 
 def test_building_an_agent_asks_ollama_nothing(model, make_agent):

@@ -161,7 +161,7 @@ class TerminalUI:
     def banner(self, db_path: Path) -> None:
         """Models, database, session, and what is waiting."""
         waiting = overview(self.agent.context.store, self.agent.today().isoformat())
-        c = self.agent.settings
+        c = self.agent.config
         # Names and paths come from the user and the server: Text, never markup (a session "[/]x" is a name).
         head = f" · {c.model} (critic {c.critic_model}) · session {self.agent.session}"
         self.console.print(Text.assemble(("Planner", "bold"), safe(head)))
@@ -289,7 +289,7 @@ class TerminalUI:
         """Run one turn with a live view of its progress."""
         view = TurnView(self.quiet, self.verbose, self.side)
         if self._loading():
-            view.status, view.loading = f"loading {self.agent.settings.model}…", True
+            view.status, view.loading = f"loading {self.agent.config.model}…", True
         self.view = view
         self.live = Live(view.render(), console=self.console, refresh_per_second=12, transient=True)
         self.live.start()  # confirm() may replace it with a fresh one below its question
@@ -321,7 +321,7 @@ class TerminalUI:
         if ollama is None:
             return False  # a model in this process has nothing to load
         try:
-            return self.agent.settings.model not in ollama.loaded()
+            return self.agent.config.model not in ollama.loaded()
         except ModelError:
             return True
 
