@@ -8,16 +8,8 @@ import threading
 from helpers import call
 
 from planner.memory.history import SUMMARY_HEADER, Budget
-from planner.memory.keeper import (
-    EXTRACT_PROMPT,
-    SCENE_PROMPT,
-    SUMMARY_PROMPT,
-    TOPIC_PROMPT,
-    MemoryKeeper,
-    Worker,
-    clean_cells,
-    latest_summary,
-)
+from planner.memory.keeper import MemoryKeeper, Worker, clean_cells, latest_summary
+from planner.prompts import EXTRACT_PROMPT, SCENE_PROMPT, SUMMARY_PROMPT, TOPIC_PROMPT
 
 
 class Critic:

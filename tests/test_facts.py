@@ -8,7 +8,8 @@ from conftest import call
 from test_background import Critic, cell, memories
 from test_cli import run_agent
 
-from planner.memory.keeper import EXTRACT_PROMPT, Extraction, states_fact
+from planner.memory.keeper import Extraction, states_fact
+from planner.prompts import EXTRACT_PROMPT
 from planner.ui.traceview import SideCalls
 
 ANA = cell("The user's sister Ana lives in Lisbon.", "person")

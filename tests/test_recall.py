@@ -261,7 +261,7 @@ def test_forgetting_a_scene_keeps_its_memories_and_undo_brings_it_back(ctx, mem,
 def test_the_critic_summarises_scenes_in_the_background_and_a_replaced_summary_is_kept(
     model, make_agent, store, memory
 ):
-    from planner.memory.keeper import SCENE_PROMPT
+    from planner.prompts import SCENE_PROMPT
 
     summaries = []
 
