@@ -70,9 +70,7 @@ class Agent:
         self.history = history
         self.context = context  # what the tools work with: store, long-term memory, today, confirm, web
         self.keeper = keeper  # background memory extraction and summaries; None to skip
-        self._facts: tuple[Guards, list[str]] | None = (
-            None  # the guards and the main model's capabilities (_model_facts)
-        )
+        self._facts: tuple[Guards, list[str]] | None = None  # the guards and the model's capabilities
         self._turn_start = 0  # len(history.messages) once this turn's request is stored
         self._scratch: list[tuple[int, Message]] = []
         self._last_request: list[Message] = []  # the previous request's messages, for prefix reuse
