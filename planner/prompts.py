@@ -1,5 +1,6 @@
-"""What the models read: the planner's system prompt, the critic's, and the
-fixed messages the loop sends.
+"""What the models read: the planner's system prompt, the critic's, the fixed
+messages the loop sends, and what the memory keeper asks the critic (memories
+from a turn, summaries of a conversation, a topic, a scene) with its schemas.
 
 Kept apart from the loop so they can be read, and tuned against the evals,
 on their own. Rules of thumb from running small models: no concrete example
@@ -62,3 +63,50 @@ def system_prompt(today: dt.date) -> str:
     days = [today + dt.timedelta(days=n) for n in range(1, 15)]
     calendar = ", ".join(f"{d:%a} {d.isoformat()}" + (" (tomorrow)" if n == 0 else "") for n, d in enumerate(days))
     return SYSTEM_PROMPT.format(weekday=today.strftime("%A"), date=today.isoformat(), calendar=calendar)
+
+
+# ---------------------------------------------------------------- the memory keeper's (memory/keeper.py)
+
+MEMORY_KINDS = ("fact", "preference", "plan", "decision", "person", "place", "risk")  # a memory's kind
+
+EXTRACT_PROMPT = """\
+You pick out what a personal planning assistant should remember about its user from one exchange.
+Keep only lasting facts about the user's life: preferences, people, places, plans, decisions, risks, routines.
+Write each as one self-contained sentence in the third person ("The user ..."), with relative dates written as absolute dates.
+Do not keep: requests to add, change, finish or list tasks (the task list holds those), instructions to the assistant, tool output, greetings or small talk.
+If a memory updates or contradicts one of the existing memories you are shown, give that memory's id in "replaces".
+Answer {"memories": []} when there is nothing worth keeping."""
+
+EXTRACT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "memories": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "text": {"type": "string"},
+                    "kind": {"type": "string", "enum": list(MEMORY_KINDS)},
+                    "salience": {"type": "number", "minimum": 0, "maximum": 1},
+                    "topic": {"type": "string"},
+                    "replaces": {"type": ["integer", "null"]},
+                },
+                "required": ["text", "kind", "salience", "topic"],
+            },
+        }
+    },
+    "required": ["memories"],
+}
+
+SUMMARY_PROMPT = """\
+You keep a running summary of a conversation between a user and their planning assistant.
+Fold the new messages into the previous summary. Keep what the user asked for, what was done (tasks added, finished, changed), facts they shared and questions still open. At most 150 words, plain sentences."""
+
+TOPIC_PROMPT = """\
+Summarise what is known about one topic of the user's life, from the memories you are given, in one short paragraph of at most 60 words."""
+
+SCENE_PROMPT = """\
+Summarise what the memories say about one person, place or thing in the user's life, in one paragraph of at most 80 words.
+Say who or what it is to the user first, then the facts, with their dates. Use only what the memories say."""
+
+TEXT_SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}

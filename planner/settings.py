@@ -70,7 +70,7 @@ class Config:
     work_hours: str = "mon-fri 09:00-17:00"
     min_block: int = 15  # minutes: the shortest part a split task gets (PLANNER_MIN_BLOCK)
     break_minutes: int = 0  # minutes kept free between blocks (PLANNER_BREAK)
-    max_turns: int = 8  # model calls per attempt before giving up
+    max_steps: int = 8  # model calls per attempt before giving up (PLANNER_MAX_STEPS; PLANNER_MAX_TURNS also read)
     max_reflections: int = 1  # critic-requested retries per user turn
     num_ctx: int = 8192  # main model context window (never changed mid-session)
     num_predict: int = 1024  # main model reply cap, in tokens
@@ -114,7 +114,8 @@ class Config:
             "PLANNER_NUM_CTX": "num_ctx",
             "PLANNER_NUM_PREDICT": "num_predict",
             "PLANNER_CRITIC_NUM_CTX": "critic_num_ctx",
-            "PLANNER_MAX_TURNS": "max_turns",
+            "PLANNER_MAX_TURNS": "max_steps",  # its old name, read first so that the new one wins
+            "PLANNER_MAX_STEPS": "max_steps",
             "PLANNER_MIN_BLOCK": "min_block",
             "PLANNER_BREAK": "break_minutes",
         }

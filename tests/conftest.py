@@ -1,5 +1,13 @@
-"""Shared fixtures: a fake Ollama server, a temporary database, and an agent
-wired to both exactly as cli.main wires the real one. Plain helpers are in helpers.py.
+"""Shared fixtures: a model (the scripted one in this process, or the real client on a fake Ollama
+server), a temporary database, and an agent wired to both exactly as cli.main wires the real one.
+Plain helpers are in helpers.py.
+
+The agent, the critic, the memory keeper and the embeddings run on `model`, a `ScriptedModel` in
+this process (no HTTP, no threads serving it), unless the test asks for `fake`: then they go
+through the real `ollama` client to the fake HTTP server, which is for the client's edge, the CLI
+end to end and faults on the wire. Both take the same scripts and record the same requests
+(tests/test_model_seam.py shows they answer alike); `chat_model` is whichever of the two the test
+has, and `make_agent` and `memory` use it.
 
 Hypothesis runs under the "ci" profile unless HYPOTHESIS_PROFILE says otherwise ("dev"): a fixed seed,
 so a failure here is the same failure on every machine, printed with the blob that replays it; and no
@@ -22,7 +30,9 @@ from planner.memory.history import Budget, History
 from planner.memory.keeper import MemoryKeeper
 from planner.memory.longterm import LongTermMemory
 from planner.memory.vectors import Embedder
+from planner.model.base import ChatModel
 from planner.model.client import Ollama
+from planner.model.scripted import ScriptedModel
 from planner.settings import Config
 from planner.storage.db import Store
 from planner.tools import ToolContext
@@ -61,6 +71,24 @@ def fake(request, hub):
 
 
 @pytest.fixture
+def model():
+    """A scripted model in this process with models main, critic and embed, fresh for each test; the
+    test fails if it scripted a JSON reply Ollama could not send (as with the fake server)."""
+    scripted = ScriptedModel()
+    yield scripted
+    assert not scripted.violations, f"the test scripted replies Ollama could not send: {scripted.violations}"
+
+
+@pytest.fixture
+def chat_model(request) -> ChatModel:
+    """The model the test's agent, keeper and memory talk to: the real client on the fake server if the test
+    asks for `fake` (directly or through another fixture), else the scripted model."""
+    if "fake" in request.fixturenames:
+        return request.getfixturevalue("llm")
+    return request.getfixturevalue("model")
+
+
+@pytest.fixture
 def store(tmp_path):
     """A fresh planner database."""
     s = Store(tmp_path / "planner.db")
@@ -75,19 +103,14 @@ def llm(fake):
 
 
 def local_embed(model: str, texts: list[str]) -> list[list[float]]:
-    """The fake server's embedder, called in this process: the same vectors without HTTP."""
+    """The bag-of-words embedder of the scripted model and the fake server, called directly."""
     return [fake_embedding(text) for text in texts]
 
 
 @pytest.fixture
-def memory(request, store):
-    """Long-term memory using the fake embedder: through the fake server when the test uses one
-    (so its requests are on the wire and recorded), else in this process, so tool tests need no server."""
-    if "fake" in request.fixturenames:
-        embed = request.getfixturevalue("llm").embed
-    else:
-        embed = local_embed
-    return LongTermMemory(store, Embedder(embed, "embed"))
+def memory(store, chat_model):
+    """Long-term memory embedding through the test's model (see chat_model), which records each call."""
+    return LongTermMemory(store, Embedder(chat_model.embed, "embed"))
 
 
 @pytest.fixture
@@ -113,14 +136,15 @@ def config(tmp_path):
 
 
 @pytest.fixture
-def make_agent(llm, store, ctx, config):
-    """Build an agent (optionally with config changes) for a session."""
+def make_agent(chat_model, store, ctx, config):
+    """Build an agent (optionally with config changes) for a session, on the test's model (see chat_model)."""
     agents = []
 
     def make(session: str = "s1", budget: Budget | None = None, **changes) -> Agent:
         c = config.replace(**changes)
-        keeper = MemoryKeeper(store, llm, c, ctx.memory) if c.auto_memory else None
-        a = Agent(llm, c, History(store, session, budget or history_budget(c, ctx)), ctx, keeper)  # as build_agent
+        keeper = MemoryKeeper(store, chat_model, c, ctx.memory) if c.auto_memory else None
+        history = History(store, session, budget or history_budget(c, ctx))
+        a = Agent(chat_model, c, history, ctx, keeper)  # as build_agent
         agents.append(a)
         return a
 

@@ -53,9 +53,10 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from planner.model.scripted import embedding
+from planner.model.scripted import embedding, smallest
 
-# One bag-of-words embedding for the fake server and the scripted model, so both rank alike.
+# One bag-of-words embedding for the fake server and the scripted model, so both rank alike; and one
+# smallest reply (`smallest`) for an unscripted critic.
 fake_embedding = embedding
 
 
@@ -213,17 +214,6 @@ class FakeHub:
             self.server.shutdown()
             self.server.server_close()
             self.server = None
-
-
-def smallest(schema: dict[str, Any]) -> Any:
-    """The smallest value a JSON schema allows: required properties only, empty lists and strings, true."""
-    kind = schema.get("type")
-    kind = next((k for k in kind if k != "null"), "null") if isinstance(kind, list) else kind
-    if "enum" in schema:
-        return schema["enum"][0]
-    if kind == "object":
-        return {k: smallest(schema.get("properties", {}).get(k, {})) for k in schema.get("required", [])}
-    return {"array": [], "string": "", "boolean": True, "integer": 0, "number": 0, "null": None}.get(kind, None)
 
 
 def format_violation(reply: dict[str, Any], fmt: Any) -> str | None:

@@ -8,26 +8,18 @@ import threading
 from helpers import call
 
 from planner.memory.history import SUMMARY_HEADER, Budget
-from planner.memory.keeper import (
-    EXTRACT_PROMPT,
-    SCENE_PROMPT,
-    SUMMARY_PROMPT,
-    TOPIC_PROMPT,
-    MemoryKeeper,
-    Worker,
-    clean_cells,
-    latest_summary,
-)
+from planner.memory.keeper import MemoryKeeper, Worker, clean_cells, latest_summary
+from planner.prompts import EXTRACT_PROMPT, SCENE_PROMPT, SUMMARY_PROMPT, TOPIC_PROMPT
 
 
 class Critic:
     """A scripted critic model that answers by which job it is asked to do."""
 
-    def __init__(self, fake, cells=None):
+    def __init__(self, model, cells=None):
         self.cells = cells or {}  # phrase in the user's message -> extracted cells
         self.summaries = 0
         self.extract_requests = []
-        fake.respond_with("critic", self)
+        model.respond_with("critic", self)
 
     def __call__(self, body):
         system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
@@ -54,9 +46,9 @@ def memories(store):
     return [tuple(r) for r in store.conn().execute("SELECT text, kind, topic, source FROM memories ORDER BY id")]
 
 
-def test_each_turn_is_mined_for_typed_memories_in_the_background(fake, make_agent, store):
-    Critic(fake, {"Ana": [cell("The user's sister Ana lives in Lisbon.", "person")]})
-    fake.script("main", {"tool_calls": [call("add_task", title="call Ana")]}, {"content": "Added."})
+def test_each_turn_is_mined_for_typed_memories_in_the_background(model, make_agent, store):
+    Critic(model, {"Ana": [cell("The user's sister Ana lives in Lisbon.", "person")]})
+    model.script("main", {"tool_calls": [call("add_task", title="call Ana")]}, {"content": "Added."})
     agent = make_agent(reflect=False, auto_memory=True)
     agent.run_turn("add a task to call my sister Ana, she lives in Lisbon")
     assert agent.keeper.worker.drain(30)
@@ -85,12 +77,12 @@ def test_junk_cells_are_not_stored():
     assert clean_cells("nonsense") == [] and clean_cells({"memories": "x"}) == []
 
 
-def test_extraction_is_told_similar_memories_and_a_contradiction_supersedes(fake, make_agent, store, memory):
+def test_extraction_is_told_similar_memories_and_a_contradiction_supersedes(model, make_agent, store, memory):
     old = memory.store_cell("The user drinks coffee every morning.", topic="food")["remembered"]["id"]
     critic = Critic(
-        fake, {"coffee": [cell("The user no longer drinks coffee.", "preference", topic="food", replaces=old)]}
+        model, {"coffee": [cell("The user no longer drinks coffee.", "preference", topic="food", replaces=old)]}
     )
-    fake.script("main", {"content": "Noted."})
+    model.script("main", {"content": "Noted."})
     agent = make_agent(auto_memory=True)
     agent.run_turn("I no longer drink coffee")
     assert agent.keeper.worker.drain(30)
@@ -99,9 +91,9 @@ def test_extraction_is_told_similar_memories_and_a_contradiction_supersedes(fake
     assert store.conn().execute("SELECT reason FROM memory_history").fetchone()[0] == "supersede"
 
 
-def test_a_repeated_fact_updates_instead_of_piling_up(fake, make_agent, store):
-    Critic(fake, {"violin": [cell("The user's daughter Mia plays the violin.", topic="family")]})
-    fake.respond_with("main", lambda body: {"content": "Nice!"})
+def test_a_repeated_fact_updates_instead_of_piling_up(model, make_agent, store):
+    Critic(model, {"violin": [cell("The user's daughter Mia plays the violin.", topic="family")]})
+    model.respond_with("main", lambda body: {"content": "Nice!"})
     agent = make_agent(auto_memory=True)
     agent.run_turn("Mia has violin class today")
     agent.run_turn("Mia's violin recital went well")
@@ -109,82 +101,82 @@ def test_a_repeated_fact_updates_instead_of_piling_up(fake, make_agent, store):
     assert len(memories(store)) == 1
 
 
-def test_pending_extraction_survives_a_crash_and_runs_at_the_next_start(fake, store, memory, config, llm):
-    Critic(fake, {"Lisbon": [cell("The user's sister Ana lives in Lisbon.")]})
+def test_pending_extraction_survives_a_crash_and_runs_at_the_next_start(model, store, memory, config):
+    Critic(model, {"Lisbon": [cell("The user's sister Ana lives in Lisbon.")]})
     # A turn was recorded, then the process died before the worker ran.
     store.conn().execute(
         "INSERT INTO memory_jobs (session, user_text, reply, today) VALUES ('s', 'Ana lives in Lisbon', 'ok', '2026-12-01')"
     )
-    keeper = MemoryKeeper(store, llm, config, memory)
+    keeper = MemoryKeeper(store, model, config, memory)
     keeper.resume("s")
     assert keeper.worker.drain(30)
     assert memories(store)[0][0] == "The user's sister Ana lives in Lisbon."
 
 
-def test_a_model_failure_keeps_the_job_for_later(fake, store, memory, config, llm):
-    fake.script("critic", {"status": 500, "error": "boom"})
-    keeper = MemoryKeeper(store, llm, config, memory)
+def test_a_model_failure_keeps_the_job_for_later(model, store, memory, config):
+    model.script("critic", {"status": 500, "error": "boom"})
+    keeper = MemoryKeeper(store, model, config, memory)
     keeper.after_turn("s", "my sister lives in Lisbon", "ok", "2026-12-01")
     assert keeper.worker.drain(30)
     assert store.conn().execute("SELECT attempts FROM memory_jobs").fetchone()[0] == 1
 
 
-def test_a_fact_said_in_passing_is_recalled_sessions_later_without_remember(fake, make_agent):
-    Critic(fake, {"peanuts": [cell("The user is allergic to peanuts.", topic="health")]})
-    fake.respond_with("main", lambda body: {"content": "OK."})
+def test_a_fact_said_in_passing_is_recalled_sessions_later_without_remember(model, make_agent):
+    Critic(model, {"peanuts": [cell("The user is allergic to peanuts.", topic="health")]})
+    model.respond_with("main", lambda body: {"content": "OK."})
     first = make_agent("monday", auto_memory=True)
     first.run_turn("ugh, had to skip the cake, peanuts again")
     first.close()
     for day in ("tuesday", "wednesday"):
         make_agent(day, auto_memory=True).run_turn("nothing special today")
     make_agent("friday", auto_memory=True).run_turn("can I eat the peanut cookies at the party?")
-    sent = fake.chats("main")[-1]["messages"][-1]["content"]
+    sent = model.chats("main")[-1]["messages"][-1]["content"]
     assert "The user is allergic to peanuts." in sent
     assert not any(
         c["function"]["name"] == "remember"
-        for b in fake.chats("main")
+        for b in model.chats("main")
         for m in b["messages"]
         for c in m.get("tool_calls", [])
     )
 
 
-def test_automatic_recall_saves_the_recall_round_trip(fake, make_agent, memory):
+def test_automatic_recall_saves_the_recall_round_trip(model, make_agent, memory):
     memory.store_cell("The user's dentist is Dr. Okonkwo.", topic="health")
 
-    def model(body):  # a model that calls recall only when it has no notes
+    def answer(body):  # a model that calls recall only when it has no notes
         last = body["messages"][-1]
         if last["role"] == "tool" or "Notes from memory" in last["content"]:
             return {"content": "Dr. Okonkwo."}
         return {"tool_calls": [call("recall", query="dentist")]}
 
-    fake.respond_with("main", model)
+    model.respond_with("main", answer)
     make_agent("with", auto_memory=True).run_turn("who is my dentist?")
-    with_notes = len(fake.chats("main"))
+    with_notes = len(model.chats("main"))
     make_agent("unrelated").run_turn("what is the weather like?")  # no relevant memory: no notes
-    assert with_notes == 1 and len(fake.chats("main")) == 3
+    assert with_notes == 1 and len(model.chats("main")) == 3
 
 
-def test_notes_include_the_topic_summary_and_are_stored_as_sent(fake, make_agent, store, memory):
+def test_notes_include_the_topic_summary_and_are_stored_as_sent(model, make_agent, store, memory):
     memory.store_cell("The user's dentist is Dr. Okonkwo.", topic="health")
     store.conn().execute(
         "INSERT INTO memory_topics (topic, summary, memory_count) VALUES ('health', 'Sees a dentist yearly.', 2)"
     )
-    fake.respond_with("main", lambda body: {"content": "ok"})
+    model.respond_with("main", lambda body: {"content": "ok"})
     agent = make_agent(auto_memory=True)
     agent.run_turn("book the dentist")
-    sent = fake.chats("main")[-1]["messages"][-1]["content"]
+    sent = model.chats("main")[-1]["messages"][-1]["content"]
     assert sent.startswith("book the dentist\n\n[Notes from memory")
     assert "- The user's dentist is Dr. Okonkwo." in sent and "- About health: Sees a dentist yearly." in sent
     agent.run_turn("thanks")
-    assert fake.chats("main")[-1]["messages"][1]["content"] == sent  # the prefix is repeated exactly
+    assert model.chats("main")[-1]["messages"][1]["content"] == sent  # the prefix is repeated exactly
 
 
-def test_topics_that_gain_memories_get_a_summary(fake, make_agent, store):
+def test_topics_that_gain_memories_get_a_summary(model, make_agent, store):
     Critic(
-        fake,
+        model,
         {"gym": [cell("The user goes to FitLab.", topic="sport"), cell("The user runs on Sundays.", topic="sport")]},
     )
-    fake.respond_with("main", lambda body: {"content": "ok"})
+    model.respond_with("main", lambda body: {"content": "ok"})
     agent = make_agent(auto_memory=True)
     agent.run_turn("after the gym I went running, as every sunday")
     assert agent.keeper.worker.drain(30)
@@ -195,9 +187,9 @@ def test_topics_that_gain_memories_get_a_summary(fake, make_agent, store):
     )
 
 
-def test_summaries_roll_forward_and_the_context_is_summary_plus_recent(fake, make_agent, store):
-    critic = Critic(fake)
-    fake.respond_with("main", lambda body: {"content": "reply"})
+def test_summaries_roll_forward_and_the_context_is_summary_plus_recent(model, make_agent, store):
+    critic = Critic(model)
+    model.respond_with("main", lambda body: {"content": "reply"})
     agent = make_agent(budget=Budget(messages=10, tokens=100_000), auto_memory=True)
     for i in range(12):
         agent.run_turn(f"line {i}")
@@ -213,30 +205,30 @@ def test_summaries_roll_forward_and_the_context_is_summary_plus_recent(fake, mak
         and rows[1]["last_message_id"] > rows[0]["last_message_id"]
     )
     assert rows[-1]["message_count"] == rows[-1]["last_message_id"] - rows[-1]["first_message_id"] + 1
-    sent = fake.chats("main")[-1]["messages"]
+    sent = model.chats("main")[-1]["messages"]
     assert sent[1]["role"] == "system" and sent[1]["content"].startswith(SUMMARY_HEADER + "summary")
     assert sent[2]["role"] == "user" and sent[2]["content"] != "line 0"
     start = store.conn().execute("SELECT window_start FROM sessions WHERE name = 's1'").fetchone()[0]
     assert latest_summary(store, "s1")["last_message_id"] == start - 1  # nothing falls between
     # the second summary was given the first one to fold in
     summary_requests = [
-        b["messages"][-1]["content"] for b in fake.chats("critic") if b["messages"][0]["content"] == SUMMARY_PROMPT
+        b["messages"][-1]["content"] for b in model.chats("critic") if b["messages"][0]["content"] == SUMMARY_PROMPT
     ]
     assert "summary 1" in summary_requests[1]
 
 
-def test_a_summary_interrupted_by_exit_is_redone_at_the_next_start(fake, make_agent, store, llm, config, memory):
-    fake.respond_with("main", lambda body: {"content": "reply"})
-    fake.script("critic", *[{"status": 500, "error": "down"}] * 40)
+def test_a_summary_interrupted_by_exit_is_redone_at_the_next_start(model, make_agent, store, config, memory):
+    model.respond_with("main", lambda body: {"content": "reply"})
+    model.script("critic", *[{"status": 500, "error": "down"}] * 40)
     agent = make_agent(budget=Budget(messages=6, tokens=100_000), auto_memory=True)
     for i in range(6):
         agent.run_turn(f"line {i}")
     agent.close()
     assert latest_summary(store, "s1") is None
     assert store.conn().execute("SELECT COUNT(*) FROM messages").fetchone()[0] == 12  # raw messages are kept
-    fake.scripts["critic"].clear()
-    Critic(fake)
-    keeper = MemoryKeeper(store, llm, config, memory)
+    model.scripts["critic"].clear()
+    Critic(model)
+    keeper = MemoryKeeper(store, model, config, memory)
     keeper.resume("s1")
     assert keeper.worker.drain(30)
     assert latest_summary(store, "s1") is not None
@@ -263,7 +255,7 @@ def test_a_failing_job_does_not_stop_the_worker():
     assert w.drain(30) and done == [1]
 
 
-def test_the_planners_notes_are_never_stored_as_the_users_words(fake, make_agent, store, memory):
+def test_the_planners_notes_are_never_stored_as_the_users_words(model, make_agent, store, memory):
     from planner.prompts import MEMORY_NOTES
 
     memory.store_cell("The user's cat is named Pixel.", topic="pets")
@@ -276,10 +268,10 @@ def test_the_planners_notes_are_never_stored_as_the_users_words(fake, make_agent
         copied["text"] = last["content"]
         return {"tool_calls": [call("remember", fact=last["content"])]}
 
-    fake.respond_with("main", copier)
+    model.respond_with("main", copier)
     # extraction copies the notes too, and summaries are asked of everything said
     critic = Critic(
-        fake, {"tuna": [cell(f"my cat Pixel likes tuna\n\n{MEMORY_NOTES}\n- The user's cat is named Pixel.")]}
+        model, {"tuna": [cell(f"my cat Pixel likes tuna\n\n{MEMORY_NOTES}\n- The user's cat is named Pixel.")]}
     )
     agent = make_agent(reflect=False, auto_memory=True, budget=Budget(messages=6, tokens=100_000))
     for i in range(4):
@@ -292,7 +284,7 @@ def test_the_planners_notes_are_never_stored_as_the_users_words(fake, make_agent
     stored = [t for t, *_ in memories(store)]
     assert stored and not any("[Notes from memory" in t or "- The user's cat is named Pixel." in t[1:] for t in stored)
     summaries = [
-        b["messages"][-1]["content"] for b in fake.chats("critic") if b["messages"][0]["content"] == SUMMARY_PROMPT
+        b["messages"][-1]["content"] for b in model.chats("critic") if b["messages"][0]["content"] == SUMMARY_PROMPT
     ]
     assert summaries and not any(MEMORY_NOTES in s for s in summaries)
     assert critic.extract_requests  # extraction ran on each turn
@@ -308,7 +300,7 @@ def test_a_fact_that_is_only_the_planners_notes_is_refused(memory):
         memory.store_cell(f"{MEMORY_NOTES}\n- The user's cat is named Pixel.")
 
 
-def test_memories_carry_the_day_they_were_said_and_recall_and_the_notes_show_it(fake, make_agent, store, memory, ctx):
+def test_memories_carry_the_day_they_were_said_and_recall_and_the_notes_show_it(model, make_agent, store, memory, ctx):
     from helpers import TODAY
 
     from planner.tools import dispatch
@@ -322,17 +314,17 @@ def test_memories_carry_the_day_they_were_said_and_recall_and_the_notes_show_it(
     assert said() == "2026-12-05"  # an older statement does not make it older
     result, ok = dispatch(ctx, "recall", {"query": "dentist"})
     assert ok and result["memories"][0]["said"] == "2026-12-05"
-    fake.respond_with("main", lambda body: {"content": "ok"})
+    model.respond_with("main", lambda body: {"content": "ok"})
     make_agent().run_turn("when did I last mention the dentist?")
-    sent = fake.chats("main")[-1]["messages"][-1]["content"]
+    sent = model.chats("main")[-1]["messages"][-1]["content"]
     assert "- The user's dentist is Dr. Okonkwo. (said 2026-12-05)" in sent
 
 
-def test_a_memory_extracted_later_keeps_the_day_of_its_turn(fake, make_agent, store, memory):
+def test_a_memory_extracted_later_keeps_the_day_of_its_turn(model, make_agent, store, memory):
     from helpers import TODAY
 
-    Critic(fake, {"Ana": [cell("The user's sister Ana lives in Lisbon.", "person")]})
-    fake.script("main", {"content": "Nice."})
+    Critic(model, {"Ana": [cell("The user's sister Ana lives in Lisbon.", "person")]})
+    model.script("main", {"content": "Nice."})
     agent = make_agent(reflect=False, auto_memory=True)
     agent.run_turn("my sister Ana lives in Lisbon")
     assert agent.keeper.worker.drain(30)

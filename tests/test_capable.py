@@ -45,15 +45,15 @@ def row(store, title: str) -> dict[str, Any] | None:
 
 @pytest.mark.parametrize("profile", ["standard", "auto-9B"])
 @pytest.mark.parametrize("s", SCENARIOS, ids=[s.id for s in SCENARIOS])
-def test_a_capable_model_gets_what_it_asked_for(s, profile, fake, make_agent, ctx, store):
+def test_a_capable_model_gets_what_it_asked_for(s, profile, model, make_agent, ctx, store):
     seed(ctx, store, s)
     asked: list[str] = []
     ctx.confirm = None if s.confirm is None else (lambda q: asked.append(q) or s.confirm)
-    fake.sizes["main"] = "9.0B"
-    fake.respond_with("critic", lambda body: {"content": '{"done": true, "critique": ""}'})
+    model.sizes["main"] = "9.0B"
+    model.respond_with("critic", lambda body: {"content": '{"done": true, "critique": ""}'})
     agent = make_agent(guards="standard" if profile == "standard" else "auto")
     for text, replies in s.turns:
-        fake.script("main", *replies)
+        model.script("main", *replies)
         r = agent.run_turn(text)
         assert r.error is None and not r.critiques
         # the claim check never fires on a correct turn: no "what did change" line, no second ask
@@ -64,9 +64,9 @@ def test_a_capable_model_gets_what_it_asked_for(s, profile, fake, make_agent, ct
             assert c["arguments"] == c["sent"], c
             assert c["ok"] and not ({"error", "note", "repeat"} & set(c["result"])), c
     assert agent.guards.profile == "standard"
-    assert not fake.scripts["main"], "the model was asked for every scripted reply"
+    assert not model.scripts["main"], "the model was asked for every scripted reply"
     claim_note = CLAIM_PROMPT.split("{")[0]
-    assert not any(claim_note in str(m.get("content")) for b in fake.chats("main") for m in b["messages"])
+    assert not any(claim_note in str(m.get("content")) for b in model.chats("main") for m in b["messages"])
     for title, columns in s.expect.items():
         got = row(store, title)
         assert got is not None, f"{title!r} missing"
@@ -86,11 +86,11 @@ def test_the_suite_is_large_enough_and_covers_multi_turn_requests():
     assert sum(len(s.turns) > 1 for s in SCENARIOS) >= 4
 
 
-def test_the_same_requests_on_a_small_model_are_changed_only_with_a_note(fake, make_agent, ctx, store):
+def test_the_same_requests_on_a_small_model_are_changed_only_with_a_note(model, make_agent, ctx, store):
     # The small profile may change a capable model's call, but never silently.
-    fake.sizes["main"] = "1.5B"
+    model.sizes["main"] = "1.5B"
     seed(ctx, store, SCENARIOS[0])
-    fake.script("main", *SCENARIOS[0].turns[0][1])
+    model.script("main", *SCENARIOS[0].turns[0][1])
     r = make_agent(reflect=False).run_turn(SCENARIOS[0].turns[0][0])
     changed = [c for c in r.tool_calls if c["arguments"] != c["sent"]]
     assert all("note" in c["result"] for c in changed)

@@ -169,12 +169,12 @@ def test_the_line_says_in_words_what_an_event_a_pin_or_a_cancel_changed():
 
 
 @pytest.fixture
-def small(fake):
-    fake.sizes["main"] = "1.5B"  # auto picks small
+def small(model):
+    model.sizes["main"] = "1.5B"  # auto picks small
 
 
-def test_in_small_a_false_claim_is_asked_again_once_and_the_call_it_then_makes_runs(fake, small, make_agent, store):
-    fake.script(
+def test_in_small_a_false_claim_is_asked_again_once_and_the_call_it_then_makes_runs(model, small, make_agent, store):
+    model.script(
         "main",
         {"content": "I added buy milk to your list."},
         {"tool_calls": [call("add_task", title="buy milk")]},
@@ -183,7 +183,7 @@ def test_in_small_a_false_claim_is_asked_again_once_and_the_call_it_then_makes_r
     r = make_agent(reflect=False).run_turn("add buy milk")
     assert [t["title"] for t in tasks(store)] == ["buy milk"]
     assert r.reply == "Added buy milk." and r.reasked and r.correction is None
-    note = fake.chats("main")[1]["messages"][-1]
+    note = model.chats("main")[1]["messages"][-1]
     assert note["role"] == "user" and note["content"] == CLAIM_PROMPT.format(
         claim="I added buy milk to your list.", none="nothing was added"
     )
@@ -192,42 +192,42 @@ def test_in_small_a_false_claim_is_asked_again_once_and_the_call_it_then_makes_r
     assert stored == ["user", "assistant", "tool", "assistant"]
 
 
-def test_in_small_a_claim_made_again_is_shown_with_what_did_change(fake, small, make_agent, store):
-    fake.script("main", {"content": "I saved that."}, {"content": "I saved that, yes."}, {"content": "Hi."})
+def test_in_small_a_claim_made_again_is_shown_with_what_did_change(model, small, make_agent, store):
+    model.script("main", {"content": "I saved that."}, {"content": "I saved that, yes."}, {"content": "Hi."})
     agent = make_agent(reflect=False)
     r = agent.run_turn("my sister Ana lives in Lisbon")
     assert r.reply == "I saved that, yes." and r.correction == "Nothing was changed." and r.reasked
-    assert len(fake.chats("main")) == 2  # asked once more, not again and again
+    assert len(model.chats("main")) == 2  # asked once more, not again and again
     # the next turn's model reads what the user read: the claim, and that nothing changed
     agent.run_turn("hello")
-    assert fake.chats("main")[-1]["messages"][-2] == {
+    assert model.chats("main")[-1]["messages"][-2] == {
         "role": "assistant",
         "content": "I saved that, yes.\n\n(Nothing was changed.)",
     }
 
 
-def test_in_small_a_parroted_note_becomes_what_ran(fake, small, make_agent, store):
+def test_in_small_a_parroted_note_becomes_what_ran(model, small, make_agent, store):
     parrot = CLAIM_PROMPT.format(claim="Added it.", none="nothing was added")
-    fake.script("main", {"content": "Added it."}, {"content": parrot})
+    model.script("main", {"content": "Added it."}, {"content": parrot})
     r = make_agent(reflect=False).run_turn("add milk")
     assert r.reply == "Sorry, I have no answer to that." and r.correction is None
 
 
-def test_in_standard_a_false_claim_is_not_asked_again_but_never_shown_as_true(fake, make_agent, store):
-    fake.script("main", {"content": "Added buy milk to your list."})
+def test_in_standard_a_false_claim_is_not_asked_again_but_never_shown_as_true(model, make_agent, store):
+    model.script("main", {"content": "Added buy milk to your list."})
     r = make_agent(reflect=False).run_turn("add buy milk")
     assert r.reply == "Added buy milk to your list." and r.correction == "Nothing was changed."
-    assert not r.reasked and len(fake.chats("main")) == 1 and tasks(store) == []
+    assert not r.reasked and len(model.chats("main")) == 1 and tasks(store) == []
 
 
-def test_a_true_claim_costs_no_extra_call(fake, small, make_agent, store):
-    fake.script("main", {"tool_calls": [call("add_task", title="milk")]}, {"content": "Added milk."})
+def test_a_true_claim_costs_no_extra_call(model, small, make_agent, store):
+    model.script("main", {"tool_calls": [call("add_task", title="milk")]}, {"content": "Added milk."})
     r = make_agent(reflect=False).run_turn("add milk")
-    assert r.correction is None and not r.reasked and len(fake.chats("main")) == 2
+    assert r.correction is None and not r.reasked and len(model.chats("main")) == 2
 
 
-def test_a_claim_about_an_earlier_turn_is_trusted(fake, small, make_agent, store):
-    fake.script(
+def test_a_claim_about_an_earlier_turn_is_trusted(model, small, make_agent, store):
+    model.script(
         "main",
         {"tool_calls": [call("add_task", title="milk")]},
         {"content": "Added milk."},
@@ -240,8 +240,8 @@ def test_a_claim_about_an_earlier_turn_is_trusted(fake, small, make_agent, store
     assert r.correction is None and not r.reasked
 
 
-def test_a_failed_call_backs_no_claim(fake, small, make_agent, store):
-    fake.script(
+def test_a_failed_call_backs_no_claim(model, small, make_agent, store):
+    model.script(
         "main",
         {"tool_calls": [call("complete_task", id=9)]},
         {"content": "Marked it as done."},

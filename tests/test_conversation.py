@@ -12,7 +12,7 @@ from conftest import call
 from test_cli import run_agent
 
 from evals.scripted import oracle
-from planner.memory.keeper import EXTRACT_PROMPT
+from planner.prompts import EXTRACT_PROMPT
 
 ADD = "add buy milk for tomorrow and call the dentist on friday"
 FACT = "my sister Ana lives in Lisbon"

@@ -8,7 +8,8 @@ from conftest import call
 from test_background import Critic, cell, memories
 from test_cli import run_agent
 
-from planner.memory.keeper import EXTRACT_PROMPT, Extraction, states_fact
+from planner.memory.keeper import Extraction, states_fact
+from planner.prompts import EXTRACT_PROMPT
 from planner.ui.traceview import SideCalls
 
 ANA = cell("The user's sister Ana lives in Lisbon.", "person")
@@ -49,9 +50,9 @@ def test_requests_questions_and_small_talk_state_no_fact(text):
 class Main:
     """The main model: the turn's scripted replies, and what it extracts when asked."""
 
-    def __init__(self, fake, replies, cells):
+    def __init__(self, model, replies, cells):
         self.replies, self.cells, self.extractions = list(replies), cells, []
-        fake.respond_with("main", self)
+        model.respond_with("main", self)
 
     def __call__(self, body):
         if body["messages"][0]["content"] == EXTRACT_PROMPT:
@@ -66,9 +67,9 @@ def agent_with(make_agent, reports):
     return agent
 
 
-def test_a_fact_the_critic_misses_is_read_by_the_main_model_and_stored(fake, make_agent, store, config):
-    Critic(fake)  # extracts nothing, as the 0.5B critic did
-    main = Main(fake, [{"content": "Nice!"}], [ANA])  # neither remember called nor claimed
+def test_a_fact_the_critic_misses_is_read_by_the_main_model_and_stored(model, make_agent, store, config):
+    Critic(model)  # extracts nothing, as the 0.5B critic did
+    main = Main(model, [{"content": "Nice!"}], [ANA])  # neither remember called nor claimed
     reports = []
     agent = agent_with(make_agent, reports)
     agent.run_turn("my sister Ana lives in Lisbon")
@@ -81,9 +82,9 @@ def test_a_fact_the_critic_misses_is_read_by_the_main_model_and_stored(fake, mak
     assert len(main.extractions) == 1
 
 
-def test_a_request_the_critic_finds_nothing_in_costs_no_second_extraction(fake, make_agent, store):
-    Critic(fake)
-    main = Main(fake, [{"tool_calls": [call("add_task", title="milk")]}, {"content": "Added milk."}], [ANA])
+def test_a_request_the_critic_finds_nothing_in_costs_no_second_extraction(model, make_agent, store):
+    Critic(model)
+    main = Main(model, [{"tool_calls": [call("add_task", title="milk")]}, {"content": "Added milk."}], [ANA])
     reports = []
     agent = agent_with(make_agent, reports)
     agent.run_turn("add milk")
@@ -94,10 +95,10 @@ def test_a_request_the_critic_finds_nothing_in_costs_no_second_extraction(fake, 
     ]
 
 
-def test_a_fact_already_remembered_is_not_asked_again(fake, make_agent, store):
-    Critic(fake)
+def test_a_fact_already_remembered_is_not_asked_again(model, make_agent, store):
+    Critic(model)
     main = Main(
-        fake,
+        model,
         [{"tool_calls": [call("remember", fact="The user's sister Ana lives in Lisbon.")]}, {"content": "Noted."}],
         [ANA],
     )
@@ -109,15 +110,15 @@ def test_a_fact_already_remembered_is_not_asked_again(fake, make_agent, store):
     assert reports[0].why == "already remembered: The user's sister Ana lives in Lisbon."
 
 
-def test_when_the_main_model_is_down_the_fact_waits_for_the_next_try(fake, make_agent, store):
-    Critic(fake)
-    fake.script("main", {"content": "Nice!"}, {"status": 500, "error": "busy"})
+def test_when_the_main_model_is_down_the_fact_waits_for_the_next_try(model, make_agent, store):
+    Critic(model)
+    model.script("main", {"content": "Nice!"}, {"status": 500, "error": "busy"})
     agent = make_agent(reflect=False, auto_memory=True)
     agent.run_turn("my sister Ana lives in Lisbon")
     assert agent.keeper.worker.drain(5)
     assert memories(store) == []
     assert store.conn().execute("SELECT attempts FROM memory_jobs").fetchone()[0] == 1  # kept, to run again
-    Main(fake, [], [ANA])
+    Main(model, [], [ANA])
     agent.keeper.run_pending()
     assert [m[0] for m in memories(store)] == ["The user's sister Ana lives in Lisbon."]
     assert store.conn().execute("SELECT COUNT(*) FROM memory_jobs").fetchone()[0] == 0

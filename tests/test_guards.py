@@ -28,21 +28,21 @@ def test_model_sizes_are_read_as_ollama_reports_them():
     assert pick_profile("off", "0.5B") == "off" and pick_profile("small", "70B") == "small"
 
 
-def test_auto_asks_ollama_for_the_size_and_model_switches_pick_again(fake, make_agent):
+def test_auto_asks_ollama_for_the_size_and_model_switches_pick_again(model, make_agent):
     from planner.ui.commands import Stats, run_command
 
-    fake.sizes["main"] = "9.0B"
-    fake.sizes["tiny"] = "494.03M"
-    fake.models["tiny"] = ["completion", "tools"]
+    model.sizes["main"] = "9.0B"
+    model.sizes["tiny"] = "494.03M"
+    model.models["tiny"] = ["completion", "tools"]
     agent = make_agent()
     assert agent.guards.profile == "standard"
     assert run_command(agent, "/model main tiny", Stats()) == "main model is now tiny (guards: small)"
-    assert agent.settings.model == "tiny" and agent.guards.profile == "small"
+    assert agent.config.model == "tiny" and agent.guards.profile == "small"
 
 
-def test_building_an_agent_asks_ollama_nothing(fake, make_agent):
+def test_building_an_agent_asks_ollama_nothing(model, make_agent):
     make_agent()
-    assert fake.count("/api/show") == 0  # the profile is picked at the first turn
+    assert model.count("/api/show") == 0  # the profile is picked at the first turn
 
 
 def test_the_profile_comes_from_the_flag_or_the_environment_and_bad_values_are_one_line():
@@ -107,19 +107,19 @@ def test_negated_and_earlier_delete_words_do_not_authorise_a_deletion():
 # ---------------------------------------------------------------- the turn
 
 
-def test_after_a_critique_the_retry_sees_its_own_results_in_order(fake, make_agent, store):
-    fake.sizes["main"] = "9.0B"
-    fake.script(
+def test_after_a_critique_the_retry_sees_its_own_results_in_order(model, make_agent, store):
+    model.sizes["main"] = "9.0B"
+    model.script(
         "main",
         {"tool_calls": [call("add_task", title="milk")]},
         {"content": "Added milk."},
         {"tool_calls": [call("add_task", title="eggs")]},
         {"content": "Added eggs too."},
     )
-    fake.script("critic", {"content": '{"done": false, "critique": "eggs were not added"}'})
+    model.script("critic", {"content": '{"done": false, "critique": "eggs were not added"}'})
     r = make_agent().run_turn("add milk and eggs")
     assert r.reply == "Added eggs too." and [t["title"] for t in tasks(store)] == ["milk", "eggs"]
-    last = fake.chats("main")[-1]["messages"]
+    last = model.chats("main")[-1]["messages"]
     shape = [
         (m["role"], m.get("content", "")[:20] or json.dumps(m.get("tool_calls", ""))[:40]) for m in last[1:]
     ]  # after the system prompt
@@ -127,32 +127,32 @@ def test_after_a_critique_the_retry_sees_its_own_results_in_order(fake, make_age
     assert shape[3] == ("assistant", "Added milk.") and "reviewer" in last[5]["content"]
     assert "eggs" in last[6]["tool_calls"][0]["function"]["arguments"]["title"]
     assert json.loads(last[7]["content"])["added"]["title"] == "eggs"
-    assert len(fake.chats("main")) == 4  # no blind calls after the retry
+    assert len(model.chats("main")) == 4  # no blind calls after the retry
 
 
-def test_a_declined_deletion_is_no_change_and_is_asked_once(fake, make_agent, ctx, store):
-    fake.sizes["main"] = "9.0B"
+def test_a_declined_deletion_is_no_change_and_is_asked_once(model, make_agent, ctx, store):
+    model.sizes["main"] = "9.0B"
     dispatch(ctx, "add_task", {"title": "gym"})
     asked = []
     ctx.confirm = lambda q: asked.append(q) or False
-    fake.script(
+    model.script(
         "main",
         {"tool_calls": [call("delete_task", id=1)]},
         {"tool_calls": [call("delete_task", id=1)]},  # the model tries again
         {"content": "I did not delete it."},
     )
     r = make_agent().run_turn("delete the gym task")
-    assert len(asked) == 1 and fake.chats("critic") == []  # nothing changed: no critic, no second question
+    assert len(asked) == 1 and model.chats("critic") == []  # nothing changed: no critic, no second question
     assert "already said no" in r.tool_calls[1]["result"]["error"]
     assert [t["title"] for t in tasks(store)] == ["gym"]
 
 
-def test_the_large_change_count_is_by_distinct_tasks(fake, make_agent, ctx, store):
+def test_the_large_change_count_is_by_distinct_tasks(model, make_agent, ctx, store):
     for t in ("a", "b", "c"):
         dispatch(ctx, "add_task", {"title": t})
     asked = []
     ctx.confirm = lambda q: asked.append(q) or False
-    fake.script(
+    model.script(
         "main",
         {"tool_calls": [call("update_task", id=i, priority="high") for i in (1, 2, 3)]},
         {"tool_calls": [call("update_task", id=i, notes="x") for i in (1, 2, 3)]},
@@ -162,13 +162,13 @@ def test_the_large_change_count_is_by_distinct_tasks(fake, make_agent, ctx, stor
     assert asked == [] and all(c["ok"] for c in r.tool_calls)  # three tasks, changed twice each
 
 
-def test_one_yes_approves_exactly_the_changes_listed(fake, make_agent, ctx, store):
+def test_one_yes_approves_exactly_the_changes_listed(model, make_agent, ctx, store):
     for i in range(10):
         dispatch(ctx, "add_task", {"title": f"t{i}"})
     asked = []
     answers = iter([True, False])
     ctx.confirm = lambda q: asked.append(q) or next(answers)
-    fake.script(
+    model.script(
         "main",
         {"tool_calls": [call("delete_task", id=i) for i in (1, 2, 3, 4)]},
         {"tool_calls": [call("delete_task", id=i) for i in (5, 6)]},  # not in the list the user saw
@@ -179,11 +179,11 @@ def test_one_yes_approves_exactly_the_changes_listed(fake, make_agent, ctx, stor
     assert [t["title"] for t in tasks(store)] == [f"t{i}" for i in range(4, 10)]
 
 
-def test_a_read_after_a_write_is_not_a_repeat_and_repeats_answer_from_the_latest_results(fake, make_agent, ctx):
-    fake.sizes["main"] = "494.03M"  # the repeat screen is a small-model recovery
+def test_a_read_after_a_write_is_not_a_repeat_and_repeats_answer_from_the_latest_results(model, make_agent, ctx):
+    model.sizes["main"] = "494.03M"  # the repeat screen is a small-model recovery
     dispatch(ctx, "add_task", {"title": "dentist"})
     dispatch(ctx, "add_task", {"title": "stamps"})
-    fake.script(
+    model.script(
         "main",
         {"tool_calls": [call("list_tasks")]},
         {"tool_calls": [call("complete_task", id=1)]},
@@ -197,10 +197,10 @@ def test_a_read_after_a_write_is_not_a_repeat_and_repeats_answer_from_the_latest
     assert "dentist" not in r.reply.split("as done.")[1]  # never the stale list with the dentist open
 
 
-def test_a_json_reply_stands_for_a_capable_model_and_is_replaced_for_a_small_one(fake, make_agent):
-    fake.models["tiny"] = ["completion", "tools"]
-    fake.sizes.update(main="9.0B", tiny="494.03M")
-    for model, kept in (("main", True), ("tiny", False)):
-        fake.script(model, {"tool_calls": [call("list_tasks")]}, {"content": '{"tasks": []}'})
-        r = make_agent(reflect=False, model=model).run_turn("give me my open tasks as JSON")
+def test_a_json_reply_stands_for_a_capable_model_and_is_replaced_for_a_small_one(model, make_agent):
+    model.models["tiny"] = ["completion", "tools"]
+    model.sizes.update(main="9.0B", tiny="494.03M")
+    for name, kept in (("main", True), ("tiny", False)):
+        model.script(name, {"tool_calls": [call("list_tasks")]}, {"content": '{"tasks": []}'})
+        r = make_agent(reflect=False, model=name).run_turn("give me my open tasks as JSON")
         assert (r.reply == '{"tasks": []}') == kept

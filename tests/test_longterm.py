@@ -127,15 +127,15 @@ def test_hybrid_recall_beats_keywords_alone_and_vectors_alone(loaded):
     assert scores["hybrid"] >= 0.8
 
 
-def test_many_memories_switch_to_the_compact_index_and_still_recall(monkeypatch, store, llm):
+def test_many_memories_switch_to_the_compact_index_and_still_recall(monkeypatch, store, model):
     from planner.memory import longterm
     from planner.memory.vectors import CompactIndex, Embedder
 
     monkeypatch.setattr(longterm, "COMPACT_ABOVE", 10)
-    seed = longterm.LongTermMemory(store, Embedder(llm.embed, "embed"))
+    seed = longterm.LongTermMemory(store, Embedder(model.embed, "embed"))
     for fact in DATA["facts"][:20]:
         seed.store_cell(fact)
-    mem = longterm.LongTermMemory(store, Embedder(llm.embed, "embed"))
+    mem = longterm.LongTermMemory(store, Embedder(model.embed, "embed"))
     assert mem.recall("Who is my dentist?", 1)[0]["text"] == "The user's dentist is Dr. Okonkwo."
     assert isinstance(mem.index, CompactIndex) and len(mem.index) == 20
     added = mem.store_cell("The user's parrot is called Kiwi.")["remembered"]["id"]
@@ -165,18 +165,18 @@ def test_compact_index_agrees_with_exact_search_on_clustered_vectors():
     assert compact.nbytes() < exact.nbytes() / 3
 
 
-def test_automatic_recall_and_the_recall_tool_share_one_embedding_and_search_per_turn(fake, make_agent, memory):
+def test_automatic_recall_and_the_recall_tool_share_one_embedding_and_search_per_turn(model, make_agent, memory):
     memory.store_cell("The user's cat is named Pixel.")
     question = "what is my cat called"
-    fake.script("main", {"tool_calls": [call("recall", query=question)]}, {"content": "Pixel."})
-    fake.script("main", {"tool_calls": [call("recall", query=question)]}, {"content": "Still Pixel."})
+    model.script("main", {"tool_calls": [call("recall", query=question)]}, {"content": "Pixel."})
+    model.script("main", {"tool_calls": [call("recall", query=question)]}, {"content": "Still Pixel."})
     agent = make_agent(reflect=False)
-    before = len(fake.embed_inputs)
+    before = len(model.embed_inputs)
     agent.run_turn(question)
-    assert sum(question in t for t in fake.embed_inputs[before:]) == 1  # attached notes and the tool: one query
+    assert sum(question in t for t in model.embed_inputs[before:]) == 1  # attached notes and the tool: one query
     memory.store_cell("The user's cat is eleven.")  # a write: the next search is fresh
     agent.run_turn(question)
-    assert sum(question in t for t in fake.embed_inputs[before:]) == 2
+    assert sum(question in t for t in model.embed_inputs[before:]) == 2
 
 
 def test_an_embedder_that_scores_every_pair_close_merges_only_restatements(store):

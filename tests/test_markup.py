@@ -84,11 +84,11 @@ def test_markup_is_held_back_while_streaming():
         assert not looks_like_call(head), head
 
 
-def test_a_reply_that_is_markup_runs_in_every_profile_and_is_never_shown(fake, make_agent, store):
+def test_a_reply_that_is_markup_runs_in_every_profile_and_is_never_shown(model, make_agent, store):
     # a capable size: the standard profile, which reads calls only when they are the whole reply
     store.conn().execute("INSERT INTO tasks (title, due_date) VALUES ('dentist', '2026-12-04')")
     markup = '<tools><function name="list_tasks" arguments="due_after=tomorrow"/></tools>'
-    fake.script("main", {"content": markup}, {"content": "The dentist, on Friday."})
+    model.script("main", {"content": markup}, {"content": "The dentist, on Friday."})
     seen = []
     r = make_agent(reflect=False).run_turn("what's on my list after tomorrow?", events(seen))
     assert r.reply == "The dentist, on Friday."
@@ -96,17 +96,17 @@ def test_a_reply_that_is_markup_runs_in_every_profile_and_is_never_shown(fake, m
     assert "<" not in "".join(d["text"] for k, d in seen if k == "token")
 
 
-def test_markup_that_cannot_run_becomes_a_sentence_saying_nothing_was_done(fake, make_agent, store):
-    fake.script("main", {"content": '<tools><function name="list_tasks" arguments="tomorrow"/></tools>'})
+def test_markup_that_cannot_run_becomes_a_sentence_saying_nothing_was_done(model, make_agent, store):
+    model.script("main", {"content": '<tools><function name="list_tasks" arguments="tomorrow"/></tools>'})
     seen = []
     r = make_agent(reflect=False).run_turn("what's on my list?", events(seen))
     assert r.reply == NOTHING_DONE and r.tool_calls == [] and tasks(store) == []
     assert "".join(d["text"] for k, d in seen if k == "token") == NOTHING_DONE
 
 
-def test_in_small_markup_inside_prose_runs_too(fake, make_agent, store):
-    fake.sizes["main"] = "1.5B"
-    fake.script("main", {"content": 'Sure! <add_task title="buy milk"/>'}, {"content": "Added buy milk."})
+def test_in_small_markup_inside_prose_runs_too(model, make_agent, store):
+    model.sizes["main"] = "1.5B"
+    model.script("main", {"content": 'Sure! <add_task title="buy milk"/>'}, {"content": "Added buy milk."})
     r = make_agent(reflect=False).run_turn("add buy milk")
     assert [t["title"] for t in tasks(store)] == ["buy milk"] and r.reply == "Added buy milk."
 
@@ -146,9 +146,9 @@ def test_plain_replies_and_answers_about_tools_are_left_alone(reply, request_):
     assert not talks_tools(reply, request_, NAMES)
 
 
-def test_in_small_a_reply_naming_tools_is_rewritten_from_the_results(fake, make_agent, store):
-    fake.sizes["main"] = "1.5B"
-    fake.script(
+def test_in_small_a_reply_naming_tools_is_rewritten_from_the_results(model, make_agent, store):
+    model.sizes["main"] = "1.5B"
+    model.script(
         "main",
         {"tool_calls": [call("add_task", title="buy milk for tomorrow", due_date="tomorrow", priority="high")]},
         {"content": ISSUE_REPLY},
@@ -157,15 +157,15 @@ def test_in_small_a_reply_naming_tools_is_rewritten_from_the_results(fake, make_
     assert r.reply == 'Added "buy milk" (id 1, due 2026-12-02).'
 
 
-def test_in_small_without_results_only_the_sentences_naming_tools_go(fake, make_agent):
-    fake.sizes["main"] = "1.5B"
-    fake.script("main", {"content": "Hello! I can call add_task for you. What do you need?"})
+def test_in_small_without_results_only_the_sentences_naming_tools_go(model, make_agent):
+    model.sizes["main"] = "1.5B"
+    model.script("main", {"content": "Hello! I can call add_task for you. What do you need?"})
     assert make_agent(reflect=False).run_turn("hello!").reply == "Hello! What do you need?"
-    fake.script("main", {"content": "Use list_tasks."})
+    model.script("main", {"content": "Use list_tasks."})
     assert make_agent(reflect=False).run_turn("hm").reply == NOTHING_DONE
     assert without_tool_talk("Call update_task. Done.", NAMES) == "Done."
 
 
-def test_in_standard_a_capable_models_words_stand(fake, make_agent):
-    fake.script("main", {"content": "You can ask me to use update_task."})
+def test_in_standard_a_capable_models_words_stand(model, make_agent):
+    model.script("main", {"content": "You can ask me to use update_task."})
     assert make_agent(reflect=False).run_turn("hello").reply == "You can ask me to use update_task."

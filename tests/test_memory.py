@@ -98,15 +98,15 @@ def test_loading_repairs_a_turn_cut_short_by_a_crash(store):
     assert len(session_messages(store, "s")) == 3  # nothing is deleted from the store
 
 
-def test_sessions_are_separate(fake, make_agent, store):
-    fake.respond_with("main", lambda body: {"content": "ok"})
+def test_sessions_are_separate(model, make_agent, store):
+    model.respond_with("main", lambda body: {"content": "ok"})
     make_agent("one").run_turn("first session")
     make_agent("two").run_turn("second session")
-    assert "first session" not in json.dumps(fake.chats("main")[-1]["messages"])
+    assert "first session" not in json.dumps(model.chats("main")[-1]["messages"])
 
 
-def test_history_is_sent_again_after_a_restart(fake, make_agent):
-    fake.script(
+def test_history_is_sent_again_after_a_restart(model, make_agent):
+    model.script(
         "main",
         {"tool_calls": [call("get_today")]},
         {"content": "It is Tuesday."},
@@ -114,7 +114,7 @@ def test_history_is_sent_again_after_a_restart(fake, make_agent):
     )
     make_agent("s").run_turn("what day is it?")
     make_agent("s").run_turn("what did I ask?")
-    sent = fake.chats("main")[-1]["messages"]
+    sent = model.chats("main")[-1]["messages"]
     assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool", "assistant", "user"]
     assert sent[2]["tool_calls"][0]["function"]["name"] == "get_today"
 
@@ -175,20 +175,20 @@ def test_pack_is_little_endian_float32():
     assert unpack(blob).tolist() == [1.0, -2.5]
 
 
-def test_remember_then_recall_with_task_prefixes(fake, memory):
+def test_remember_then_recall_with_task_prefixes(model, memory):
     memory.remember("My sister Ana lives in Lisbon")
     memory.remember("I prefer meetings in the morning")
     hits = memory.recall("where does Ana live", 1)
     assert hits[0]["text"] == "My sister Ana lives in Lisbon" and 0 < hits[0]["score"] <= 1
-    assert "search_document: My sister Ana lives in Lisbon" not in fake.embed_inputs  # model 'embed' has no prefixes
+    assert "search_document: My sister Ana lives in Lisbon" not in model.embed_inputs  # model 'embed' has no prefixes
 
 
-def test_nomic_gets_its_document_and_query_prefixes(fake, store, llm):
-    fake.models["nomic-embed-text"] = ["embedding"]
-    mem = LongTermMemory(store, Embedder(llm.embed, "nomic-embed-text"))
+def test_nomic_gets_its_document_and_query_prefixes(model, store):
+    model.models["nomic-embed-text"] = ["embedding"]
+    mem = LongTermMemory(store, Embedder(model.embed, "nomic-embed-text"))
     mem.remember("likes green tea")
     mem.recall("tea", 1)
-    assert fake.embed_inputs == ["search_document: likes green tea", "search_query: tea"]
+    assert model.embed_inputs == ["search_document: likes green tea", "search_query: tea"]
 
 
 def test_a_near_identical_fact_updates_instead_of_duplicating(memory, store):
@@ -200,23 +200,23 @@ def test_a_near_identical_fact_updates_instead_of_duplicating(memory, store):
     assert "remembered" in other
 
 
-def test_vectors_load_lazily_not_at_construction(fake, store, llm):
-    LongTermMemory(store, Embedder(llm.embed, "embed")).remember("a fact")
-    fake.requests.clear()
-    mem = LongTermMemory(store, Embedder(llm.embed, "embed"))
-    assert fake.requests == [] and len(mem.index) == 0
+def test_vectors_load_lazily_not_at_construction(model, store):
+    LongTermMemory(store, Embedder(model.embed, "embed")).remember("a fact")
+    model.requests.clear()
+    mem = LongTermMemory(store, Embedder(model.embed, "embed"))
+    assert model.requests == [] and len(mem.index) == 0
     assert mem.recall("fact", 1)[0]["text"] == "a fact"
 
 
-def test_changing_the_embedding_model_re_embeds_with_progress(fake, store, llm):
-    old = LongTermMemory(store, Embedder(llm.embed, "embed"))
+def test_changing_the_embedding_model_re_embeds_with_progress(model, store):
+    old = LongTermMemory(store, Embedder(model.embed, "embed"))
     for i in range(5):
         old.remember(f"fact number {i} about topic{i}")
-    fake.models["embed2"] = ["embedding"]
-    fake.embed_dim = 64  # a model with other dimensions
+    model.models["embed2"] = ["embedding"]
+    model.embed_dim = 64  # a model with other dimensions
     progress = []
     new = LongTermMemory(
-        store, Embedder(llm.embed, "embed2", batch=2), on_progress=lambda d, t: progress.append((d, t))
+        store, Embedder(model.embed, "embed2", batch=2), on_progress=lambda d, t: progress.append((d, t))
     )
     hits = new.recall("topic3", 1)
     assert hits[0]["text"] == "fact number 3 about topic3"
@@ -276,7 +276,7 @@ def test_opening_waits_out_a_lock_sqlite_reports_at_once(tmp_path, monkeypatch):
         Store(tmp_path / "q.db")
 
 
-def test_memories_search_says_nothing_matches_below_the_relevance_floor(fake, make_agent, memory):
+def test_memories_search_says_nothing_matches_below_the_relevance_floor(model, make_agent, memory):
     from planner.ui.commands import Stats, run_command
 
     memory.store_cell("The user's cat is named Pixel.")

@@ -57,9 +57,65 @@ def test_a_request_is_recorded_with_the_fields_the_server_receives(fake):
     for model, script in ((real, fake_script), (scripted, own)):
         outcome(model, script, REPLIES["text"])
     sent, kept = fake.chats("main")[-1], scripted.chats("main")[-1]
+    assert set(kept) - {"path"} == set(sent)  # what was not set is not sent: no "think" for a model without it
     for key in ("model", "messages", "tools", "options", "keep_alive"):
         assert kept[key] == sent[key], key
     assert kept["stream"] is sent["stream"] is True
+
+
+def test_an_agents_requests_are_recorded_as_the_server_receives_them(fake, tmp_path):
+    """Tool calls, tool results and the critic's JSON call of a whole turn: the same bodies either way."""
+    from helpers import TODAY
+
+    from planner.agent.build import build_agent
+    from planner.settings import Config
+    from planner.storage.db import Store
+
+    bodies = []
+    for name, model, script in both(fake):
+        script.script("main", {"tool_calls": [{"name": "add_task", "arguments": {"title": "milk"}}]},
+                      {"content": "Added milk."})  # fmt: skip
+        config = Config(model="main", critic_model="critic", embed_model="embed", db_path=tmp_path / f"{name}.db",
+                        today=TODAY, auto_memory=False)  # fmt: skip
+        store = Store(config.db_path)
+        agent = build_agent(config, store, model, "s", None)
+        assert agent.run_turn("add milk").reply == "Added milk."
+        agent.close()
+        store.close()
+        bodies.append([{k: v for k, v in b.items() if k != "path"} for b in script.chats()])
+    sent, kept = bodies
+    assert [b["model"] for b in sent] == [b["model"] for b in kept] == ["main", "main", "critic"]
+    # What the ollama client does on the way, which the scripted model does not copy: it leaves out a message's
+    # empty fields, sends no tools as [], and keeps of a tool parameter only the keys its types have (no bounds).
+    for body in kept:
+        body["messages"] = [{k: v for k, v in m.items() if v} for m in body["messages"]]
+    names = lambda body: [t["function"]["name"] for t in body.get("tools") or []]  # noqa: E731
+    assert [names(b) for b in sent] == [names(b) for b in kept]
+    assert [{k: v for k, v in b.items() if k != "tools"} for b in sent] == [
+        {k: v for k, v in b.items() if k != "tools"} for b in kept
+    ]
+
+
+@pytest.mark.parametrize(
+    ("capabilities", "kwargs", "kind"),
+    [
+        (["completion"], {"tools": TOOLS}, "cannot"),
+        (["completion", "tools"], {"think": True}, "cannot"),
+        (["embedding"], {}, "cannot"),
+        (["completion", "tools", "thinking"], {"think": True, "tools": TOOLS}, None),
+    ],
+)
+def test_a_call_the_model_lacks_the_capability_for_fails_alike(fake, capabilities, kwargs, kind):
+    lines = []
+    for _, model, script in both(fake):
+        script.models["main"] = capabilities
+        script.script("main", {"content": "ok"})
+        try:
+            lines.append(model.chat_stream("main", MESSAGES, **kwargs).content)
+        except ModelError as e:
+            assert e.kind == kind
+            lines.append(str(e))
+    assert lines[0] == lines[1] and (kind is None) == (lines[0] == "ok")
 
 
 def test_json_calls_and_embeddings_and_facts_match_the_client(fake):
@@ -78,20 +134,26 @@ def test_json_calls_and_embeddings_and_facts_match_the_client(fake):
         assert e.value.kind == "not_found" and "ollama pull nope" in str(e.value)
 
 
-def test_the_critic_unscripted_says_done_and_another_model_unscripted_is_an_error_the_user_can_read():
-    m = ScriptedModel()
-    assert m.chat_json("critic", MESSAGES, schema={"type": "object"}).content == '{"done": true, "critique": ""}'
+def test_the_critic_unscripted_gives_the_smallest_reply_its_schema_allows_as_the_fake_server_does(fake):
+    from planner.prompts import CRITIC_SCHEMA, EXTRACT_SCHEMA
+
+    for schema, said in ((CRITIC_SCHEMA, '{"done": true, "critique": ""}'), (EXTRACT_SCHEMA, '{"memories": []}')):
+        assert [m.chat_json("critic", MESSAGES, schema=schema).content for _, m, _ in both(fake)] == [said, said]
+
+
+def test_another_model_unscripted_is_an_error_the_user_can_read():
     with pytest.raises(ModelError, match=r"no scripted reply left for main \(HTTP 500\)"):
-        m.chat_stream("main", MESSAGES)
+        ScriptedModel().chat_stream("main", MESSAGES)
 
 
-def test_a_scripted_json_reply_that_breaks_its_schema_fails_the_test_unless_marked_unchecked():
+def test_a_scripted_json_reply_that_breaks_its_schema_fails_the_test_unless_cut_short():
     m = ScriptedModel()
     schema = {"type": "object", "properties": {"done": {"type": "boolean"}}, "required": ["done"]}
-    m.script("critic", {"content": '{"done": "yes"}'}, {"content": "not json", "unchecked": True})
+    m.script("critic", {"content": '{"done": "yes"}'}, {"content": '{"done": tr', "done_reason": "length"})
     with pytest.raises(AssertionError, match=r"\$\.done is not boolean"):
         m.chat_json("critic", MESSAGES, schema=schema)
-    assert m.chat_json("critic", MESSAGES, schema=schema).content == "not json"  # the planner's own handling
+    assert m.violations and "$.done is not boolean" in m.violations[0]  # kept, for a fixture to fail the test on
+    assert m.chat_json("critic", MESSAGES, schema=schema).content == '{"done": tr'  # as Ollama cuts it at num_predict
 
 
 @pytest.mark.parametrize(

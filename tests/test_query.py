@@ -131,17 +131,17 @@ def test_hidden_columns_read_as_null(ctx, store):
     assert ok and result["rows"] == [["The user's sister is Ana.", None]]
 
 
-def test_the_model_can_ask_it_through_the_agent(fake, make_agent, ctx):
+def test_the_model_can_ask_it_through_the_agent(model, make_agent, ctx):
     add(ctx, "a")
     add(ctx, "b")
-    fake.script(
+    model.script(
         "main",
         {"tool_calls": [call("query_planner", sql="SELECT COUNT(*) FROM tasks")]},
         {"content": "You have 2 tasks."},
     )
     r = make_agent(reflect=False).run_turn("how many tasks do I have?")
     assert r.tool_calls[0]["ok"] and r.tool_calls[0]["result"]["rows"] == [[2]]
-    tool_msg = fake.chats("main")[1]["messages"][-1]
+    tool_msg = model.chats("main")[1]["messages"][-1]
     assert tool_msg["role"] == "tool" and json.loads(tool_msg["content"])["rows"] == [[2]]
 
 

@@ -105,14 +105,14 @@ def test_a_question_that_does_not_refer_back_is_searched_as_asked(mem):
     assert with_context("what about it?", ["planning the coastal trip"]) == "what about it? (planning coastal trip)"
 
 
-def test_the_agent_gives_memory_the_turns_before_the_question(fake, make_agent, memory):
+def test_the_agent_gives_memory_the_turns_before_the_question(model, make_agent, memory):
     memory.store_cell("Ana told me the museum reopens in March after the renovation.")
     memory.store_cell("Tomás told me the museum has free entry on Sunday mornings.")
-    fake.script("main", {"content": "Nice."}, {"content": "She said March."})
+    model.script("main", {"content": "Nice."}, {"content": "She said March."})
     agent = make_agent(reflect=False)
     agent.run_turn("I had lunch with Ana yesterday.")
     agent.run_turn("what did she tell me about the museum?")
-    sent = fake.chats("main")[-1]["messages"][-1]["content"]
+    sent = model.chats("main")[-1]["messages"][-1]["content"]
     assert sent.index("Ana told me") < sent.index("Tomás told me") if "Tomás told me" in sent else "Ana told me" in sent
 
 
@@ -258,8 +258,10 @@ def test_forgetting_a_scene_keeps_its_memories_and_undo_brings_it_back(ctx, mem,
     assert not ok and "no scene 'Nobody'" in r["error"]
 
 
-def test_the_critic_summarises_scenes_in_the_background_and_a_replaced_summary_is_kept(fake, make_agent, store, memory):
-    from planner.memory.keeper import SCENE_PROMPT
+def test_the_critic_summarises_scenes_in_the_background_and_a_replaced_summary_is_kept(
+    model, make_agent, store, memory
+):
+    from planner.prompts import SCENE_PROMPT
 
     summaries = []
 
@@ -269,8 +271,8 @@ def test_the_critic_summarises_scenes_in_the_background_and_a_replaced_summary_i
             return {"content": json.dumps({"text": f"Priya is a friend; summary {len(summaries)}."})}
         return {"content": json.dumps({"memories": []})}
 
-    fake.respond_with("critic", critic)
-    fake.script("main", {"content": "Nice."}, {"content": "Nice."})
+    model.respond_with("critic", critic)
+    model.script("main", {"content": "Nice."}, {"content": "Nice."})
     memory.store_cell("I met Priya for coffee.")
     memory.store_cell("I met Priya at the market.")
     agent = make_agent(reflect=False, auto_memory=True)
@@ -286,9 +288,9 @@ def test_the_critic_summarises_scenes_in_the_background_and_a_replaced_summary_i
     assert [tuple(r) for r in kept] == [("Priya is a friend; summary 1.", "summary")]
 
 
-def test_a_failing_scene_summary_leaves_the_memories_joined_and_the_worker_going(fake, make_agent, memory):
-    fake.respond_with("critic", lambda body: {"status": 500, "error": "boom"})
-    fake.script("main", {"content": "Nice."})
+def test_a_failing_scene_summary_leaves_the_memories_joined_and_the_worker_going(model, make_agent, memory):
+    model.respond_with("critic", lambda body: {"status": 500, "error": "boom"})
+    model.script("main", {"content": "Nice."})
     memory.store_cell("I met Priya for coffee.")
     memory.store_cell("I met Priya at the market.")
     agent = make_agent(reflect=False, auto_memory=True)
@@ -298,20 +300,20 @@ def test_a_failing_scene_summary_leaves_the_memories_joined_and_the_worker_going
     assert scene["summary"].startswith("Priya: ") and "market" in scene["summary"]
 
 
-def test_an_embedding_failure_while_grouping_postpones_the_scenes(store, llm, config):
+def test_an_embedding_failure_while_grouping_postpones_the_scenes(store, model, config):
     from planner.memory.keeper import MemoryKeeper
     from planner.model.client import ModelError
 
     down = {"now": False}
 
-    def embed(model, texts):
+    def embed(name, texts):
         if down["now"]:
             raise ModelError("Cannot reach Ollama", "unreachable")
-        return local_embed(model, texts)
+        return local_embed(name, texts)
 
     mem = LongTermMemory(store, Embedder(embed, "embed"), today=lambda: TODAY)
     sentences(mem, "I met Priya for coffee.", "I met Priya at the market.")
-    keeper = MemoryKeeper(store, llm, config.replace(critic_model="none"), mem)
+    keeper = MemoryKeeper(store, model, config.replace(critic_model="none"), mem)
     down["now"] = True
     keeper.refresh_scenes()  # logged, not raised: the next refresh picks the same scenes up
     assert store.conn().execute("SELECT COUNT(*) FROM scenes WHERE embedding IS NOT NULL").fetchone()[0] == 0
@@ -325,7 +327,7 @@ def test_an_embedding_failure_while_grouping_postpones_the_scenes(store, llm, co
 # -- what the user sees
 
 
-def test_memories_and_the_export_show_the_days_and_the_scenes(fake, make_agent, memory, store):
+def test_memories_and_the_export_show_the_days_and_the_scenes(model, make_agent, memory, store):
     from planner.storage.exchange import export_memories
     from planner.ui.commands import Stats, run_command
 
@@ -341,13 +343,13 @@ def test_memories_and_the_export_show_the_days_and_the_scenes(fake, make_agent, 
     assert doc["scenes"][0]["name"] == "Priya" and doc["scenes"][0]["memories"] == [1, 2]
 
 
-def test_the_notes_attached_to_a_message_say_what_day_a_memory_is_about(fake, make_agent, memory):
+def test_the_notes_attached_to_a_message_say_what_day_a_memory_is_about(model, make_agent, memory):
     memory.store_cell("I went to Lisbon last week.", said_on="2026-03-12")
-    fake.script("main", {"tool_calls": [call("recall", query="Lisbon")]}, {"content": "In March."})
+    model.script("main", {"tool_calls": [call("recall", query="Lisbon")]}, {"content": "In March."})
     make_agent(reflect=False).run_turn("when was I in Lisbon?")
-    sent = fake.chats("main")[0]["messages"][-1]["content"]
+    sent = model.chats("main")[0]["messages"][-1]["content"]
     assert "- I went to Lisbon last week. (happened 2026-03-02 to 2026-03-08, said 2026-03-12)" in sent
-    result = json.loads(fake.chats("main")[1]["messages"][-1]["content"])
+    result = json.loads(model.chats("main")[1]["messages"][-1]["content"])
     assert result["memories"][0]["happened"] == "2026-03-02 to 2026-03-08"
 
 
@@ -384,7 +386,7 @@ def test_grouping_an_older_database_goes_a_chunk_at_a_time_and_ends_as_in_one_go
     )
 
 
-def test_the_keeper_queues_the_next_chunk_behind_other_work(store, llm, config, mem, monkeypatch):
+def test_the_keeper_queues_the_next_chunk_behind_other_work(store, model, config, mem, monkeypatch):
     from planner.memory import scenes
     from planner.memory.keeper import MemoryKeeper
 
@@ -392,7 +394,7 @@ def test_the_keeper_queues_the_next_chunk_behind_other_work(store, llm, config, 
     monkeypatch.setattr(scenes.Scenes.refresh, "__defaults__", (None, 2))
     for i in range(5):
         mem.store_cell(f"I met Priya at place {i}.", said_on="2026-05-01")
-    keeper = MemoryKeeper(store, llm, config.replace(critic_model="none"), mem)
+    keeper = MemoryKeeper(store, model, config.replace(critic_model="none"), mem)
     keeper.refresh_scenes()
     assert keeper.worker.drain(10)
     assert mem.scenes.all()[0]["memories"] == [1, 2, 3, 4, 5]

@@ -61,9 +61,9 @@ def test_add_and_update_store_the_cut_title_and_say_so(ctx):
 
 
 @pytest.mark.parametrize("size", ["9.0B", "1.5B"])
-def test_the_title_is_cut_in_every_profile(fake, make_agent, store, size):
-    fake.sizes["main"] = size
-    fake.script(
+def test_the_title_is_cut_in_every_profile(model, make_agent, store, size):
+    model.sizes["main"] = size
+    model.script(
         "main",
         {"tool_calls": [call("add_task", title="call the dentist on friday", due_date="friday")]},
         {"content": "Added the dentist for Friday."},

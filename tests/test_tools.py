@@ -300,9 +300,10 @@ def test_storage_and_memory_errors_reach_the_model_as_errors(ctx):
 
 
 def test_tool_tests_need_no_server(ctx, request):
-    # The memory of a test without a fake server embeds in this process.
+    # The memory of a test without a fake server embeds through the scripted model, in this process.
     assert "fake" not in request.fixturenames
     out, ok = dispatch(ctx, "remember", {"fact": "The user's sister Ana lives in Lisbon."})
     assert ok, out
     out, ok = dispatch(ctx, "recall", {"query": "where does Ana live"})
     assert ok and "Lisbon" in out["memories"][0]["text"]
+    assert request.getfixturevalue("model").count("/api/embed") == 2

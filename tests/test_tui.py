@@ -155,10 +155,10 @@ def test_each_command_output_in_a_recorded_console(fake, make_agent, store, memo
         assert f"/{name}" in text  # /help lists every command
     assert "file taxes" in text and "OVERDUE" in text
     assert "[1] The user's cat is named Pixel.  (fact, pets, said 2026-11-03)" in text
-    assert "reflect is off" in text and "think is on" in text and agent.settings.reflect is False
+    assert "reflect is off" in text and "think is on" in text and agent.config.reflect is False
     assert "main main · critic critic · embed embed" in text
     assert "plain cannot call tools" in text and "nope is not pulled; /pull nope first" in text
-    assert "pulled newmodel" in text and "main model is now newmodel" in text and agent.settings.model == "newmodel"
+    assert "pulled newmodel" in text and "main model is now newmodel" in text and agent.config.model == "newmodel"
     assert "forgot [1] The user's cat is named Pixel. (/undo brings it back)" in text
     assert "unknown command /bogus; type /help for the list" in text
     assert "overdue\n     1  file taxes  (was due 2026-11-20)" in text

@@ -188,7 +188,7 @@ def test_server_errors_and_garbage_are_errors_not_crashes(web_ctx, wiki):
         assert look(web_ctx, "Ada Lovelace") == ({"error": error}, False), garbage
 
 
-def test_it_is_off_by_default_and_not_even_offered(store, fake):
+def test_it_is_off_by_default_and_not_even_offered(store):
     assert Config().web is False
     ctx = ToolContext(store=store)
     assert "lookup" not in {s["function"]["name"] for s in tool_specs(ctx)}
@@ -205,21 +205,21 @@ def test_web_is_switched_on_by_flag_or_environment():
     assert load_config([], env={}).web is False
 
 
-def test_the_model_can_look_up_through_the_agent(fake, wiki, llm, store, config):
+def test_the_model_can_look_up_through_the_agent(model, wiki, store, config):
     from planner.agent.build import build_agent
 
-    fake.script(
+    model.script(
         "main",
         {"tool_calls": [call("lookup", topic="Ada Lovelace")]},
         {"content": "Ada Lovelace was an English mathematician."},
     )
-    agent = build_agent(config.replace(web=True, web_url=wiki.url, reflect=False), store, llm, "s", None)
+    agent = build_agent(config.replace(web=True, web_url=wiki.url, reflect=False), store, model, "s", None)
     try:
         r = agent.run_turn("who was Ada Lovelace?")
     finally:
         agent.close()
     assert r.tool_calls[0]["ok"] and r.tool_calls[0]["result"]["title"] == "Ada Lovelace"
-    assert "lookup" in {t["function"]["name"] for t in fake.chats("main")[0]["tools"]}
+    assert "lookup" in {t["function"]["name"] for t in model.chats("main")[0]["tools"]}
 
 
 def test_first_sentences_cuts_long_text_at_a_word():

@@ -1,6 +1,8 @@
 """Wiring an agent from its parts, as `python agent.py`, the evals and the benchmarks do.
 
-Building connects to nothing: the first model call happens in the first turn.
+Building connects to nothing: the first model call happens in the first turn. The model is any
+`ChatModel` (planner/model/base.py): the Ollama client in use, the scripted model in tests; the
+same one chats, checks, extracts memories and embeds.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from planner.memory.history import History
 from planner.memory.keeper import MemoryKeeper
 from planner.memory.longterm import LongTermMemory
 from planner.memory.vectors import Embedder
-from planner.model.client import Ollama
+from planner.model.base import ChatModel
 from planner.settings import Config
 from planner.storage.db import Store
 from planner.tools import ToolContext
@@ -24,7 +26,7 @@ from planner.tools.wikipedia import Web
 def build_agent(
     config: Config,
     store: Store,
-    llm: Ollama,
+    llm: ChatModel,
     session: str,
     confirm: Callable[[str], bool] | None,
     on_progress: Callable[[int, int], None] | None = None,

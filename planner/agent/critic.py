@@ -14,7 +14,7 @@ import json
 import logging
 
 from planner.agent.turn import ToolCall
-from planner.model.client import ModelError, Ollama
+from planner.model.base import ChatModel, ModelError
 from planner.prompts import CRITIC_PROMPT, CRITIC_SCHEMA
 from planner.settings import Config
 from planner.tools import to_json
@@ -25,7 +25,7 @@ log = logging.getLogger("planner")
 class Critic:
     """Asks the critic model whether one attempt did what the user asked."""
 
-    def __init__(self, llm: Ollama, config: Config):
+    def __init__(self, llm: ChatModel, config: Config):
         self.llm = llm
         self.config = config  # read at each check: /model critic NAME switches it
         # Fixed for the whole session: changing options makes Ollama reload the model.

@@ -189,7 +189,6 @@ class Review:
 
     calls: list[ToolCall] = field(default_factory=list)
     reply: str | None = None  # set when there is nothing to run: the answer, as the user should see it
-    replaced: bool = False  # the reply is not the model's text (it was empty, or an echo, and nothing was shown)
 
 
 class Guards:
@@ -216,7 +215,7 @@ class Guards:
         markup = None if asked else parse_markup(content, names)
         if markup:  # tags or name(arguments) text: run when it reads one way, else say that nothing was done
             if not (markup.readable and markup.calls):
-                return Review(reply=markup.rest or NOTHING_DONE, replaced=True)
+                return Review(reply=markup.rest or NOTHING_DONE)
             asked = markup.calls
         calls = []
         for raw, times in dedupe(asked):
@@ -228,19 +227,19 @@ class Guards:
             calls.append(c)
         if calls and self.small and all(c.result is not None for c in calls):
             # Only repeats of work already done: answer from the latest results instead of looping.
-            return Review(reply=fallback_reply([c.entry() for c in turn.calls]), replaced=True)
+            return Review(reply=fallback_reply([c.entry() for c in turn.calls]))
         if calls:
             return Review(calls=calls)
         text = content.strip()
         if self.small and turn.critiques and echoes(text, RETRY_PROMPT.format(critique="")):
-            return Review(reply=fallback_reply([c.entry() for c in turn.calls]), replaced=True)  # parroted the retry
+            return Review(reply=fallback_reply([c.entry() for c in turn.calls]))  # parroted the retry
         if self.small and talks_tools(text, turn.text, names):  # instructions meant for the model, not the user
             said = fallback_reply([c.entry() for c in turn.calls]) if turn.calls else without_tool_talk(text, names)
-            return Review(reply=said or NOTHING_DONE, replaced=True)
+            return Review(reply=said or NOTHING_DONE)
         if shown:
             return Review(reply=text)
         if not text or (self.small and turn.calls and is_json_echo(text)):
-            return Review(reply=fallback_reply([c.entry() for c in turn.calls]), replaced=True)  # nothing useful said
+            return Review(reply=fallback_reply([c.entry() for c in turn.calls]))  # nothing useful said
         return Review(reply=text)
 
     def screen(self, c: ToolCall, turn: Turn) -> None:

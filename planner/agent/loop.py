@@ -35,7 +35,7 @@ from planner.agent.turn import Event, ToolCall, Turn, TurnResult
 from planner.memory.history import Budget, History, Message, estimate_tokens, prefix_share, session_messages
 from planner.memory.keeper import MemoryKeeper
 from planner.memory.longterm import LongTermMemory, LongTermMemoryError
-from planner.model.client import ChatResult, ModelError, Ollama, clean
+from planner.model.base import ChatModel, ChatResult, ModelError, clean
 from planner.prompts import (
     CLAIM_PROMPT,
     INTERRUPTED,
@@ -60,18 +60,17 @@ CHANGEABLE = frozenset({"reflect", "think", "critic_model"})  # settings configu
 
 
 class Agent:
-    """Runs user turns against Ollama with tools, history and reflection."""
+    """Runs user turns against a model (any `ChatModel`) with tools, history and reflection."""
 
     def __init__(
-        self, llm: Ollama, config: Config, history: History, context: ToolContext, keeper: MemoryKeeper | None = None
+        self, llm: ChatModel, config: Config, history: History, context: ToolContext, keeper: MemoryKeeper | None = None
     ):
-        self.llm = llm
-        self.config = config
+        self.llm = llm  # Ollama in use, the scripted model in tests: the agent needs only base.ChatModel
+        self.config = config  # the settings in force: read them here, change them with configure or set_model
         self.history = history
         self.context = context  # what the tools work with: store, long-term memory, today, confirm, web
         self.keeper = keeper  # background memory extraction and summaries; None to skip
-        self._guards: Guards | None = None  # resolved at the first turn (see guards)
-        self._capabilities: list[str] = []  # the main model's, as Ollama reports them (with the guards)
+        self._facts: tuple[Guards, list[str]] | None = None  # the guards and the model's capabilities
         self._turn_start = 0  # len(history.messages) once this turn's request is stored
         self._scratch: list[tuple[int, Message]] = []
         self._last_request: list[Message] = []  # the previous request's messages, for prefix reuse
@@ -181,42 +180,38 @@ class Agent:
 
     @property
     def guards(self) -> Guards:
-        """The guards in force: the configured profile, or for auto the one the main model's size calls for.
+        """The guards in force: the configured profile, or for auto the one the main model's size calls for."""
+        return self._model_facts()[0]
 
-        Resolved at the first turn (building an agent connects to nothing) and
-        again after set_model.
+    def _model_facts(self) -> tuple[Guards, list[str]]:
+        """The guards and the main model's capabilities, from what its server says of the model (`facts`).
+
+        Asked once, at the first turn (building an agent connects to nothing), and again after set_model.
         """
-        if self._guards is None:
-            size, self._capabilities = None, []
+        if self._facts is None:
+            size, capabilities = None, []
             try:
-                size, self._capabilities = self.llm.facts(self.config.model)
+                size, capabilities = self.llm.facts(self.config.model)
             except ModelError as e:  # the turn itself will say what is wrong with the server
                 log.info("model facts unknown (%s)", e)
-            self._guards = Guards(pick_profile(self.config.guards, size))
-            log.info(
-                "guard profile %s (setting %s, %s)", self._guards.profile, self.config.guards, size or "size unknown"
-            )
-        return self._guards
+            guards = Guards(pick_profile(self.config.guards, size))
+            log.info("guard profile %s (setting %s, %s)", guards.profile, self.config.guards, size or "size unknown")
+            self._facts = (guards, capabilities)
+        return self._facts
 
     def _think(self) -> bool | None:
         """`think` for the main model: True with --think; False to keep a thinking model from thinking;
         left out (None) for a model that cannot think, since some Ollama versions reject it there."""
         if self.config.think:
             return True
-        self.guards  # noqa: B018  (reads the model's capabilities once)
-        return False if "thinking" in self._capabilities else None
+        return False if "thinking" in self._model_facts()[1] else None
 
     def set_model(self, name: str) -> None:
         """Use another main model from the next turn; the auto guard profile is picked again for it."""
         self.config.model = name
-        self._guards = None
+        self._facts = None
 
     # -- what the interface may read and change, between turns
-
-    @property
-    def settings(self) -> Config:
-        """The settings in force; read them here, change them with configure or set_model."""
-        return self.config
 
     def configure(self, **changes: Any) -> None:
         """Change settings that may change mid-session: reflect, think, critic_model."""
@@ -297,7 +292,7 @@ class Agent:
 
     def _attempt(self, turn: Turn, guards: Guards, result: TurnResult, emit: Event) -> str:
         """Model calls and tool runs until the model answers in words."""
-        for _ in range(self.config.max_turns):
+        for _ in range(self.config.max_steps):
             emit("status", {"text": "thinking…"})
             reply, shown = self._call_model(self._messages(), result, emit)
             review = guards.review(reply.tool_calls, reply.content, shown, turn, self.tool_names)
@@ -307,7 +302,7 @@ class Agent:
                 return review.reply
             self._run_tools(turn, review.calls, result, emit)
         result.gave_up = True
-        return TOO_MANY_STEPS.format(n=self.config.max_turns)
+        return TOO_MANY_STEPS.format(n=self.config.max_steps)
 
     def _checked(self, turn: Turn, guards: Guards, result: TurnResult, emit: Event, reply: str) -> str:
         """The final reply checked against what ran: a claimed change that did not happen is never shown as true."""

@@ -13,7 +13,8 @@ them into a rolling summary. Both run on one background thread, so the user
 never waits for them, and both are restartable: a finished turn is first
 written to `memory_jobs` (deleted once done), and a summary is redone from
 the raw messages, which are never deleted. On exit the queue is drained for a
-few seconds; what is left runs at the next start.
+few seconds; what is left runs at the next start. What the critic is asked, and the
+schemas of its answers, are in planner/prompts.py with the planner's other prompts.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from typing import Any
 
 from planner.memory.longterm import KINDS, SAME_WORDS, LongTermMemory, LongTermMemoryError, without_attached
 from planner.memory.scoring import word_overlap
-from planner.model.client import ModelError, Ollama
+from planner.model.base import ChatModel, ModelError
+from planner.prompts import EXTRACT_PROMPT, EXTRACT_SCHEMA, SCENE_PROMPT, SUMMARY_PROMPT, TEXT_SCHEMA, TOPIC_PROMPT
 from planner.settings import Config
 from planner.storage.db import Store
 
@@ -38,48 +40,7 @@ log = logging.getLogger("planner")
 
 MAX_ATTEMPTS = 3
 
-EXTRACT_PROMPT = """\
-You pick out what a personal planning assistant should remember about its user from one exchange.
-Keep only lasting facts about the user's life: preferences, people, places, plans, decisions, risks, routines.
-Write each as one self-contained sentence in the third person ("The user ..."), with relative dates written as absolute dates.
-Do not keep: requests to add, change, finish or list tasks (the task list holds those), instructions to the assistant, tool output, greetings or small talk.
-If a memory updates or contradicts one of the existing memories you are shown, give that memory's id in "replaces".
-Answer {"memories": []} when there is nothing worth keeping."""
-
-EXTRACT_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "memories": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "text": {"type": "string"},
-                    "kind": {"type": "string", "enum": list(KINDS)},
-                    "salience": {"type": "number", "minimum": 0, "maximum": 1},
-                    "topic": {"type": "string"},
-                    "replaces": {"type": ["integer", "null"]},
-                },
-                "required": ["text", "kind", "salience", "topic"],
-            },
-        }
-    },
-    "required": ["memories"],
-}
-
-SUMMARY_PROMPT = """\
-You keep a running summary of a conversation between a user and their planning assistant.
-Fold the new messages into the previous summary. Keep what the user asked for, what was done (tasks added, finished, changed), facts they shared and questions still open. At most 150 words, plain sentences."""
-
-TOPIC_PROMPT = """\
-Summarise what is known about one topic of the user's life, from the memories you are given, in one short paragraph of at most 60 words."""
-
-SCENE_PROMPT = """\
-Summarise what the memories say about one person, place or thing in the user's life, in one paragraph of at most 80 words.
-Say who or what it is to the user first, then the facts, with their dates. Use only what the memories say."""
 SCENE_SUMMARIES = 3  # scenes re-summarised by the model per refresh; the rest keep their memories joined
-
-TEXT_SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
 
 
 # A message that states a lasting fact about the user, and is neither a question nor a request for a change.
@@ -188,7 +149,9 @@ def clean_cells(raw: Any) -> list[dict[str, Any]]:
 class MemoryKeeper:
     """Queues and runs memory extraction and summaries for one running planner."""
 
-    def __init__(self, store: Store, llm: Ollama, config: Config, memory: LongTermMemory, worker: Worker | None = None):
+    def __init__(
+        self, store: Store, llm: ChatModel, config: Config, memory: LongTermMemory, worker: Worker | None = None
+    ):
         self.store = store
         self.llm = llm
         self.config = config

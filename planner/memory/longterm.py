@@ -37,9 +37,9 @@ from planner.memory.scenes import Scenes
 from planner.memory.scoring import same_particulars, word_overlap
 from planner.memory.search import AUTO_RECALL_COSINE, Days, Search
 from planner.memory.vectors import CompactIndex, Embedder, VectorIndex, pack, row_batches, unpack_rows
-from planner.model.client import ModelError
+from planner.model.base import ModelError
 from planner.periods import happened
-from planner.prompts import MEMORY_NOTES
+from planner.prompts import MEMORY_KINDS, MEMORY_NOTES
 from planner.storage.db import Store
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ __all__ = ["AUTO_RECALL_COSINE", "KINDS", "LongTermMemory", "LongTermMemoryError
 
 log = logging.getLogger("planner")
 
-KINDS = ("fact", "preference", "plan", "decision", "person", "place", "risk")
+KINDS = MEMORY_KINDS  # the extraction schema names them to the model (prompts.py)
 DUPLICATE_COSINE = 0.95  # any topic: this close is the same fact
 TOPIC_DUPLICATE_COSINE = 0.88  # same topic: this close is a newer version
 SAME_WORDS = 0.6  # ...and either way it shares this share of the shorter one's content words

@@ -38,7 +38,7 @@ from planner.memory.errors import LongTermMemoryError
 from planner.memory.scenes import Scenes
 from planner.memory.scoring import fts_query, fuse, with_context
 from planner.memory.vectors import CompactIndex, Embedder, VectorIndex, np, rows_of, rows_present
-from planner.model.client import ModelError
+from planner.model.base import ModelError
 from planner.periods import Period, TimeQuestion, around, in_question
 from planner.prompts import MEMORY_NOTES
 from planner.storage.db import Store

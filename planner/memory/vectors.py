@@ -1,4 +1,4 @@
-"""Text to vectors through Ollama, float32 packing, and exact vector search.
+"""Text to vectors through an embedding model, float32 packing, and exact vector search.
 
 Search is brute force: one (n, d) @ (d,) product over a normalized float32
 matrix plus `argpartition` for the top k. That is exact, needs no index to
@@ -54,7 +54,8 @@ TASK_PREFIXES: dict[str, tuple[str, str]] = {
     "e5-": ("passage: ", "query: "),
 }
 
-EmbedFn = Callable[[str, list[str]], list[list[float]]]  # (model, texts) -> vectors
+# (model, texts) -> vectors: a ChatModel's `embed` (planner/model/base.py), or any function like it
+EmbedFn = Callable[[str, list[str]], list[list[float]]]
 
 
 def task_prefixes(model: str) -> tuple[str, str]:
@@ -95,7 +96,7 @@ def normalize(matrix: np.ndarray) -> np.ndarray:
 
 
 class Embedder:
-    """Embeds documents and queries with one Ollama model and its prefixes."""
+    """Embeds documents and queries with one embedding model and its prefixes, through `embed` (a ChatModel's)."""
 
     def __init__(self, embed: EmbedFn, model: str, batch: int = 64):
         self._embed = embed

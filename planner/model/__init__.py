@@ -1,1 +1,2 @@
-"""The model edge: the Ollama client (client.py); every call to a model goes through it and every transport fault becomes one line."""
+"""The model seam: `ChatModel` (base.py), which everything above talks to; `Ollama` (client.py), the real server,
+whose transport faults each become one line; `ScriptedModel` (scripted.py), the same answers in this process."""

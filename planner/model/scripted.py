@@ -9,9 +9,16 @@ A reply may carry "thinking", "done_reason", "prompt_eval_count", "eval_count", 
 that raises the `ModelError` the real client raises for it: {"status": 500, "error": "..."},
 {"cut": True} (the stream ended early), {"drop": True} (the connection broke), {"garbage": True}
 (a line that is not JSON), {"stream_error": "..."}. `respond_with(model, fn)` answers once the
-queue is empty; the critic model, unscripted, says the work is done. Every request is kept in
-`requests` with the fields Ollama's /api/chat body has (`chats()` filters them), so a test reads
-what the planner sent exactly as it reads the fake server's.
+queue is empty; the critic model, unscripted, answers the smallest reply its request's schema
+allows (for the critic's own schema: done). Every request is kept in `requests` with the fields
+the ollama client puts in /api/chat's body (`chats()` filters them), so a test reads what the
+planner sent exactly as it reads the fake server's.
+
+Where a test could mistake it for Ollama, it answers as tests/fake_ollama.py does: `models` holds
+each model's capabilities, and a chat with tools to a model without "tools", with think to one
+without "thinking", or to one without "completion" fails in Ollama's words; `sizes` is what
+/api/show says of each; a JSON reply that breaks its request's schema (unless cut short by
+done_reason "length") is a mistake in the test: it is kept in `violations` and fails the call.
 
 Embeddings are bags of hashed words (`embedding`), so texts that share words are close and texts
 that share none are orthogonal; the "search_query: "-style prefixes are dropped first.
@@ -49,7 +56,6 @@ Reply = dict[str, Any]
 PREFIXES = ("search_document: ", "search_query: ", "passage: ", "query: ")
 STOPWORDS = frozenset("the a an i my is to of and in on for what do does me about".split())
 DEFAULT_MODELS = {"main": ["completion", "tools"], "critic": ["completion", "tools"], "embed": ["embedding"]}
-DONE = {"content": '{"done": true, "critique": ""}'}  # the critic's answer when nothing was scripted for it
 
 
 def embedding(text: str, dim: int = 256) -> list[float]:
@@ -77,6 +83,7 @@ class ScriptedModel:
         self.responders: dict[str, Callable[[dict[str, Any]], Reply]] = {}
         self.requests: list[dict[str, Any]] = []  # {"path": "/api/chat" | "/api/embed" | "/api/show", **body}
         self.embed_inputs: list[str] = []
+        self.violations: list[str] = []  # scripted JSON replies Ollama could not have sent (see the docstring)
         self.observer: Observer | None = None
         self.lock = threading.Lock()
 
@@ -100,7 +107,8 @@ class ScriptedModel:
         return sum(1 for r in self.requests if r["path"] == path)
 
     def _record(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        entry = {"path": path, **copy.deepcopy(body)}
+        # Without the fields left unset, as the ollama client sends a request (a test may check "think" is absent).
+        entry = {"path": path, **copy.deepcopy({k: v for k, v in body.items() if v is not None})}
         with self.lock:
             self.requests.append(entry)
         return entry
@@ -109,13 +117,21 @@ class ScriptedModel:
         model = body["model"]
         if model not in self.models:
             raise ModelError(NOT_FOUND.format(model=model), "not_found", 404)
+        capabilities = self.models[model]
+        if "completion" not in capabilities:  # Ollama's words for each, which server_error turns into the lines
+            raise server_error(400, f'"{model}" does not support chat', model)
+        if body.get("tools") and "tools" not in capabilities:
+            raise server_error(400, f"{model} does not support tools", model)
+        if body.get("think") and "thinking" not in capabilities:
+            raise server_error(400, f'"{model}" does not support thinking', model)
         with self.lock:
             if self.scripts[model]:
                 return self.scripts[model].popleft()
         if model in self.responders:
             return self.responders[model](body)
-        if model == "critic":
-            return dict(DONE)
+        if model == "critic":  # nothing to say: the smallest answer the request's schema allows
+            schema = body.get("format")
+            return {"content": json.dumps(smallest(schema) if isinstance(schema, dict) else {"done": True})}
         raise server_error(500, f"no scripted reply left for {model}", model)
 
     @staticmethod
@@ -185,18 +201,19 @@ class ScriptedModel:
         keep_alive: str | None = None,
         purpose: str = "json",
     ) -> ChatResult:
-        """The next scripted reply, which must be JSON of `schema`'s shape (a script that is not fails the test)."""
+        """The next scripted reply, which must be JSON of `schema`'s shape unless cut short (else it fails the test)."""
         t0 = time.perf_counter()
         body = {"model": model, "messages": messages, "format": schema, "options": options, "think": False,
                 "keep_alive": keep_alive, "stream": False}  # fmt: skip
         reply = self._reply(self._record("/api/chat", body))
         self._fault(reply, model)
         content = str(reply.get("content", ""))
-        if not reply.get("unchecked"):  # {"unchecked": True}: a test of what the planner does with bad JSON
-            problem = schema_problem(content, schema)
-            if problem:
-                raise AssertionError(f"the scripted {model} reply does not follow the schema it was asked for: "
-                                     f"{problem}: {content[:200]}")  # fmt: skip
+        # Ollama's grammar keeps a reply to its schema; only one cut short by num_predict can break it.
+        if reply.get("done_reason") != "length" and (problem := schema_problem(content, schema)):
+            why = f"the scripted {model} reply does not follow the schema it was asked for: {problem}: {content[:200]}"
+            with self.lock:
+                self.violations.append(why)
+            raise AssertionError(why)
         result = ChatResult(content=content, done_reason=reply.get("done_reason", "stop"),
                             prompt_eval_count=reply.get("prompt_eval_count", 10), eval_count=reply.get("eval_count", 5),
                             seconds=time.perf_counter() - t0)  # fmt: skip
@@ -226,6 +243,17 @@ class ScriptedModel:
     def capabilities(self, model: str) -> list[str]:
         """The model's capabilities (as `Ollama.capabilities`)."""
         return self.facts(model)[1]
+
+
+def smallest(schema: dict[str, Any]) -> Any:
+    """The smallest value a JSON schema allows: required properties only, empty lists and strings, true."""
+    kind = schema.get("type")
+    kind = next((k for k in kind if k != "null"), "null") if isinstance(kind, list) else kind
+    if "enum" in schema:
+        return schema["enum"][0]
+    if kind == "object":
+        return {k: smallest(schema.get("properties", {}).get(k, {})) for k in schema.get("required", [])}
+    return {"array": [], "string": "", "boolean": True, "integer": 0, "number": 0, "null": None}.get(kind, None)
 
 
 _TYPES: dict[str, type | tuple[type, ...]] = {"object": dict, "array": list, "string": str, "boolean": bool,

@@ -17,7 +17,8 @@ from typing import Any
 from planner.agent.loop import Agent, TurnResult
 from planner.memory.history import new_session_name, recent_sessions
 from planner.memory.longterm import AUTO_RECALL_COSINE, LongTermMemoryError
-from planner.model.client import ModelError
+from planner.model.base import ModelError
+from planner.model.client import Ollama
 from planner.storage.db import DatabaseError, explain
 from planner.storage.tasks import new_turn
 from planner.ui import layout
@@ -138,12 +139,12 @@ def publish_plan(agent: Agent, when: str | None) -> str:
     from planner.sync.plan_publish import PublishError, publish
 
     ctx = agent.context
-    if not agent.settings.caldav_plan:
+    if not agent.config.caldav_plan:
         return "error: no calendar for the plan is set: set PLANNER_CALDAV_PLAN (or use `export --plan` for a file)"
-    if not (ctx.yes or (ctx.confirm and ctx.confirm(f"Write the plan's blocks to {agent.settings.caldav_plan}?"))):
+    if not (ctx.yes or (ctx.confirm and ctx.confirm(f"Write the plan's blocks to {agent.config.caldav_plan}?"))):
         return "nothing was written to the calendar"
     try:
-        return publish(ctx, agent.settings, when)
+        return publish(ctx, agent.config, when)
     except PublishError as e:
         return f"error: {e}"
 
@@ -175,13 +176,13 @@ def sync_text(agent: Agent, progress: Callable[[int, int], None] | None = None,
     from planner.sync.runner import SyncError, report_lines, sync_config
     from planner.tools.policy import Door
 
-    door = Door("sync", ask=ask or agent.context.confirm, yes=agent.settings.yes,
+    door = Door("sync", ask=ask or agent.context.confirm, yes=agent.config.yes,
                 how="run `python agent.py sync --yes`")  # fmt: skip
     try:
-        report = sync_config(agent.context.store, agent.settings, agent.today, door, progress)
+        report = sync_config(agent.context.store, agent.config, agent.today, door, progress)
     except SyncError as e:
         return f"error: {e}"
-    return "\n".join(report_lines(agent.settings, report))
+    return "\n".join(report_lines(agent.config, report))
 
 
 @command("/memories [WORDS]  what the planner remembers, or a search of it")
@@ -273,7 +274,7 @@ def _switch_flag(agent: Agent, arg: str, name: str, label: str) -> str:
         return f"usage: /{label} on|off"
     if arg:
         agent.configure(**{name: arg == "on"})
-    return f"{label} is {'on' if getattr(agent.settings, name) else 'off'}"
+    return f"{label} is {'on' if getattr(agent.config, name) else 'off'}"
 
 
 @command("/reflect on|off    the critic after turns that changed data")
@@ -322,7 +323,7 @@ def stats_rows(stats: Stats) -> tuple[list[str], list[tuple[str, ...]]]:
 
 def stats_footer(agent: Agent, stats: Stats) -> list[str]:
     """The lines under the /stats figures: the models and today."""
-    c = agent.settings
+    c = agent.config
     return [
         f"this run: {stats.turns} requests",
         f"models: {c.model} (critic {c.critic_model}, embed {c.embed_model})",
@@ -342,7 +343,7 @@ def _stats(agent: Agent, arg: str, stats: Stats) -> str:
 
 @command("/model [main|critic NAME]  show the models, or switch one (it must be pulled)")
 def _model(agent: Agent, arg: str, stats: Stats) -> str:
-    c = agent.settings
+    c = agent.config
     if not arg:
         return f"main {c.model} · critic {c.critic_model} · embed {c.embed_model}"
     role, _, name = arg.partition(" ")
@@ -350,13 +351,11 @@ def _model(agent: Agent, arg: str, stats: Stats) -> str:
     if role not in ("main", "critic") or not name:
         return "usage: /model main NAME or /model critic NAME"
     try:
-        have = agent.llm.models()
-        if name not in have:
-            return f"{name} is not pulled; /pull {name} first"
-        if role == "main" and "tools" not in (agent.llm.capabilities(name) or ["tools"]):
-            return f"{name} cannot call tools; choose another main model"
+        _, capabilities = agent.llm.facts(name)
     except ModelError as e:
-        return f"error: {e}"
+        return f"{name} is not pulled; /pull {name} first" if e.kind == "not_found" else f"error: {e}"
+    if role == "main" and capabilities and "tools" not in capabilities:
+        return f"{name} cannot call tools; choose another main model"
     if role == "critic":
         agent.configure(critic_model=name)
         return f"critic model is now {name}"
@@ -364,12 +363,21 @@ def _model(agent: Agent, arg: str, stats: Stats) -> str:
     return f"main model is now {name} (guards: {agent.guards.profile})"
 
 
+def server(agent: Agent) -> Ollama | None:
+    """The Ollama server the agent's model is, for what is about one server and its files (pulling a model,
+    which are loaded), which is no part of `ChatModel`; None for another model (the scripted one)."""
+    return agent.llm if isinstance(agent.llm, Ollama) else None
+
+
 @command("/pull NAME  download a model, with a progress bar in a terminal")
 def _pull(agent: Agent, arg: str, stats: Stats) -> str:
     if not arg:
         return "usage: /pull NAME"
+    ollama = server(agent)
+    if ollama is None:
+        return "/pull needs an Ollama server"
     try:
-        for _ in agent.llm.pull(arg):
+        for _ in ollama.pull(arg):
             pass
     except ModelError as e:
         return f"error: {e}"

@@ -48,6 +48,7 @@ from mcp.shared.exceptions import MCPError
 
 from planner.memory.longterm import LongTermMemory
 from planner.memory.vectors import Embedder
+from planner.model.base import ChatModel
 from planner.model.client import Ollama
 from planner.settings import VERSION, Config
 from planner.storage.db import Store
@@ -123,7 +124,7 @@ class Refusal(Exception):
 class PlannerServer:
     """The MCP server over one planner database."""
 
-    def __init__(self, config: Config, store: Store, llm: Ollama, clock: Callable[[], dt.datetime] | None = None):
+    def __init__(self, config: Config, store: Store, llm: ChatModel, clock: Callable[[], dt.datetime] | None = None):
         """`clock`: the time now (UTC) the bulk window counts back from; the real one unless a test gives its own."""
         today = (lambda: config.today) if config.today else dt.date.today
         memory = LongTermMemory(store, Embedder(llm.embed, config.embed_model))

@@ -92,6 +92,3 @@ def show_pull(llm: Ollama, name: str) -> None:
             last = now
             print(f"\r{status}: {done / total:6.1%} of {total / 1e9:.2f} GB", end="", file=sys.stderr, flush=True)
     print(f"\rpulled {name}{' ' * 30}", file=sys.stderr, flush=True)
-
-
-# ---------------------------------------------------------------- confirmations

@@ -16,7 +16,7 @@ import contextlib
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.application import run_in_terminal
@@ -31,13 +31,16 @@ from rich.spinner import Spinner
 from rich.text import Text
 
 from planner.agent.loop import Agent, TurnResult
-from planner.model.client import ModelError
+from planner.model.base import ModelError
 from planner.storage.maintenance import overview
 from planner.ui import reminders
-from planner.ui.commands import COMMANDS, EXIT_WORDS, Stats, run_command
+from planner.ui.commands import COMMANDS, EXIT_WORDS, Stats, run_command, server
 from planner.ui.tables import agenda_table, stats_table, task_table
 from planner.ui.text import safe
 from planner.ui.traceview import SideCalls, Trace
+
+if TYPE_CHECKING:
+    from planner.model.client import Ollama
 
 ARGUMENTS = {"tasks": ["open", "done", "all"], "reflect": ["on", "off"], "think": ["on", "off"]}
 EXAMPLES = [
@@ -158,7 +161,7 @@ class TerminalUI:
     def banner(self, db_path: Path) -> None:
         """Models, database, session, and what is waiting."""
         waiting = overview(self.agent.context.store, self.agent.today().isoformat())
-        c = self.agent.settings
+        c = self.agent.config
         # Names and paths come from the user and the server: Text, never markup (a session "[/]x" is a name).
         head = f" · {c.model} (critic {c.critic_model}) · session {self.agent.session}"
         self.console.print(Text.assemble(("Planner", "bold"), safe(head)))
@@ -251,8 +254,8 @@ class TerminalUI:
                 if name == "/sync":
                     self.console.print(safe(self.sync()), markup=False)
                     continue
-                if line.split()[0] == "/pull" and len(line.split()) == 2:
-                    said = pull_with_progress(self.agent.llm, line.split()[1], self.console)
+                if line.split()[0] == "/pull" and len(line.split()) == 2 and (ollama := server(self.agent)):
+                    said = pull_with_progress(ollama, line.split()[1], self.console)
                     self.console.print(safe(said), markup=False)
                     continue
                 for out in safe(run_command(self.agent, line, self.stats)).splitlines():
@@ -285,8 +288,8 @@ class TerminalUI:
     def turn(self, line: str) -> TurnResult:
         """Run one turn with a live view of its progress."""
         view = TurnView(self.quiet, self.verbose, self.side)
-        if self.agent.settings.model not in self._loaded():
-            view.status, view.loading = f"loading {self.agent.settings.model}…", True
+        if self._loading():
+            view.status, view.loading = f"loading {self.agent.config.model}…", True
         self.view = view
         self.live = Live(view.render(), console=self.console, refresh_per_second=12, transient=True)
         self.live.start()  # confirm() may replace it with a fresh one below its question
@@ -312,14 +315,18 @@ class TerminalUI:
         self.stats.add(result)
         return result
 
-    def _loaded(self) -> set[str]:
+    def _loading(self) -> bool:
+        """Whether the main model is not in the server's memory yet (or the server cannot say)."""
+        ollama = server(self.agent)
+        if ollama is None:
+            return False  # a model in this process has nothing to load
         try:
-            return self.agent.llm.loaded()
+            return self.agent.config.model not in ollama.loaded()
         except ModelError:
-            return set()
+            return True
 
 
-def pull_with_progress(llm: Any, name: str, console: Console) -> str:
+def pull_with_progress(llm: Ollama, name: str, console: Console) -> str:
     """Pull a model with a progress bar (size and speed); returns a line to show."""
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
 
