@@ -78,7 +78,8 @@ def test_four_processes_writing_one_database_lose_nothing_and_never_say_locked(f
     results = {}
 
     def worker(name):
-        results[name] = run_agent(fake, tmp_path, [f"{name} {i}" for i in range(n)], "--no-reflect", "--no-auto-memory")
+        lines = [f"{name} {i}" for i in range(n)]
+        results[name] = run_agent(fake, tmp_path, lines, "--no-reflect", "--no-auto-memory", process=True)
 
     threads = [threading.Thread(target=worker, args=(w,)) for w in names]
     for t in threads:
