@@ -13,7 +13,9 @@ A reply may instead be a fault: {"status": 500, "error": "..."}, {"cut": True}
 mid-stream), {"garbage": True} (a line that is not JSON), {"stall": seconds},
 {"hang": True} (no answer at all, until the test is over: only the client's
 timeout ends the call), {"endless": True} (tokens until the client hangs up),
-{"stream_error": "..."} (an error object inside the stream). A reply with
+{"stream_error": "..."} (an error object inside the stream), {"halt": threading.Event()}
+(half the reply is sent, then the event is set and the rest waits until the test is
+over: the client is mid-stream for as long as the test likes). A reply with
 {"gate": threading.Event()} is held until the test sets the event, so a test
 can look at what the planner shows while it waits, without guessing how long.
 
@@ -489,6 +491,12 @@ class _Handler(BaseHTTPRequestHandler):
             )
             if reply.get("slow"):
                 time.sleep(reply["slow"])
+            if reply.get("halt") is not None and i >= len(pieces) // 2:
+                self.wfile.flush()
+                reply["halt"].set()
+                self.fake.ended.wait(120)
+                self.close_connection = True
+                return
             if reply.get("drop") and i >= len(pieces) // 2:
                 self.wfile.flush()
                 self.close_connection = True
