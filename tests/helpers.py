@@ -109,8 +109,11 @@ def run_agent(fake, home, lines, *args, env=None, timeout=60, process=False):
     return run_cli(args, e, "".join(line + "\n" for line in lines), process=process, timeout=timeout)
 
 
-def in_process(args, env, input=None, *, text=True) -> subprocess.CompletedProcess:
-    """`planner.ui.cli.main(args)` called here, as `python agent.py ARGS` would run it in a process of its own.
+def in_process(
+    args, env, input=None, *, text=True, main=None, program=ROOT / "agent.py"
+) -> subprocess.CompletedProcess:
+    """`planner.ui.cli.main(args)` (or another `main`, the program's) called here, as `python agent.py ARGS` (or
+    `python PROGRAM ARGS`) would run it in a process of its own.
 
     Everything process-wide the run sees or changes is set up as a fresh process has it and put back after:
     the environment (exactly `env`), sys.argv, standard input (a pipe: these bytes, not a terminal), standard
@@ -120,7 +123,8 @@ def in_process(args, env, input=None, *, text=True) -> subprocess.CompletedProce
     it or ended it. One the planner never stops (the memory keeper's idle worker, a pool nobody shut down)
     is ended here as the process's exit would end it; one still busy fails the test by name.
     """
-    from planner.ui import cli
+    if main is None:
+        from planner.ui.cli import main
 
     assert threading.current_thread() is threading.main_thread(), "a run in this process needs the main thread"
     data = input.encode() if isinstance(input, str) else (input or b"")
@@ -143,10 +147,10 @@ def in_process(args, env, input=None, *, text=True) -> subprocess.CompletedProce
         sys.stdin = sys.__stdin__ = stdin
         sys.stdout = sys.__stdout__ = stdout
         sys.stderr = sys.__stderr__ = stderr
-        sys.argv = [str(ROOT / "agent.py"), *args]
+        sys.argv = [str(program), *args]
         with threads:
             try:
-                returncode = cli.main(list(args))
+                returncode = main(list(args))
             except SystemExit as e:
                 returncode = _exit_status(e.code)
             except Exception:  # as the interpreter ends a process on an uncaught exception
@@ -169,8 +173,8 @@ def in_process(args, env, input=None, *, text=True) -> subprocess.CompletedProce
     threads.finish()
     if text:  # as subprocess.run(text=True) reads a pipe: the locale's encoding, universal newlines
         decoded = (b.getvalue().decode().replace("\r\n", "\n").replace("\r", "\n") for b in (out, err))
-        return subprocess.CompletedProcess(["agent.py", *args], returncode, *decoded)
-    return subprocess.CompletedProcess(["agent.py", *args], returncode, out.getvalue(), err.getvalue())
+        return subprocess.CompletedProcess([program.name, *args], returncode, *decoded)
+    return subprocess.CompletedProcess([program.name, *args], returncode, out.getvalue(), err.getvalue())
 
 
 def _exit_status(code) -> int:
