@@ -18,6 +18,7 @@ timeout ends the call), {"endless": True} (tokens until the client hangs up),
 over: the client is mid-stream for as long as the test likes). A reply with
 {"gate": threading.Event()} is held until the test sets the event, so a test
 can look at what the planner shows while it waits, without guessing how long.
+{"piece": n} streams the content n characters a chunk (8 unless told).
 
 Where a test could mistake the fake for Ollama, it answers as Ollama does
 (each of these is a test in test_fake_ollama.py, and every answer's shape is
@@ -484,7 +485,8 @@ class _Handler(BaseHTTPRequestHandler):
                 pass
             self.close_connection = True
             return
-        pieces = [content[i : i + 8] for i in range(0, len(content), 8)]
+        size = reply.get("piece", 8)  # characters a chunk: Ollama sends about a token each
+        pieces = [content[i : i + size] for i in range(0, len(content), size)]
         for i, piece in enumerate(pieces):
             self._chunk(
                 {"model": model, "created_at": now(), "done": False, "message": {"role": "assistant", "content": piece}}

@@ -13,12 +13,10 @@ import sqlite3
 import sys
 
 import anyio
-import mcp_types as types
 import pytest
 from helpers import ROOT, TODAY, adder, answering, call, clean_env, connect, rows, run_cli, serve_here
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
-from mcp.shared.exceptions import MCPError
 
 from planner.tools import READ_ONLY_TOOLS, TOOLS
 
@@ -220,6 +218,9 @@ def test_memories_need_ollama_and_say_so_when_it_is_down_and_forget_asks_and_is_
 
 
 def test_resources_and_prompts_carry_the_planners_data_as_data(tmp_path):
+    # The SDK loads in the tests that need it, not at import: every worker collects this file.
+    from mcp.shared.exceptions import MCPError
+
     db = tmp_path / "p.db"
 
     async def scenario():
@@ -257,6 +258,8 @@ def test_resources_and_prompts_carry_the_planners_data_as_data(tmp_path):
 @pytest.mark.filterwarnings("ignore:resources/subscribe is removed")  # 2025-11-25 has it, which this test speaks
 @pytest.mark.parametrize("mode", ["auto", "legacy"])  # 2026-07-28: subscriptions/listen; 2025-11-25: subscribe
 def test_subscribers_hear_of_changes_made_here_and_by_another_process(tmp_path, mode):
+    import mcp_types as types
+
     db, heard, news = tmp_path / "p.db", [], [anyio.Event()]
     other = [sys.executable, str(ROOT / "agent.py"), "import", str(tmp_path / "t.txt"), "--db", str(db)]
 
