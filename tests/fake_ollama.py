@@ -277,6 +277,9 @@ def _loaded(name: str, size: str = "8.0B") -> dict[str, Any]:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # TCP_NODELAY, as Ollama's Go server has it: without it a reply's header and body writes wait out the
+    # client's delayed ACK, 40 ms a request that real Ollama never adds.
+    disable_nagle_algorithm = True
     fake: FakeOllama
     hub: FakeHub | None = None
 
