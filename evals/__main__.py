@@ -4,6 +4,8 @@ Ollama OLLAMA_HOST points at and print one row per scenario and a summary.
     python -m evals --model qwen3.5:9b --json qwen9b.json
     python -m evals --model qwen3.5:9b --only conversation     # the multi-turn conversations
     python -m evals --compare before.json after.json
+
+`run` is the suite with the model given, already checked: a test passes a scripted one.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import sys
 from pathlib import Path
 
 from evals.runner import SCENARIOS, Outcome, load_scenarios, report, run_suite, summary  # noqa: E402
+from planner.model.base import ChatModel  # noqa: E402
 from planner.model.client import Ollama  # noqa: E402
 from planner.settings import GUARD_PROFILES, Config  # noqa: E402
 from planner.ui.cli import ensure_models, setup_logging  # noqa: E402
@@ -75,6 +78,16 @@ def compare(paths: list[Path]) -> int:
     return 0
 
 
+def run(scenarios: list[dict], llm: ChatModel, config: Config, json_path: Path | None = None) -> int:
+    """Run the scenarios against a model that is there, printing a row for each and the summary; 0."""
+    print(ROW.format("scenario", "", "replies", "calls", "prompt", "eval", "secs", "why it failed"))
+    outcomes = run_suite(scenarios, llm, config, on_outcome=lambda o: print(_row(o), flush=True))
+    print(_summary_line(summary(outcomes), config.model))
+    if json_path:
+        json_path.write_text(json.dumps(report(outcomes, config), indent=1))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the suite or compare saved runs; returns the exit status."""
     argv = sys.argv[1:] if argv is None else argv
@@ -118,13 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 1
-    print(ROW.format("scenario", "", "replies", "calls", "prompt", "eval", "secs", "why it failed"))
-    outcomes = run_suite(scenarios, llm, config, on_outcome=lambda o: print(_row(o), flush=True))
-    s = summary(outcomes)
-    print(_summary_line(s, config.model))
-    if args.json:
-        args.json.write_text(json.dumps(report(outcomes, config), indent=1))
-    return 0
+    return run(scenarios, llm, config, args.json)
 
 
 if __name__ == "__main__":

@@ -44,7 +44,8 @@ from typing import Any
 
 from planner.agent.build import build_agent
 from planner.memory.history import new_session_name
-from planner.model.client import ModelError, Ollama
+from planner.model.base import ChatModel
+from planner.model.client import ModelError
 from planner.settings import Config
 from planner.storage.db import Store
 
@@ -163,7 +164,7 @@ CONFIRM: dict[str | None, Callable[[str], bool] | None] = {
 }
 
 
-def run_scenario(scn: dict[str, Any], llm: Ollama, base: Config, workdir: Path) -> Outcome:
+def run_scenario(scn: dict[str, Any], llm: ChatModel, base: Config, workdir: Path) -> Outcome:
     """Run one scenario in a fresh database and score it."""
     out = Outcome(scn["id"], scn.get("category", ""))
     store = Store(workdir / f"{scn['id']}.db")
@@ -244,7 +245,7 @@ def _check_turn(
 
 def run_suite(
     scenarios: list[dict[str, Any]],
-    llm: Ollama,
+    llm: ChatModel,
     base: Config,
     on_outcome: Callable[[Outcome], None] | None = None,
 ) -> list[Outcome]:

@@ -13,9 +13,12 @@ A reply may instead be a fault: {"status": 500, "error": "..."}, {"cut": True}
 mid-stream), {"garbage": True} (a line that is not JSON), {"stall": seconds},
 {"hang": True} (no answer at all, until the test is over: only the client's
 timeout ends the call), {"endless": True} (tokens until the client hangs up),
-{"stream_error": "..."} (an error object inside the stream). A reply with
+{"stream_error": "..."} (an error object inside the stream), {"halt": threading.Event()}
+(half the reply is sent, then the event is set and the rest waits until the test is
+over: the client is mid-stream for as long as the test likes). A reply with
 {"gate": threading.Event()} is held until the test sets the event, so a test
 can look at what the planner shows while it waits, without guessing how long.
+{"piece": n} streams the content n characters a chunk (8 unless told).
 
 Where a test could mistake the fake for Ollama, it answers as Ollama does
 (each of these is a test in test_fake_ollama.py, and every answer's shape is
@@ -264,6 +267,9 @@ def _loaded(name: str, size: str = "8.0B") -> dict[str, Any]:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # TCP_NODELAY, as Ollama's Go server has it: without it a reply's header and body writes wait out the
+    # client's delayed ACK, 40 ms a request that real Ollama never adds.
+    disable_nagle_algorithm = True
     fake: FakeOllama
     hub: FakeHub | None = None
 
@@ -472,13 +478,20 @@ class _Handler(BaseHTTPRequestHandler):
                 pass
             self.close_connection = True
             return
-        pieces = [content[i : i + 8] for i in range(0, len(content), 8)]
+        size = reply.get("piece", 8)  # characters a chunk: Ollama sends about a token each
+        pieces = [content[i : i + size] for i in range(0, len(content), size)]
         for i, piece in enumerate(pieces):
             self._chunk(
                 {"model": model, "created_at": now(), "done": False, "message": {"role": "assistant", "content": piece}}
             )
             if reply.get("slow"):
                 time.sleep(reply["slow"])
+            if reply.get("halt") is not None and i >= len(pieces) // 2:
+                self.wfile.flush()
+                reply["halt"].set()
+                self.fake.ended.wait(120)
+                self.close_connection = True
+                return
             if reply.get("drop") and i >= len(pieces) // 2:
                 self.wfile.flush()
                 self.close_connection = True

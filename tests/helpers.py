@@ -1,5 +1,6 @@
-"""What several test modules use: the scripted-call shape, the planner run as a subprocess, an MCP client
-(over stdio, or in this process), the shape rules of a message history, and waiting for an event.
+"""What several test modules use: the scripted-call shape, the planner's command line (run in this process, or
+as a process of its own), an MCP client (over stdio, or in this process), the shape rules of a message history,
+and waiting for an event.
 
 Fixtures live in conftest.py; plain functions live here, so a test module imports them from one place
 instead of from another test module.
@@ -8,12 +9,18 @@ instead of from another test module.
 from __future__ import annotations
 
 import datetime as dt
+import gc
+import io
 import json
+import logging
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
+import traceback
 from collections.abc import Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -67,10 +74,25 @@ def wait_for(condition: Callable[[], Any], what: str, timeout: float = 30.0) -> 
     return value
 
 
-# ---------------------------------------------------------------- the planner as a subprocess
+# ---------------------------------------------------------------- the planner's command line
 
 
-def run_agent(fake, home, lines, *args, env=None, timeout=60):
+def run_cli(args, env, input=None, *, process=False, timeout=60, text=True, **popen) -> subprocess.CompletedProcess:
+    """`python agent.py ARGS` with this environment and standard input (text, bytes or None); what it printed and
+    its exit status, as subprocess.run gives them.
+
+    Run in this process (see in_process) unless `process` is true or a Popen option (cwd, preexec_fn) asks
+    for a real one: for what only a process shows (start-up, a pty, a signal, file descriptors, several
+    programs on one file), and so each kind of run keeps one test on the real path. `timeout` bounds a
+    process only.
+    """
+    if process or popen:
+        return subprocess.run([sys.executable, str(ROOT / "agent.py"), *args], input=input, capture_output=True,
+                              text=text, env=env, timeout=timeout, **popen)  # fmt: skip
+    return in_process(args, env, input, text=text)
+
+
+def run_agent(fake, home, lines, *args, env=None, timeout=60, process=False):
     """`python agent.py ARGS` against the fake server (None: Ollama down), fed `lines` on stdin."""
     e = clean_env()
     e.update(
@@ -84,14 +106,148 @@ def run_agent(fake, home, lines, *args, env=None, timeout=60):
         }
     )
     e.update(env or {})
-    return subprocess.run(
-        [sys.executable, str(ROOT / "agent.py"), *args],
-        input="".join(line + "\n" for line in lines),
-        capture_output=True,
-        text=True,
-        env=e,
-        timeout=timeout,
-    )
+    return run_cli(args, e, "".join(line + "\n" for line in lines), process=process, timeout=timeout)
+
+
+def in_process(
+    args, env, input=None, *, text=True, main=None, program=ROOT / "agent.py"
+) -> subprocess.CompletedProcess:
+    """`planner.ui.cli.main(args)` (or another `main`, the program's) called here, as `python agent.py ARGS` (or
+    `python PROGRAM ARGS`) would run it in a process of its own.
+
+    Everything process-wide the run sees or changes is set up as a fresh process has it and put back after:
+    the environment (exactly `env`), sys.argv, standard input (a pipe: these bytes, not a terminal), standard
+    output and error (captured; a pipe has no terminal size), the umask, the SIGXFSZ handler, the `planner`
+    logger. SystemExit and an uncaught exception end the run as they end a process (the traceback on stderr,
+    status 1). Every thread the run started must be over once it returns: a process would have waited for
+    it or ended it. One the planner never stops (the memory keeper's idle worker, a pool nobody shut down)
+    is ended here as the process's exit would end it; one still busy fails the test by name.
+    """
+    if main is None:
+        from planner.ui.cli import main
+
+    assert threading.current_thread() is threading.main_thread(), "a run in this process needs the main thread"
+    data = input.encode() if isinstance(input, str) else (input or b"")
+    stdin = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="surrogateescape")
+    out, err = io.BytesIO(), io.BytesIO()
+    stdout = io.TextIOWrapper(out, encoding="utf-8", errors="surrogateescape")
+    stderr = io.TextIOWrapper(err, encoding="utf-8", errors="backslashreplace", line_buffering=True)
+    names = ("stdin", "stdout", "stderr", "__stdin__", "__stdout__", "__stderr__", "argv")
+    saved = {name: getattr(sys, name) for name in names}
+    saved_env = dict(os.environ)
+    logger = logging.getLogger("planner")
+    saved_log = (list(logger.handlers), logger.level, logger.propagate, logging.raiseExceptions)
+    saved_xfsz = signal.getsignal(signal.SIGXFSZ) if hasattr(signal, "SIGXFSZ") else None
+    saved_umask = os.umask(0o077)  # reading the umask sets it: put straight back
+    os.umask(saved_umask)
+    threads = _Started()
+    try:
+        os.environ.clear()
+        os.environ.update(env)
+        sys.stdin = sys.__stdin__ = stdin
+        sys.stdout = sys.__stdout__ = stdout
+        sys.stderr = sys.__stderr__ = stderr
+        sys.argv = [str(program), *args]
+        with threads:
+            try:
+                returncode = main(list(args))
+            except SystemExit as e:
+                returncode = _exit_status(e.code)
+            except Exception:  # as the interpreter ends a process on an uncaught exception
+                traceback.print_exc()
+                returncode = 1
+        stdout.flush()
+        stderr.flush()
+    finally:
+        for name, value in saved.items():
+            setattr(sys, name, value)
+        os.environ.clear()
+        os.environ.update(saved_env)
+        os.umask(saved_umask)
+        if saved_xfsz is not None:
+            signal.signal(signal.SIGXFSZ, saved_xfsz)
+        for handler in logger.handlers:
+            if handler not in saved_log[0]:
+                handler.close()
+        logger.handlers[:], logger.level, logger.propagate, logging.raiseExceptions = saved_log
+    threads.finish()
+    if text:  # as subprocess.run(text=True) reads a pipe: the locale's encoding, universal newlines
+        decoded = (b.getvalue().decode().replace("\r\n", "\n").replace("\r", "\n") for b in (out, err))
+        return subprocess.CompletedProcess([program.name, *args], returncode, *decoded)
+    return subprocess.CompletedProcess([program.name, *args], returncode, out.getvalue(), err.getvalue())
+
+
+def _exit_status(code) -> int:
+    """The exit status of `raise SystemExit(code)`, as the interpreter makes it."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    print(code, file=sys.stderr)
+    return 1
+
+
+class _Started:
+    """What a run starts that a process's exit would end: its threads (started from this thread, or from one it
+    started) and its HTTP clients (their open connections)."""
+
+    def __enter__(self) -> _Started:
+        import httpx
+
+        self.threads: list[threading.Thread] = []
+        self.clients: list[httpx.Client] = []
+        caller, threads, clients = threading.current_thread(), self.threads, self.clients
+        self.start, self.init = threading.Thread.start, httpx.Client.__init__
+        start, init = self.start, self.init
+
+        def starting(thread: threading.Thread) -> None:
+            me = threading.current_thread()
+            if me is caller or me in threads:
+                threads.append(thread)
+            start(thread)
+
+        def made(client: httpx.Client, *args, **kwargs) -> None:
+            init(client, *args, **kwargs)
+            clients.append(client)
+
+        threading.Thread.start = starting  # type: ignore[method-assign]
+        httpx.Client.__init__ = made  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import httpx
+
+        threading.Thread.start = self.start  # type: ignore[method-assign]
+        httpx.Client.__init__ = self.init  # type: ignore[method-assign]
+
+    def finish(self, timeout: float = 30.0) -> None:
+        """Wait for the run's threads, ending those a process's exit would end, then close its connections;
+        fail on a thread still running."""
+        from planner.memory.keeper import Worker
+
+        def stop() -> None:
+            raise SystemExit  # ends the worker's loop: its jobs catch Exception only
+
+        stopped = []
+        for thread in self.threads:
+            target = getattr(getattr(thread, "_target", None), "__self__", None)
+            if isinstance(target, Worker):  # a daemon, idle once drained: a process's exit ends it
+                target.submit(stop)
+                stopped.append(thread)
+        hook = threading.excepthook  # a thread ended by stop() is not an error: that hook is told of the others
+        threading.excepthook = lambda a: None if a.exc_type is SystemExit and a.thread in stopped else hook(a)
+        try:
+            if any(t.is_alive() and t not in stopped for t in self.threads):
+                gc.collect()  # a thread pool no one shut down ends once it is collected, as at exit
+            deadline = time.monotonic() + timeout
+            for thread in self.threads:
+                thread.join(max(0.0, deadline - time.monotonic()))
+        finally:
+            threading.excepthook = hook
+        left = [t.name for t in self.threads if t.is_alive()]
+        for client in self.clients:
+            client.close()
+        assert not left, f"the run left threads running: {left}"
 
 
 def db_tasks(home) -> list[str]:

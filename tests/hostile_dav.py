@@ -59,6 +59,7 @@ class HostileDav:
 
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # as servers are run: no wait for the client's delayed ACK per answer
 
             def log_message(self, *args: object) -> None:
                 pass

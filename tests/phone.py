@@ -33,7 +33,8 @@ def start_radicale(home: Path) -> tuple[subprocess.Popen, str]:
     port = free_port()
     (home / "config").write_text(
         f"[server]\nhosts = 127.0.0.1:{port}\n[auth]\ntype = htpasswd\nhtpasswd_filename = {home / 'users'}\n"
-        f"htpasswd_encryption = plain\n[storage]\nfilesystem_folder = {home / 'collections'}\n"
+        # delay 0: Radicale waits a second after each refused login, and every client's first request is one
+        f"htpasswd_encryption = plain\ndelay = 0\n[storage]\nfilesystem_folder = {home / 'collections'}\n"
         "[logging]\nlevel = error\n"
     )
     server = subprocess.Popen(

@@ -240,8 +240,8 @@ def test_13_a_lone_surrogate_from_the_model_is_stored_replaced(fake, make_agent,
 def test_17_a_stream_that_never_ends_is_stopped(fake):
     fake.script("main", {"endless": True})
     with pytest.raises(ModelError, match="went on too long"):
-        Ollama(fake.url, timeout=5, reply_seconds=1.0).chat_stream("main", [{"role": "user", "content": "hi"}])
-    fake.script("main", {"content": "x" * 210_000})
+        Ollama(fake.url, timeout=5, reply_seconds=0.3).chat_stream("main", [{"role": "user", "content": "hi"}])
+    fake.script("main", {"content": "x" * 210_000, "piece": 5_000})  # in 42 chunks, not 26,000
     with pytest.raises(ModelError, match="over 200,000 characters"):
         Ollama(fake.url, timeout=5).chat_stream("main", [{"role": "user", "content": "hi"}])
 

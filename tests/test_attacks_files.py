@@ -88,25 +88,21 @@ def test_21_imported_rows_keep_their_titles_and_bad_files_are_one_line(store):
 
 
 def test_22_export_never_writes_through_a_symlink_and_refuses_a_folder(tmp_path):
-    import subprocess
-    import sys
-
-    from helpers import ROOT, clean_env
+    from helpers import clean_env, run_cli
 
     env = clean_env(PLANNER_HOME=str(tmp_path))
     real = tmp_path / "real.json"
     real.write_text("old")
     link = tmp_path / "link.json"
     link.symlink_to(real)
-    agent = [sys.executable, str(ROOT / "agent.py"), "export"]
-    p = subprocess.run([*agent, "-o", str(link)], env=env, capture_output=True, text=True)
+    p = run_cli(["export", "-o", str(link)], env)
     # A link in a shared folder may be another user's, pointing anywhere: refused, the target untouched.
     assert p.returncode == 1 and "is a symbolic link" in p.stderr and real.read_text() == "old"
-    p = subprocess.run([*agent, "-o", str(real), "--force"], env=env, capture_output=True, text=True)
+    p = run_cli(["export", "-o", str(real), "--force"], env)
     assert p.returncode == 0 and json.loads(real.read_text())["version"] == 1
     folder = tmp_path / "out"
     folder.mkdir()
-    p = subprocess.run([*agent, "-o", str(folder)], env=env, capture_output=True, text=True)
+    p = run_cli(["export", "-o", str(folder)], env)
     assert p.returncode == 1 and "it is a folder" in p.stderr and "Traceback" not in p.stderr
     assert list(tmp_path.glob(".*.part")) == [] and list(folder.iterdir()) == []
 
@@ -217,13 +213,13 @@ def test_26_a_full_disk_is_one_line_and_the_session_goes_on(fake, tmp_path):
     import subprocess
     import sys
 
-    from helpers import ROOT, clean_env
+    from helpers import ROOT, clean_env, run_cli
 
     fake.respond_with("main", adder)
     env = clean_env(OLLAMA_HOST=fake.url, PLANNER_HOME=str(tmp_path), PLANNER_TODAY="2026-12-01")
     args = [sys.executable, str(ROOT / "agent.py"), "--model", "main", "--embed-model", "embed"]
     args += ["--no-reflect", "--no-auto-memory", "--session", "s"]
-    subprocess.run(args, input="first\n", capture_output=True, text=True, env=env, timeout=60)  # the schema
+    run_cli(args[2:], env, "first\n")  # the schema
     limit = (tmp_path / "planner.db").stat().st_size + 64 * 1024
 
     def small_disk():

@@ -1,5 +1,7 @@
-"""`python agent.py` driven as a user or a script would: a subprocess fed
-lines on stdin, talking to the fake Ollama server."""
+"""`python agent.py` driven as a user or a script would: fed lines on stdin, talking to the fake Ollama server.
+
+Most runs are in this process (helpers.in_process); the ones marked `process=True` are real processes, so
+start-up, exit statuses and pipes stay covered, and the first test below checks both give the same."""
 
 import os
 import subprocess
@@ -14,8 +16,21 @@ from planner.settings import Config, data_dir
 from planner.ui import cli
 
 
+@pytest.mark.parametrize(
+    "args, lines",
+    [(["--bogus"], []), (["-"], ["hello"]), (["add", "milk", "+home"], []), (["export", "--format", "ics"], [])],
+)  # fmt: skip
+def test_a_run_in_this_process_prints_and_exits_as_the_process_does(tmp_path, args, lines):
+    here = run_agent(None, tmp_path / "here", lines, *args)
+    there = run_agent(None, tmp_path / "there", lines, *args, process=True)
+    assert (here.returncode, here.stdout, here.stderr) == (there.returncode, there.stdout, there.stderr)
+    assert sorted(p.name for p in (tmp_path / "here").glob("*")) == sorted(
+        p.name for p in (tmp_path / "there").glob("*")
+    )
+
+
 def test_ollama_down_prints_one_clear_line_and_exits_1(tmp_path):
-    p = run_agent(None, tmp_path, ["hello"])
+    p = run_agent(None, tmp_path, ["hello"], process=True)
     assert p.returncode == 1
     assert (
         p.stderr.strip()
@@ -43,7 +58,7 @@ def test_a_scripted_session_one_turn_per_line(fake, tmp_path):
         {"content": "Added buy milk for tomorrow."},
         {"content": "You're welcome!"},
     )
-    p = run_agent(fake, tmp_path, ["add milk for tomorrow", "", "   ", "thanks"])
+    p = run_agent(fake, tmp_path, ["add milk for tomorrow", "", "   ", "thanks"], process=True)
     assert p.returncode == 0, p.stderr
     assert p.stdout.splitlines() == ["bot> Added buy milk for tomorrow.", "bot> You're welcome!"]
     assert p.stderr == ""
@@ -132,7 +147,7 @@ def test_two_processes_writing_one_database_lose_nothing(fake, tmp_path):
     results = {}
 
     def worker(name):
-        results[name] = run_agent(fake, tmp_path, [f"{name} {i}" for i in range(n)], "--no-reflect")
+        results[name] = run_agent(fake, tmp_path, [f"{name} {i}" for i in range(n)], "--no-reflect", process=True)
 
     threads = [threading.Thread(target=worker, args=(w,)) for w in ("alpha", "beta")]
     for t in threads:

@@ -1,6 +1,8 @@
-"""The eval runner, run as `python -m evals` against the fake server with a
-scripted oracle (everything passes) and a mistaken oracle (exactly the
-mistaken scenarios fail): proof that the scoring can fail."""
+"""The eval runner, run as `python -m evals` runs it, with a scripted oracle (everything passes) and a
+mistaken oracle (exactly the mistaken scenarios fail): proof that the scoring can fail.
+
+The suite runs in this process on a ScriptedModel (the same scripts the fake server serves, without HTTP:
+the wire is tested elsewhere); `python -m evals` itself runs as a process in the --compare and memory tests."""
 
 import json
 import subprocess
@@ -8,40 +10,51 @@ import sys
 
 import pytest
 from conftest import ROOT, clean_env
+from fake_ollama import smallest
 
+from evals import __main__ as evals_cli
 from evals.runner import check_reply, load_scenarios, match_tasks
 from evals.scripted import oracle
+from planner.model.scripted import ScriptedModel
+from planner.settings import Config
 
 SCENARIOS = load_scenarios()
 
 
-def run_evals(fake, tmp_path, *args):
-    env = clean_env()
-    env.update(OLLAMA_HOST=fake.url, PLANNER_HOME=str(tmp_path))
+class Checked(ScriptedModel):
+    """A ScriptedModel that keeps each reply Ollama could not send (as the fake server's `violations`): the
+    background work that asked for it catches the error, so the test must look."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.violations: list[str] = []
+
+    def chat_json(self, *args, **kwargs):  # noqa: ANN201
+        try:
+            return super().chat_json(*args, **kwargs)
+        except AssertionError as e:
+            self.violations.append(str(e))
+            raise
+
+
+def critic(body):
+    """The fake server's critic: nothing to say, in the smallest answer the request's schema allows."""
+    schema = body.get("format")
+    return {"content": json.dumps(smallest(schema) if isinstance(schema, dict) else {"done": True})}
+
+
+def run_evals(responder, tmp_path, capsys):
+    """`python -m evals --model main --critic-model critic --embed-model embed --json FILE`, the main model
+    answering with `responder`: what it printed and the JSON it wrote."""
+    model = Checked()
+    model.respond_with("main", responder)
+    model.respond_with("critic", critic)
+    base = Config.from_env(clean_env(PLANNER_HOME=str(tmp_path)))
+    config = base.replace(model="main", critic_model="critic", embed_model="embed")
     out = tmp_path / "run.json"
-    p = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "evals",
-            "--model",
-            "main",
-            "--critic-model",
-            "critic",
-            "--embed-model",
-            "embed",
-            "--json",
-            str(out),
-            *args,
-        ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert p.returncode == 0, p.stderr
-    return p.stdout, json.loads(out.read_text())
+    assert evals_cli.run(SCENARIOS, model, config, out) == 0
+    assert model.violations == []
+    return capsys.readouterr().out, json.loads(out.read_text())
 
 
 def test_the_suite_covers_what_the_planner_must_do():
@@ -75,9 +88,8 @@ def test_a_reply_is_scored_as_the_user_saw_it():
 
 
 @pytest.mark.slow
-def test_a_correct_model_passes_every_scenario(fake, tmp_path):
-    fake.respond_with("main", oracle(SCENARIOS))
-    stdout, result = run_evals(fake, tmp_path)
+def test_a_correct_model_passes_every_scenario(tmp_path, capsys):
+    stdout, result = run_evals(oracle(SCENARIOS), tmp_path, capsys)
     failed = {s["id"]: s["reasons"] for s in result["scenarios"] if not s["passed"]}
     assert failed == {}
     assert result["summary"]["passed"] == len(SCENARIOS)
@@ -141,9 +153,8 @@ MISTAKES = {
 
 
 @pytest.mark.slow
-def test_a_mistaken_model_fails_exactly_the_mistaken_scenarios(fake, tmp_path):
-    fake.respond_with("main", oracle(SCENARIOS, MISTAKES))
-    stdout, result = run_evals(fake, tmp_path)
+def test_a_mistaken_model_fails_exactly_the_mistaken_scenarios(tmp_path, capsys):
+    stdout, result = run_evals(oracle(SCENARIOS, MISTAKES), tmp_path, capsys)
     failed = {s["id"] for s in result["scenarios"] if not s["passed"]}
     assert failed == set(MISTAKES)
     reasons = {s["id"]: " ".join(s["reasons"]) for s in result["scenarios"]}

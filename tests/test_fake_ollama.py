@@ -3,13 +3,12 @@ of those answers into one line for a person. Shapes are checked against the `oll
 response types, which follow the real server, not this fake."""
 
 import json
-import sys
 
 import httpx
 import ollama
 import pytest
 from fake_ollama import FakeOllama
-from helpers import ROOT, call, clean_env
+from helpers import call, clean_env, run_cli
 from ollama import ChatResponse, EmbedResponse, ListResponse, ProcessResponse, ProgressResponse, ShowResponse
 
 from planner.model.base import NO_SUCH_MODEL, NO_THINKING, NO_TOOLS, ModelError
@@ -128,11 +127,8 @@ def test_an_error_inside_a_reply_stream_is_one_line_with_no_http_status(fake, ll
 
 def test_pull_at_start_and_with_slash_pull_show_the_line_for_a_name_the_library_lacks(fake, tmp_path):
     env = clean_env(OLLAMA_HOST=fake.url, PLANNER_HOME=str(tmp_path), PLANNER_TODAY="2026-12-01")
-    p = __import__("subprocess").run(
-        [sys.executable, str(ROOT / "agent.py"), "--model", "main", "--critic-model", "critic", "--embed-model",
-         "embed", "--no-auto-memory", "--no-reflect", "/pull qwen9.9:1b"],
-        env=env, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+    p = run_cli(["--model", "main", "--critic-model", "critic", "--embed-model", "embed", "--no-auto-memory",
+                 "--no-reflect", "/pull qwen9.9:1b"], env)  # fmt: skip
     assert p.stdout.strip() == "error: " + NO_SUCH_MODEL.format(model="qwen9.9:1b"), p.stdout + p.stderr
     assert "HTTP -1" not in p.stdout + p.stderr
 

@@ -1,7 +1,8 @@
-"""Faults a planner must survive: killed mid-turn, several processes on one
+"""Faults a planner must survive: killed in each phase of a turn, several processes on one
 file, Ollama restarting or stalling mid-reply."""
 
 import json
+import os
 import signal
 import sqlite3
 import subprocess
@@ -11,50 +12,73 @@ import time
 
 import pytest
 from fake_ollama import FakeOllama
-from helpers import ROOT, adder, clean_env, run_agent
+from helpers import ROOT, adder, call, clean_env, run_agent, wait_for
 
 from planner.memory.history import Budget, History
 from planner.storage.db import Store
 
+# Where each kill lands: (what the planner is doing, in which turn of its run), each phase once; in a run's first
+# turn, or after earlier turns of the same run were committed.
+KILLS = [("model", 2), ("stream", 1), ("write", 1), ("commit", 3)]
+
 
 @pytest.mark.slow
-def test_kill_9_mid_turn_twenty_times_leaves_a_sound_database(fake, tmp_path):
-    fake.respond_with(
-        "main",
-        lambda body: (
-            {**adder(body), "content": "ok " * 40, "slow": 0.002}
-            if body["messages"][-1]["role"] == "tool"
-            else adder(body)
-        ),
-    )
-    env = clean_env()
-    env.update(
-        OLLAMA_HOST=fake.url,
-        PLANNER_HOME=str(tmp_path),
-        PLANNER_MODEL="main",
-        PLANNER_CRITIC_MODEL="critic",
-        PLANNER_EMBED_MODEL="embed",
-    )
-    for round_ in range(20):
-        p = subprocess.Popen(
-            [sys.executable, str(ROOT / "agent.py"), "--session", "s", "--no-reflect", "--no-auto-memory"],
-            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, text=True,
-        )  # fmt: skip
-        before = fake.count("/api/chat")
-        p.stdin.write("".join(f"task {round_}-{i}\n" for i in range(50)))
+def test_kill_9_in_each_phase_of_a_turn_leaves_a_sound_database_that_lost_only_that_turn(fake, tmp_path):
+    """kill -9 while waiting for the model, mid-stream, inside a task's write and in its commit: the database is
+    sound, holds every turn committed before the kill (the one killed only if its write had committed), and
+    the session's history loads valid."""
+    halted, held = threading.Event(), {}
+
+    def model(body):
+        last = body["messages"][-1]
+        asked = [m for m in body["messages"] if m["role"] == "user"][-1]["content"].split("\n")[0]
+        if last["role"] == "user":
+            if held.get("model") == asked:
+                return {"hang": True}  # the request is sent; no answer comes
+            return {"tool_calls": [call("add_task", title=asked)]}
+        reply = {"content": "ok " * 40}
+        return {**reply, "halt": halted} if held.get("stream") == asked else reply  # half the reply, then nothing
+
+    fake.respond_with("main", model)
+    env = clean_env(OLLAMA_HOST=fake.url, PLANNER_HOME=str(tmp_path), PLANNER_MODEL="main",
+                    PLANNER_CRITIC_MODEL="critic", PLANNER_EMBED_MODEL="embed")  # fmt: skip
+    args = ["--session", "s", "--no-reflect", "--no-auto-memory"]
+    marker, kept = tmp_path / "killpoint", []
+    for round_, (phase, turn) in enumerate(KILLS):
+        lines = [f"task {round_}-{i}" for i in range(1, turn + 2)]  # the killed turn, then one it never reaches
+        killed = lines[turn - 1]
+        held.clear()
+        halted.clear()
+        marker.unlink(missing_ok=True)
+        if phase in ("write", "commit"):  # held still by SQLite's trace callback at that statement
+            command = [str(ROOT / "tests" / "killpoint.py"), phase, str(turn), *args]
+        else:
+            held[phase] = killed
+            command = [str(ROOT / "agent.py"), *args]
+        chats = fake.count("/api/chat")
+        p = subprocess.Popen([sys.executable, *command], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, env=env, text=True)  # fmt: skip
+        p.stdin.write("".join(line + "\n" for line in lines))
         p.stdin.flush()
-        # Started (a loaded machine can take seconds to import), then somewhere in the middle of a turn.
-        deadline = time.monotonic() + 30
-        while fake.count("/api/chat") < before + 2 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        time.sleep(0.02 * (round_ % 7))
+        if phase == "model":
+            asked = chats + 2 * turn - 1  # two calls a turn: the killed turn's first is at the server
+            wait_for(lambda n=asked: fake.count("/api/chat") >= n, f"the model asked in round {round_}")
+        elif phase == "stream":
+            wait_for(halted.is_set, f"half of the reply in round {round_}")
+        else:
+            wait_for(marker.exists, f"the {phase} point in round {round_}")
         p.send_signal(signal.SIGKILL)
         p.wait()
+        assert p.stderr.read() == "", (round_, phase)  # nothing went wrong before the kill
+        if phase == "commit":  # torn as a kill during its writes would leave it: a part of its WAL frames
+            before, after = map(int, marker.read_text().split())
+            assert after > before, "the commit wrote to the WAL"
+            os.truncate(f"{tmp_path / 'planner.db'}-wal", before + (after - before) // 2)
+        kept += lines[: turn - 1] + ([killed] if phase == "stream" else [])
     conn = sqlite3.connect(tmp_path / "planner.db")
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    titles = [r[0] for r in conn.execute("SELECT title FROM tasks")]
-    assert titles and len(titles) == len(set(titles))  # nothing duplicated
-    assert all(t.startswith("task ") and t.count("-") == 1 for t in titles)  # nothing half-written
+    titles = [r[0] for r in conn.execute("SELECT title FROM tasks ORDER BY id")]
+    assert titles == kept  # every committed turn, nothing of a turn killed before its commit, nothing twice
     # The change log agrees with the tasks, so /undo would put back what was there.
     for task_id, after in conn.execute(
         "SELECT task_id, after FROM task_events WHERE id IN (SELECT MAX(id) FROM task_events GROUP BY task_id)"
@@ -78,7 +102,8 @@ def test_four_processes_writing_one_database_lose_nothing_and_never_say_locked(f
     results = {}
 
     def worker(name):
-        results[name] = run_agent(fake, tmp_path, [f"{name} {i}" for i in range(n)], "--no-reflect", "--no-auto-memory")
+        lines = [f"{name} {i}" for i in range(n)]
+        results[name] = run_agent(fake, tmp_path, lines, "--no-reflect", "--no-auto-memory", process=True)
 
     threads = [threading.Thread(target=worker, args=(w,)) for w in names]
     for t in threads:

@@ -1,11 +1,9 @@
 """Tasks as iCalendar: to-dos both ways, events for calendars, files from other apps (planner/storage/ical.py)."""
 
 import datetime as dt
-import subprocess
-import sys
 
 import icalendar
-from helpers import ROOT, clean_env, run
+from helpers import clean_env, run, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -126,12 +124,11 @@ def test_ics_import_and_export_from_the_command_line(store, tmp_path):
     env = clean_env(PLANNER_HOME=str(tmp_path))
     cal = tmp_path / "calendar.ics"
     cal.write_text(OTHER_APP_ICS)
-    agent = [sys.executable, str(ROOT / "agent.py")]
-    p = subprocess.run([*agent, "import", str(cal), "--events"], env=env, capture_output=True, text=True)
+    p = run_cli(["import", str(cal), "--events"], env)
     assert p.returncode == 1 and "imported 3 tasks" in p.stderr and "not imported: VTODO 3" in p.stderr
-    p = subprocess.run([*agent, "export", "--format", "ics", "--events"], env=env, capture_output=True, text=True)
+    p = run_cli(["export", "--format", "ics", "--events"], env)
     assert p.returncode == 0 and p.stdout.count("BEGIN:VTODO") == 3 and p.stdout.count("BEGIN:VEVENT") == 3
-    p = subprocess.run([*agent, "export", "--events"], env=env, capture_output=True, text=True)
+    p = run_cli(["export", "--events"], env)
     assert p.returncode == 2 and p.stderr == "error: --events needs --format ics\n"
 
 

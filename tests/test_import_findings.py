@@ -10,11 +10,10 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 
 import icalendar
 import pytest
-from helpers import ROOT, clean_env, run
+from helpers import clean_env, run, run_cli
 from hostile_dav import vtodo
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -263,11 +262,9 @@ def test_taskwarrior_from_the_command_line(tmp_path):
     path = tmp_path / "tw.json"
     path.write_text("\n".join(json.dumps(t) for t in TASK_EXPORT))  # json.array=off: one object per line
     env = clean_env(PLANNER_HOME=str(tmp_path))
-    agent = [sys.executable, str(ROOT / "agent.py")]
-    p = subprocess.run([*agent, "import", str(path), "--format", "taskwarrior"], env=env, capture_output=True,
-                       text=True)  # fmt: skip
+    p = run_cli(["import", str(path), "--format", "taskwarrior"], env)
     assert p.returncode == 0 and "imported 6 tasks" in p.stderr, p.stderr
-    p = subprocess.run([*agent, "export", "--format", "taskwarrior"], env=env, capture_output=True, text=True)
+    p = run_cli(["export", "--format", "taskwarrior"], env)
     assert p.returncode == 0 and len(json.loads(p.stdout)) == 6
 
 

@@ -13,12 +13,10 @@ import sqlite3
 import sys
 
 import anyio
-import mcp_types as types
 import pytest
-from helpers import ROOT, TODAY, adder, answering, call, clean_env, connect, rows, serve_here
+from helpers import ROOT, TODAY, adder, answering, call, clean_env, connect, rows, run_cli, serve_here
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
-from mcp.shared.exceptions import MCPError
 
 from planner.tools import READ_ONLY_TOOLS, TOOLS
 
@@ -164,14 +162,14 @@ def test_a_fourth_task_changed_within_two_minutes_asks_first_and_not_once_they_a
 
 def test_a_change_over_mcp_is_undone_from_the_terminal_and_the_other_way_round(tmp_path, fake):
     db = tmp_path / "p.db"
-    terminal = [sys.executable, str(ROOT / "agent.py"), "--db", str(db), "--today", TODAY.isoformat()]
+    terminal = ["--db", str(db), "--today", TODAY.isoformat()]
     terminal += ["--model", "main", "--critic-model", "critic", "--embed-model", "embed", "--no-auto-memory"]
     env = clean_env(OLLAMA_HOST=fake.url, PLANNER_HOME=str(tmp_path))
 
-    async def in_the_terminal(line: str) -> str:
-        p = await anyio.run_process([*terminal, line], env=env, check=False)
-        assert p.returncode == 0, p.stderr.decode()
-        return p.stdout.decode()
+    async def in_the_terminal(line: str) -> str:  # in this process, while the MCP server runs in its own
+        p = run_cli([*terminal, line], env)
+        assert p.returncode == 0, p.stderr
+        return p.stdout
 
     async def scenario():  # one MCP server stays up while the terminal comes and goes on the same file
         async with connect(db, host=fake.url, elicitation_callback=answering(*[True] * 5)) as c:
@@ -220,6 +218,9 @@ def test_memories_need_ollama_and_say_so_when_it_is_down_and_forget_asks_and_is_
 
 
 def test_resources_and_prompts_carry_the_planners_data_as_data(tmp_path):
+    # The SDK loads in the tests that need it, not at import: every worker collects this file.
+    from mcp.shared.exceptions import MCPError
+
     db = tmp_path / "p.db"
 
     async def scenario():
@@ -257,6 +258,8 @@ def test_resources_and_prompts_carry_the_planners_data_as_data(tmp_path):
 @pytest.mark.filterwarnings("ignore:resources/subscribe is removed")  # 2025-11-25 has it, which this test speaks
 @pytest.mark.parametrize("mode", ["auto", "legacy"])  # 2026-07-28: subscriptions/listen; 2025-11-25: subscribe
 def test_subscribers_hear_of_changes_made_here_and_by_another_process(tmp_path, mode):
+    import mcp_types as types
+
     db, heard, news = tmp_path / "p.db", [], [anyio.Event()]
     other = [sys.executable, str(ROOT / "agent.py"), "import", str(tmp_path / "t.txt"), "--db", str(db)]
 

@@ -7,6 +7,7 @@ import sys
 
 import pytest
 from conftest import ROOT, clean_env
+from helpers import in_process
 from test_evals import fake_bfcl_wheel
 
 from evals import lifelog
@@ -46,12 +47,13 @@ def test_an_answer_is_contained_in_any_case_and_not_knowing_counts_only_for_abst
 
 
 def run_eval(fake, tmp_path, *args):
+    """`python -m evals memory ARGS --json FILE`, run in this process (helpers.in_process): what it printed and
+    the JSON it wrote. The test of an unreachable server below starts it as a process."""
+    from evals.__main__ import main
+
     env = clean_env(OLLAMA_HOST=fake.url, PLANNER_HOME=str(tmp_path), PLANNER_EVALS_CACHE=str(tmp_path / "cache"))
     out = tmp_path / "out.json"
-    p = subprocess.run(
-        [sys.executable, "-m", "evals", "memory", *args, "--json", str(out)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    p = in_process(["memory", *args, "--json", str(out)], env, main=main, program=ROOT / "evals" / "__main__.py")
     assert p.returncode == 0, p.stderr
     return p.stdout, json.loads(out.read_text())
 

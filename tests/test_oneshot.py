@@ -14,11 +14,11 @@ def test_one_shot_request_from_the_command_line_and_from_stdin(fake, tmp_path):
     fake.script(
         "main", {"tool_calls": [call("add_task", title="milk", due_date="2026-12-02")]}, {"content": "Added milk."}
     )
-    p = run_agent(fake, tmp_path, [], "--no-reflect", "add milk for tomorrow")
+    p = run_agent(fake, tmp_path, [], "--no-reflect", "add milk for tomorrow", process=True)
     assert p.returncode == 0 and p.stdout == "Added milk.\n" and p.stderr == ""
     assert db_tasks(tmp_path) == ["milk"]
     fake.script("main", {"content": "You have milk."})
-    p = run_agent(fake, tmp_path, ["what do I have?"], "-")
+    p = run_agent(fake, tmp_path, ["what do I have?"], "-", process=True)
     assert p.returncode == 0 and p.stdout == "You have milk.\n"
     assert fake.chats("main")[-1]["messages"][-1]["content"].startswith("what do I have?")
     fake.script("main", {"status": 500, "error": "boom"})

@@ -6,12 +6,10 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
-import subprocess
-import sys
 
 import icalendar
 import pytest
-from helpers import ROOT, TODAY, clean_env, run
+from helpers import TODAY, clean_env, run, run_cli
 from phone import PASSWORD, USER, new_list
 
 from planner.schedule import Hours
@@ -188,8 +186,7 @@ def test_bad_planning_words_are_errors_the_model_can_act_on(ctx):
 def shell(tmp_path, *args, env=None):
     e = clean_env(**{"OLLAMA_HOST": "http://127.0.0.1:9", "PLANNER_HOME": str(tmp_path),
                      "PLANNER_TODAY": TODAY.isoformat(), **(env or {})})  # fmt: skip
-    return subprocess.run([sys.executable, str(ROOT / "agent.py"), *args], env=e, capture_output=True, text=True,
-                          timeout=60)  # fmt: skip
+    return run_cli(args, e)
 
 
 def test_plan_json_from_the_shell_has_the_promised_shape_and_is_the_same_each_time(tmp_path):

@@ -3,11 +3,9 @@
 import json
 import re
 import sqlite3
-import subprocess
-import sys
 
 import pytest
-from helpers import ROOT, TODAY, call, clean_env, run
+from helpers import TODAY, call, clean_env, run, run_cli
 
 from planner.storage import exchange, todotxt
 from planner.storage.db import Store
@@ -315,23 +313,19 @@ def test_a_file_that_is_not_tasks_writes_nothing(store):
 def test_export_and_import_from_the_command_line(planner, store, tmp_path):
     env = clean_env(PLANNER_HOME=str(tmp_path))
     out = tmp_path / "tasks.json"
-    p = subprocess.run(
-        [sys.executable, str(ROOT / "agent.py"), "export", "-o", str(out)], env=env, capture_output=True, text=True
-    )
+    p = run_cli(["export", "-o", str(out)], env)
     assert (
         p.returncode == 0 and p.stderr == f"exported tasks to {out}\n" and json.loads(out.read_text())["version"] == 1
     )
-    p = subprocess.run(
-        [sys.executable, str(ROOT / "agent.py"), "export", "--format", "ics"], env=env, capture_output=True, text=True
-    )
+    p = run_cli(["export", "--format", "ics"], env)
     assert p.stdout.startswith("BEGIN:VCALENDAR")
     fresh = tmp_path / "fresh.db"
-    args = [sys.executable, str(ROOT / "agent.py"), "import", str(out), "--db", str(fresh)]
-    p = subprocess.run(args, env=env, capture_output=True, text=True)
+    args = ["import", str(out), "--db", str(fresh)]
+    p = run_cli(args, env)
     assert p.returncode == 0 and p.stderr == "imported 6 tasks, skipped 0 already there\n"
-    p = subprocess.run(args, env=env, capture_output=True, text=True)
+    p = run_cli(args, env)
     assert p.stderr == "imported 0 tasks, skipped 6 already there\n"
-    p = subprocess.run([*args[:3], str(tmp_path / "missing.txt")], env=env, capture_output=True, text=True)
+    p = run_cli(["import", str(tmp_path / "missing.txt")], env)
     assert p.returncode == 1 and p.stderr.startswith("error: cannot read") and "Traceback" not in p.stderr
 
 

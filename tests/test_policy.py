@@ -14,7 +14,7 @@ import sys
 
 import anyio
 import pytest
-from helpers import ROOT, TODAY, answering, call, clean_env, connect, rows, run, serve_here
+from helpers import ROOT, TODAY, answering, call, clean_env, connect, rows, run, run_cli, serve_here
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -25,9 +25,8 @@ from planner.tools.policy import Door, Effect, Verdict, decide
 PHRASES = json.loads((ROOT / "tests" / "data" / "deletion_phrases.json").read_text())["rows"]
 
 
-def cli(env, *args, timeout=60, **kw):
-    return subprocess.run([sys.executable, str(ROOT / "agent.py"), *args], env=env, capture_output=True, text=True,
-                          timeout=timeout, **kw)  # fmt: skip
+def cli(env, *args, timeout=60, process=False):
+    return run_cli(args, env, timeout=timeout, process=process)
 
 
 # ---------------------------------------------------------------- MCP
@@ -323,7 +322,10 @@ def _reminders(tmp_path, n=5, title="take the pills"):
     return env
 
 
-def test_a_hanging_notify_send_is_stopped_and_every_reminder_is_printed_and_marked(tmp_path):
+def test_a_hanging_notify_send_is_stopped_and_every_reminder_is_printed_and_marked(tmp_path, monkeypatch):
+    from planner.ui import reminders
+
+    monkeypatch.setattr(reminders, "NOTIFY_SECONDS", 0.5)  # the run is in this process: it waits this long, not 5 s
     env = _reminders(tmp_path)
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -331,7 +333,7 @@ def test_a_hanging_notify_send_is_stopped_and_every_reminder_is_printed_and_mark
     hang.write_text("#!/bin/sh\nexec sleep 600\n")
     hang.chmod(0o755)
     env["PATH"] = f"{bin_dir}:{env['PATH']}"
-    p = cli(env, "remind", "--check", timeout=120)
+    p = cli(env, "remind", "--check")
     assert p.returncode == 0 and p.stdout.count("reminder: take the pills") == 5 and "Traceback" not in p.stderr
     assert cli(env, "remind", "--check").stdout == ""  # all five were shown, once
 

@@ -4,12 +4,11 @@ and carried as VALARM in calendar files."""
 from __future__ import annotations
 
 import datetime as dt
-import subprocess
 import sys
 
 import icalendar
 import pytest
-from helpers import ROOT, TODAY, clean_env, wait_for
+from helpers import ROOT, TODAY, clean_env, run_cli, wait_for
 
 from planner.dates import DateError, resolve_remind
 from planner.storage import exchange
@@ -88,8 +87,7 @@ def test_remind_check_exits_0_when_it_showed_one_so_a_timer_never_fails(store, t
     with store.write() as conn:
         conn.execute("INSERT INTO tasks (title, uid, remind_at) VALUES ('call the plumber', 'u1', '2020-01-01T09:00')")
     env = clean_env(PLANNER_HOME=str(tmp_path), PATH="/usr/bin:/bin")  # no notify-send in the tests' PATH
-    cmd = [sys.executable, str(ROOT / "agent.py"), "--db", str(store.path), "remind", "--check"]
-    first = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+    first = run_cli(["--db", str(store.path), "remind", "--check"], env)
     assert first.returncode == 0 and first.stdout == "reminder: call the plumber [task 1]\n"
 
 

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import subprocess
-import sys
 
 import pyte
 import pytest
-from helpers import ROOT, TODAY, clean_env
+from helpers import ROOT, TODAY, clean_env, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,11 +20,10 @@ TABLE = json.loads((ROOT / "tests" / "data" / "quickadd.json").read_text())["row
 CLOSED = "http://127.0.0.1:9"  # nothing listens there: Ollama is down
 
 
-def shell(tmp_path, *args, env=None, **kw):
+def shell(tmp_path, *args, env=None, input=None, process=False):
     e = clean_env(**{"OLLAMA_HOST": CLOSED, "PLANNER_HOME": str(tmp_path), "PLANNER_TODAY": TODAY.isoformat(),
                      **(env or {})})  # fmt: skip
-    return subprocess.run([sys.executable, str(ROOT / "agent.py"), *args], env=e, capture_output=True, text=True,
-                          timeout=60, **kw)  # fmt: skip
+    return run_cli(args, e, input, process=process)
 
 
 @pytest.mark.parametrize("line, expected", TABLE, ids=[r[0][:40] for r in TABLE])
@@ -194,7 +191,7 @@ def test_a_priority_filter_that_is_not_one_says_which_words_are():
 def test_import_dash_reads_standard_input_so_a_task_export_can_be_piped_in(tmp_path):
     exported = json.dumps([{"uuid": "6f1c2a4e-1111-4c3b-9a55-0123456789ab", "description": "fix the bike",
                             "status": "pending", "project": "home", "entry": "20261120T080000Z"}])  # fmt: skip
-    p = shell(tmp_path, "import", "-", input=exported)
+    p = shell(tmp_path, "import", "-", input=exported, process=True)  # a real pipe
     assert p.returncode == 0 and p.stderr == "imported 1 task, skipped 0 already there\n", p.stderr
     assert json.loads(shell(tmp_path, "tasks", "--json").stdout)["tasks"][0]["list"] == "home"
     again = shell(tmp_path, "import", "-", input=exported)
@@ -203,8 +200,7 @@ def test_import_dash_reads_standard_input_so_a_task_export_can_be_piped_in(tmp_p
 
 def test_import_of_text_that_is_not_utf8_says_so_in_one_line_and_writes_nothing(tmp_path):
     e = clean_env(OLLAMA_HOST=CLOSED, PLANNER_HOME=str(tmp_path), PLANNER_TODAY=TODAY.isoformat())
-    p = subprocess.run([sys.executable, str(ROOT / "agent.py"), "import", "-"], env=e, input=b"\xff\xfebuy milk",
-                       capture_output=True, timeout=60)  # fmt: skip
+    p = run_cli(["import", "-"], e, b"\xff\xfebuy milk", text=False)
     assert p.returncode == 1
     assert (
         p.stderr.decode()

@@ -12,7 +12,7 @@ import time
 
 import icalendar
 import pytest
-from helpers import ROOT, TODAY, clean_env
+from helpers import ROOT, TODAY, clean_env, run_cli
 from phone import FAR_AHEAD, PASSWORD, USER
 from phone import add as phone_add
 from phone import edit as phone_edit
@@ -60,22 +60,22 @@ def test_a_task_added_in_the_terminal_reaches_the_phone_and_one_completed_there_
         OLLAMA_HOST=fake.url, PLANNER_HOME=str(tmp_path), PLANNER_CALDAV_URL=url,
         PLANNER_CALDAV_USER=USER, PLANNER_CALDAV_PASSWORD=PASSWORD,
     )  # fmt: skip
-    terminal = [sys.executable, str(ROOT / "agent.py"), "--db", str(db), "--today", TODAY.isoformat()]
+    terminal = ["--db", str(db), "--today", TODAY.isoformat()]
     models = ["--model", "main", "--critic-model", "critic", "--embed-model", "embed", "--no-auto-memory"]
     fake.script(
         "main",
         {"tool_calls": [{"name": "add_task", "arguments": {"title": "water the plants", "due_date": "friday"}}]},
         {"content": "Added."},
     )
-    p = subprocess.run([*terminal, *models, "add water the plants on friday"], env=env, capture_output=True, text=True)
+    p = run_cli([*terminal, *models, "add water the plants on friday"], env)
     assert p.returncode == 0, p.stderr
-    p = subprocess.run([*terminal, "sync"], env=env, capture_output=True, text=True, timeout=60)
+    p = run_cli([*terminal, "sync"], env)
     assert p.returncode == 0 and "sent 1, received 0" in p.stderr and PASSWORD not in p.stderr, p.stderr
     assert phone_todos(phone)["water the plants"]["due"].dt == dt.date(2026, 12, 4)
     phone_edit(phone, "water the plants", status="COMPLETED", completed=dt.datetime.now(dt.UTC))
-    p = subprocess.run([*terminal, *models, "/sync"], env=env, capture_output=True, text=True, timeout=60)
+    p = run_cli([*terminal, *models, "/sync"], env)
     assert p.returncode == 0 and "received 1" in p.stdout, p.stdout + p.stderr
-    p = subprocess.run([*terminal, "tasks", "all"], env=env, capture_output=True, text=True)
+    p = run_cli([*terminal, "tasks", "all"], env)
     assert "water the plants" in p.stdout and "done" in p.stdout
 
 
@@ -149,8 +149,9 @@ def test_a_sync_killed_halfway_loses_and_duplicates_nothing(ctx, store, tmp_path
         conn.executemany("INSERT INTO tasks (title, uid) VALUES (?, ?)", [(f"task {i}", f"u{i}") for i in range(60)])
     env = clean_env(PLANNER_HOME=str(tmp_path), PLANNER_CALDAV_URL=url, PLANNER_CALDAV_USER=USER,
                     PLANNER_CALDAV_PASSWORD=PASSWORD)  # fmt: skip
-    cmd = [sys.executable, str(ROOT / "agent.py"), "sync", "--db", str(store.path)]
-    p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    cmd = ["sync", "--db", str(store.path)]
+    p = subprocess.Popen([sys.executable, str(ROOT / "agent.py"), *cmd], env=env, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)  # fmt: skip
     deadline = time.monotonic() + 30
     while len(phone.todos(include_completed=True)) < 3 and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -158,7 +159,7 @@ def test_a_sync_killed_halfway_loses_and_duplicates_nothing(ctx, store, tmp_path
     p.wait()
     assert 0 < len(phone.todos(include_completed=True)) < 60  # killed halfway
     for _ in range(2):
-        assert subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120).returncode == 0
+        assert run_cli(cmd, env).returncode == 0
     uids = [o.icalendar_component["uid"] for o in phone.todos(include_completed=True)]
     assert len(uids) == len(set(uids)) == 60 and len(exchange.all_tasks(store)) == 60
 

@@ -37,6 +37,7 @@ def test_tasks_table_and_tab_completion(fake, spawn, tmp_path):
     )
     child = spawn("--no-reflect")
     child.sendline("add file taxes, it was due 2026-11-20")
+    child.expect("Added")  # the turn is over: "you>" alone also matches the prompt redrawn as the line is typed
     child.expect("you>")
     child.send("/tas\t")
     child.expect("/tasks")

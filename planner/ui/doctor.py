@@ -35,8 +35,9 @@ def _mode(path: Path) -> tuple[bool, str]:
     return private, f"{oct(mode)[2:]}{'' if private else f'  (others can read it: chmod go-rwx {path})'}"
 
 
-def run(config: Config, out: TextIO = sys.stdout) -> int:
-    """Print the checks; 0 when the planner has all it needs."""
+def run(config: Config, out: TextIO | None = None) -> int:
+    """Print the checks (on stdout unless told); 0 when the planner has all it needs."""
+    out = out or sys.stdout  # looked up now, not when the module loaded: the stdout of this call
     ok = True
 
     def line(mark: str, what: str, detail: str) -> None:
