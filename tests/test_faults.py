@@ -166,3 +166,29 @@ def test_the_fault_benchmark_accepts_a_kill_that_landed_before_the_schema_existe
     assert (out["tasks"], out["lost"], out["duplicates"], out["log_ok"], out["history_ok"]) == (0, 0, 0, True, True)
     # ...while writers that were each told to add tasks must have left a history behind
     assert check(tmp_path, ["w0"], expected=set())["history_ok"] is False
+
+
+def test_a_commit_changes_the_files_data_version_whichever_thread_asks(tmp_path):
+    from planner.storage.db import Store
+
+    store, other = Store(tmp_path / "p.db"), sqlite3.connect(tmp_path / "p.db", isolation_level=None)
+
+    def asked_from_a_new_thread() -> int:  # as the MCP server's watch asks: from whichever thread a pool has
+        out: list[int] = []
+        t = threading.Thread(target=lambda: out.append(store.data_version()))
+        t.start()
+        t.join()
+        return out[0]
+
+    try:
+        before = asked_from_a_new_thread()
+        other.execute("INSERT INTO tasks (title, uid) VALUES ('from another program', 'u1')")
+        after = asked_from_a_new_thread()
+        assert after != before  # a thread's own fresh connection would start from the file as it is now
+        with store.write() as conn:  # a commit of this process counts too
+            conn.execute("INSERT INTO tasks (title, uid) VALUES ('here', 'u2')")
+        assert asked_from_a_new_thread() not in (before, after)
+        assert store.data_version() == store.data_version()  # and nothing changes it but a commit
+    finally:
+        other.close()
+        store.close()

@@ -98,6 +98,7 @@ class Store:
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
+        self._watcher: sqlite3.Connection | None = None  # see data_version
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._open_and_migrate()
@@ -202,8 +203,17 @@ class Store:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
     def data_version(self) -> int:
-        """A number that changes whenever another connection (another process) commits to the file."""
-        return self.conn().execute("PRAGMA data_version").fetchone()[0]
+        """A number that changes whenever a commit lands in the file (by another process, or by this one).
+
+        Read on a connection that only watches: PRAGMA data_version is per connection, so asking each
+        thread's own connection (a thread pool asks from any thread) compared numbers that mean nothing
+        to each other, and a change could go unseen.
+        """
+        with self._lock:
+            if self._watcher is None:
+                self._watcher = _open(self.path)
+                self._all.append(self._watcher)
+            return self._watcher.execute("PRAGMA data_version").fetchone()[0]
 
     def close(self) -> None:
         """Close every thread's connection."""
@@ -212,4 +222,5 @@ class Store:
                 with contextlib.suppress(sqlite3.Error):
                     conn.close()
             self._all.clear()
+            self._watcher = None
         self._local = threading.local()

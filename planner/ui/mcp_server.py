@@ -138,6 +138,7 @@ class PlannerServer:
         self.offered = [s["function"] for s in tool_specs(self.ctx)]  # lookup only with --web
         self.offered_names = {s["name"] for s in self.offered}
         self.subscribed: dict[str, Any] = {}  # uri -> the session that subscribed (protocol 2025-11-25)
+        self.seen = 0  # the file's data_version last told to subscribers
         self.bus = InMemorySubscriptionBus()  # subscriptions/listen streams (protocol 2026-07-28)
         self.server: Server[Any] = Server(
             "planner",
@@ -381,7 +382,8 @@ class PlannerServer:
         return types.EmptyResult()
 
     async def notify_all(self) -> None:
-        """Tell subscribed clients that the planner's data changed."""
+        """Tell subscribed clients that the planner's data changed (what the file holds now is seen)."""
+        self.seen = await anyio.to_thread.run_sync(self.ctx.store.data_version)  # the watch need not say it again
         for uri in RESOURCES:
             await self.bus.publish(ResourceUpdated(uri))  # only streams that asked for `uri` hear it
         for uri, session in list(self.subscribed.items()):
@@ -393,12 +395,10 @@ class PlannerServer:
     async def watch(self) -> None:
         """Notice writes by other processes (the terminal, another MCP server) and tell subscribers."""
         store = self.ctx.store
-        seen = await anyio.to_thread.run_sync(store.data_version)
+        self.seen = await anyio.to_thread.run_sync(store.data_version)
         while True:
             await anyio.sleep(WATCH_SECONDS)
-            now = await anyio.to_thread.run_sync(store.data_version)
-            if now != seen:
-                seen = now
+            if await anyio.to_thread.run_sync(store.data_version) != self.seen:
                 await self.notify_all()
 
     async def list_prompts(self, ctx: Any, params: Any) -> types.ListPromptsResult:
