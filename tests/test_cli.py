@@ -3,13 +3,12 @@
 Most runs are in this process (helpers.in_process); the ones marked `process=True` are real processes, so
 start-up, exit statuses and pipes stay covered, and the first test below checks both give the same."""
 
-import os
 import subprocess
 import sys
 import threading
 
 import pytest
-from helpers import ROOT, call, db_tasks, run_agent
+from helpers import ROOT, call, clean_env, db_tasks, run_agent
 
 from planner.model.client import Ollama
 from planner.settings import Config, data_dir
@@ -182,14 +181,14 @@ def test_importing_modules_connects_to_nothing_and_prints_nothing():
         cwd=ROOT,
         capture_output=True,
         text=True,
-        env={**os.environ, "OLLAMA_HOST": "http://127.0.0.1:9"},
+        env=clean_env(OLLAMA_HOST="http://127.0.0.1:9"),
     )
     assert p.returncode == 0 and p.stdout == "" and p.stderr == ""
 
 
 @pytest.mark.parametrize("flag", ["--help"])
 def test_help_lists_the_flags(flag):
-    p = subprocess.run([sys.executable, str(ROOT / "agent.py"), flag], capture_output=True, text=True)
+    p = subprocess.run([sys.executable, str(ROOT / "agent.py"), flag], capture_output=True, text=True, env=clean_env())
     for f in (
         "--model",
         "--critic-model",
@@ -257,7 +256,7 @@ def test_numpy_is_not_loaded_until_memory_is_used():
         "import numpy; numpy.zeros(1)\n"
         "print('numpy._core' in sys.modules)\n"
     )
-    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=clean_env())
     assert p.stdout.split() == ["False", "True"], p.stderr
 
 

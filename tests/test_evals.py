@@ -184,6 +184,7 @@ def test_compare_prints_runs_side_by_side(tmp_path):
     p = subprocess.run(
         [sys.executable, "-m", "evals", "--compare", str(tmp_path / "a.json"), str(tmp_path / "b.json")],
         cwd=ROOT,
+        env=clean_env(),
         capture_output=True,
         text=True,
     )

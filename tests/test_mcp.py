@@ -281,7 +281,7 @@ def test_subscribers_hear_of_changes_made_here_and_by_another_process(tmp_path, 
         await until_heard()
         assert set(heard) == {"planner://tasks/open"}
         heard.clear()
-        p = await anyio.run_process(other, check=False)
+        p = await anyio.run_process(other, check=False, env=clean_env())
         assert p.returncode == 0, p.stderr
         await until_heard()
         assert set(heard) == {"planner://tasks/open"}
