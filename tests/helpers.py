@@ -18,7 +18,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import traceback
@@ -26,6 +25,8 @@ from collections.abc import Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
+
+from bytecode_cache import PYCACHE
 
 from planner.tools import dispatch
 
@@ -44,15 +45,9 @@ def tasks(store) -> list[dict]:
     return [dict(r) for r in store.conn().execute("SELECT id, title, due_date, status FROM tasks ORDER BY id")]
 
 
-# Where the programs the tests start keep their bytecode: outside the tree, so a checkout that writes none
-# (PYTHONDONTWRITEBYTECODE) still does not compile the planner and its libraries again at every start (0.4 s
-# of CPU each). Python checks each file against its source, so a stale one is only recompiled.
-PYCACHE = Path(tempfile.gettempdir()) / "planner-tests-pycache"
-
-
 def clean_env(**extra: str) -> dict[str, str]:
     """This process's environment without planner or Ollama settings, plus extra ones; a program started
-    with it keeps its bytecode in PYCACHE."""
+    with it keeps its bytecode in the tests' cache outside the tree (bytecode_cache.py)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PLANNER_", "OLLAMA_", "NO_COLOR"))}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONPYCACHEPREFIX"] = str(PYCACHE)

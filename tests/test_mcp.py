@@ -261,7 +261,7 @@ def test_subscribers_hear_of_changes_made_here_and_by_another_process(tmp_path, 
     import mcp_types as types
 
     db, heard, news = tmp_path / "p.db", [], [anyio.Event()]
-    other = [sys.executable, str(ROOT / "agent.py"), "import", str(tmp_path / "t.txt"), "--db", str(db)]
+    other = ["import", str(tmp_path / "t.txt"), "--db", str(db)]  # run in this process: not the server's
 
     def hear(uri) -> None:
         heard.append(str(uri))
@@ -281,7 +281,7 @@ def test_subscribers_hear_of_changes_made_here_and_by_another_process(tmp_path, 
         await until_heard()
         assert set(heard) == {"planner://tasks/open"}
         heard.clear()
-        p = await anyio.run_process(other, check=False, env=clean_env())
+        p = run_cli(other, clean_env())
         assert p.returncode == 0, p.stderr
         await until_heard()
         assert set(heard) == {"planner://tasks/open"}

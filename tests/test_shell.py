@@ -149,13 +149,13 @@ def task(due_days: int | None = None, priority: str | None = None, age: int = 0,
             "start_date": (DAY + dt.timedelta(days=start_in)).isoformat() if start_in is not None else None}  # fmt: skip
 
 
-@settings(max_examples=300)
+@settings(max_examples=100)
 @given(st.integers(1, 400), st.integers(0, 400), st.integers(0, 3000), st.integers(0, 3000))
 def test_an_overdue_high_task_never_sorts_after_a_later_low_one(late, ahead, age_a, age_b):
     assert urgency(task(-late, "high", age_a), DAY) > urgency(task(ahead, "low", age_b), DAY)
 
 
-@settings(max_examples=300)
+@settings(max_examples=100)
 @given(st.integers(-400, 400), st.integers(0, 30), st.sampled_from([None, "low", "medium", "high"]),
        st.integers(0, 2000))  # fmt: skip
 def test_urgency_rises_as_the_due_date_nears_and_with_priority(due, sooner, priority, age):
@@ -165,7 +165,7 @@ def test_urgency_rises_as_the_due_date_nears_and_with_priority(due, sooner, prio
     assert urgency(task(due, higher, age), DAY) >= urgency(task(due, priority, age), DAY)
 
 
-@settings(max_examples=200)
+@settings(max_examples=100)
 @given(st.integers(-30, 30), st.sampled_from([None, "low", "high"]), st.integers(1, 60))
 def test_a_task_waiting_for_its_start_or_for_its_steps_comes_after_the_same_task_ready(due, priority, start):
     ready = urgency(task(due, priority), DAY)
