@@ -1,9 +1,11 @@
 """The interactive REPL in a real pseudo-terminal (pexpect): prompt,
 streaming, confirmation, Ctrl-C and Ctrl-D."""
 
+import sys
+
 import pexpect
 import pytest
-from helpers import call, tasks
+from helpers import ROOT, call, clean_env, tasks
 
 from planner.storage.db import Store
 
@@ -75,6 +77,45 @@ def test_ctrl_c_twice_at_the_prompt_exits(spawn):
     child.expect(pexpect.EOF)
     child.wait()
     assert child.exitstatus == 0
+
+
+# A Ctrl-C whose handler has already run when the read starts: the main thread masks SIGINT, so the
+# kernel hands it to the waiting thread. That is the case input() loses (about 4 in 10 under load,
+# when the key lands between the prompt and the read), made certain here instead of timed.
+CTRL_C_ELSEWHERE = """
+import signal, threading
+from planner.ui.text import prompted_line
+threading.Thread(target=threading.Event().wait, daemon=True).start()
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+try:
+    prompted_line("you> ")
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+"""
+
+
+def test_ctrl_c_at_the_prompt_is_seen_even_when_its_handler_ran_before_the_read():
+    child = pexpect.spawn(
+        sys.executable, ["-c", CTRL_C_ELSEWHERE], env=clean_env(), cwd=str(ROOT), encoding="utf-8", timeout=20
+    )
+    child.expect("you> ")
+    child.sendintr()
+    child.expect("interrupted")
+    child.expect(pexpect.EOF)
+    child.close()
+
+
+def test_a_line_typed_at_the_prompt_comes_back_whole_and_ctrl_d_ends_it():
+    code = "from planner.ui.text import prompted_line\nprint(repr(prompted_line('you> ')))\ntry:\n    prompted_line('you> ')\nexcept EOFError:\n    print('eof')"
+    child = pexpect.spawn(sys.executable, ["-c", code], env=clean_env(), cwd=str(ROOT), encoding="utf-8", timeout=20)
+    child.expect("you> ")
+    child.sendline("café au lait")
+    child.expect("'café au lait'")
+    child.expect("you> ")
+    child.sendeof()
+    child.expect("eof")
+    child.expect(pexpect.EOF)
+    child.close()
 
 
 def test_a_large_change_shows_the_list_and_asks_then_undo_reverts_it(fake, spawn, tmp_path):

@@ -28,7 +28,7 @@ from planner.storage.db import DatabaseError, Store, explain
 from planner.ui import offline
 from planner.ui.logs import setup_logging
 from planner.ui.models import ensure_models
-from planner.ui.text import err, safe
+from planner.ui.text import err, prompted_line, safe
 
 if TYPE_CHECKING:
     pass
@@ -197,7 +197,7 @@ def make_confirm(config: Config, interactive: bool, lock: threading.Lock) -> Cal
     def confirm(question: str) -> bool:
         with lock:
             try:
-                return input(f"\n{safe(question)} [y/N] ").strip().lower() in ("y", "yes")
+                return prompted_line(f"\n{safe(question)} [y/N] ").strip().lower() in ("y", "yes")
             except EOFError:
                 return False
 

@@ -13,7 +13,7 @@ from typing import Any, TextIO
 
 from planner.agent.loop import INTERRUPTED, Agent
 from planner.ui.commands import EXIT_WORDS, Stats, run_command
-from planner.ui.text import err, safe
+from planner.ui.text import err, prompted_line, safe
 from planner.ui.traceview import Trace
 
 
@@ -84,7 +84,7 @@ def read_lines(interactive: bool) -> Any:
     last_interrupt = 0.0
     while True:
         try:
-            line = input("you> ") if interactive else sys.stdin.readline()
+            line = prompted_line("you> ") if interactive else sys.stdin.readline()
         except EOFError:
             return
         except KeyboardInterrupt:
