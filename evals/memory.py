@@ -244,7 +244,7 @@ def best_first(scores: dict[int, float]) -> list[int]:
 
 def _before(memory: Any, q: str) -> list[int]:
     # The search before time, context and scenes: both lists fused by score (weights were equal here).
-    return best_first(fuse(memory.vector_search(q), memory.keyword_scores(q)))[:5]
+    return best_first(fuse(memory.vector_search(q), memory.keyword_scores(q, forms=False)))[:5]
 
 
 METHODS: dict[str, Callable[[Any, str], list[int]]] = {
@@ -259,7 +259,7 @@ ABSTAINS: dict[str, Callable[[Any, str], bool]] = {
     "vector": lambda memory, q: any(c >= AUTO_RECALL_COSINE for _, c in memory.vector_search(q, 3)),
     "keyword": lambda memory, q: bool(memory.keyword_search(q, 3)),
     "fused, before": lambda memory, q: (
-        bool(set(_before(memory, q)[:3]) & set(memory.keyword_search(q)))
+        bool(set(_before(memory, q)[:3]) & {i for i, _ in memory.keyword_scores(q, forms=False)})
         or any(c >= AUTO_RECALL_COSINE for i, c in memory.vector_search(q) if i in _before(memory, q)[:3])
     ),
     "fused": lambda memory, q: bool(memory.relevant(q, 3)),

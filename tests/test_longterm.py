@@ -72,6 +72,18 @@ def test_fts_query_drops_stopwords_and_quotes_words():
     assert fts_query('"); DROP TABLE memories; --') == '"drop" OR "table" OR "memories"'
 
 
+def test_a_word_search_finds_another_form_of_an_irregular_verb(memory):
+    memory.store_cell("Rui took up salsa dancing.")
+    memory.store_cell("I went to Lisbon with Ana.")
+    memory.store_cell("Rui likes salsa verde.")
+    assert memory.keyword_search("What did Rui take up?")[0] == 1  # the stemmer alone keeps "take" and "took" apart
+    assert memory.keyword_search("What hobby has Rui taken up?")[0] == 1
+    assert memory.keyword_search("when did I go to Lisbon") == [2]
+    assert memory.keyword_scores("when did I go to Lisbon", forms=False) == memory.keyword_scores("Lisbon")
+    assert fts_query("Did Rui take it?") == '"rui" OR "take" OR "takes" OR "took" OR "taken"'
+    assert fts_query("Did Rui take it?", forms=False) == '"rui" OR "take"'
+
+
 def test_forget_by_id_and_by_words_through_the_tool(ctx, memory, store):
     memory.store_cell("The user likes coffee.")
     memory.store_cell("The user's cat is named Pixel.")

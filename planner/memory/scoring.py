@@ -37,9 +37,35 @@ def same_particulars(a: str, b: str) -> bool:
     return (names_a <= names_b or names_b <= names_a) and (nums_a <= nums_b or nums_b <= nums_a)
 
 
-def fts_query(text: str) -> str:
-    """An FTS5 query matching any meaningful word of the text ('' if none)."""
-    return " OR ".join(f'"{w}"' for w in dict.fromkeys(meaningful_words(text)))
+# The forms of common irregular English verbs: the Porter stemmer of the word index makes "moved" and
+# "move" one word but leaves "took" and "take" apart, so "what did Rui take up?" missed "Rui took up
+# salsa". English only, like the stemmer; a form that is also another word ("left", "saw") widens a
+# search a little, which the vector list then ranks.
+IRREGULAR = [
+    forms.split()
+    for forms in (
+        "go goes went gone", "take takes took taken", "see sees saw seen", "meet meets met", "buy buys bought",
+        "get gets got gotten", "give gives gave given", "come comes came", "eat eats ate eaten",
+        "drink drinks drank drunk", "write writes wrote written", "tell tells told", "say says said",
+        "make makes made", "leave leaves left", "begin begins began begun", "bring brings brought",
+        "think thinks thought", "find finds found", "feel feels felt", "keep keeps kept", "lose loses lost",
+        "pay pays paid", "run runs ran", "sell sells sold", "send sends sent", "sit sits sat",
+        "sleep sleeps slept", "speak speaks spoke spoken", "spend spends spent", "teach teaches taught",
+        "win wins won", "fly flies flew flown", "drive drives drove driven", "ride rides rode ridden",
+        "swim swims swam swum", "sing sings sang sung", "break breaks broke broken", "choose chooses chose chosen",
+        "forget forgets forgot forgotten", "grow grows grew grown", "know knows knew known", "hear hears heard",
+        "hold holds held", "lend lends lent", "wear wears wore worn", "build builds built", "catch catches caught",
+        "fall falls fell fallen", "fight fights fought", "hide hides hid hidden", "steal steals stole stolen",
+        "throw throws threw thrown", "wake wakes woke woken", "understand understands understood",
+    )
+]  # fmt: skip
+FORMS = {form: forms for forms in IRREGULAR for form in forms}
+
+
+def fts_query(text: str, forms: bool = True) -> str:
+    """An FTS5 query matching any meaningful word of the text, or (forms) another form of an irregular verb in it."""
+    words = dict.fromkeys(w for word in meaningful_words(text) for w in (word, *(FORMS.get(word, ()) if forms else ())))
+    return " OR ".join(f'"{w}"' for w in words)
 
 
 def minmax(ranked: list[tuple[int, float]]) -> dict[int, float]:

@@ -169,9 +169,10 @@ class Search:
         """Ids best first by BM25 over the memory text, by keywords alone."""
         return [id_ for id_, _ in self.keyword_scores(query, n)]
 
-    def keyword_scores(self, query: str, n: int = CANDIDATES) -> list[tuple[int, float]]:
-        """(id, BM25 score) best first; higher is better (SQLite's rank is its negative)."""
-        q = fts_query(query)
+    def keyword_scores(self, query: str, n: int = CANDIDATES, forms: bool = True) -> list[tuple[int, float]]:
+        """(id, BM25 score) best first; higher is better (SQLite's rank is its negative). forms=False: the
+        query's words alone, without the other forms of irregular verbs (the search as it was, for evals)."""
+        q = fts_query(query, forms)
         if not q:
             return []
         rows = self.store.conn().execute(
