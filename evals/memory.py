@@ -149,6 +149,23 @@ def lifelog_users(seeds: tuple[int, ...] = lifelog.SEEDS) -> list[User]:
     return users
 
 
+def chosen(users: list[User], limit: int) -> list[tuple[User, list[Any]]]:
+    """Each user's questions, at most `limit` of a kind in all, taken evenly from the users."""
+    each = -(-limit // len(users)) if limit else 0
+    taken: dict[str, int] = {}
+    out = []
+    for user in users:
+        mine, here = [], {}
+        for q in user.questions:
+            if limit and (taken.get(q.kind, 0) >= limit or here.get(q.kind, 0) >= each):
+                continue
+            taken[q.kind], here[q.kind] = taken.get(q.kind, 0) + 1, here.get(q.kind, 0) + 1
+            mine.append(q)
+        if mine:
+            out.append((user, mine))
+    return out
+
+
 def store_user(memory: Any, user: User) -> tuple[int, int]:
     """Store a user's sentences and group their scenes; (sentences stored, merged into an earlier one)."""
     merged = 0
@@ -168,9 +185,10 @@ def _found(method: Callable, memory: Any, q: Question, wanted: list[set[int]]) -
 
 def run_embedder(
     name: str, embed: Callable[[str, list[str]], list[list[float]]], model: str, dataset: str, users: list[User],
-    methods: dict,
+    methods: dict, limit: int = 0,
 ) -> dict[str, Any]:  # fmt: skip
-    """Store every user's sentences with this embedder, ask every question; recall@k per method and kind."""
+    """Store every user's sentences with this embedder, ask every question (with limit, at most that many of
+    a kind); recall@k per method and kind."""
     from planner.memory.longterm import LongTermMemory
     from planner.memory.vectors import Embedder
     from planner.storage.db import Store
@@ -185,7 +203,7 @@ def run_embedder(
     clock = {"today": BFCL_TODAY}  # the day each question is asked on
     spent: dict[str, float] = {}  # seconds each method took over all questions (embedding calls included)
     with tempfile.TemporaryDirectory() as tmp:
-        for n, user in enumerate(users):
+        for n, (user, questions) in enumerate(chosen(users, limit)):
             store = Store(Path(tmp) / f"user{n}.db")
             memory = LongTermMemory(store, Embedder(embed, model), today=lambda: clock["today"])
             stored, joined = store_user(memory, user)
@@ -193,7 +211,7 @@ def run_embedder(
             ids: dict[str, set[int]] = {}
             for r in store.conn().execute("SELECT id, text FROM memories"):
                 ids.setdefault(r[1], set()).add(r[0])
-            for q in user.questions:
+            for q in questions:
                 wanted = [set().union(*(ids.get(t, set()) for t in g)) for g in q.evidence]
                 if q.kind != "abstention" and (not wanted or not all(wanted)):
                     unmatched += 1  # its evidence was merged into another memory: nothing to find
@@ -308,7 +326,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--qa", action="store_true", help="ask the main model each question with what recall returned")
     p.add_argument("--model", default="main", help="--qa: the model that answers")
     p.add_argument("--critic-model", default="critic", help="--qa: the model that judges the answers (and picks)")
-    p.add_argument("--limit", type=int, default=0, help="--qa: at most this many questions per kind and set")
+    p.add_argument("--limit", type=int, default=0, help="at most this many questions per kind and set (all: 0)")
     p.add_argument("--notes", default="planner", help="--qa: the notes' header (evals/memory_qa.py NOTES)")
     args = p.parse_args(argv)
     sets = []
@@ -337,13 +355,15 @@ def main(argv: list[str] | None = None) -> int:
         methods = METHODS | experiments() | second_looks()
     results = []
     for dataset, users in sets:
-        results.append(run_embedder("test embedder", test_embed, "test", dataset, users, methods))
+        results.append(run_embedder("test embedder", test_embed, "test", dataset, users, methods, args.limit))
         if args.embed_model:
             try:
                 real = methods
                 if args.experiments and args.critic_picks:  # the critic's second look: a chat call a question
                     real = methods | second_looks(llm, args.critic_model)
-                results.append(run_embedder(args.embed_model, llm.embed, args.embed_model, dataset, users, real))
+                results.append(
+                    run_embedder(args.embed_model, llm.embed, args.embed_model, dataset, users, real, args.limit)
+                )
             except (ModelError, LongTermMemoryError) as e:
                 print(f"error: {e}", file=sys.stderr)
                 return 1

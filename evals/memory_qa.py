@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from evals import lifelog
-from evals.memory import BFCL_TODAY, User, cache_dir, cached, store_user
+from evals.memory import BFCL_TODAY, User, cache_dir, cached, chosen, store_user
 from planner.agent.build import build_agent
 from planner.model.client import Ollama
 from planner.settings import Config
@@ -84,28 +84,11 @@ def judge(llm: Ollama, model: str, question: str, answers: list[str], reply: str
         return None
 
 
-def _chosen(users: list[User], limit: int) -> list[tuple[User, list[Any]]]:
-    """Each user's questions, at most `limit` of a kind in all, taken evenly from the users."""
-    each = -(-limit // len(users)) if limit else 0
-    taken: dict[str, int] = {}
-    out = []
-    for user in users:
-        mine, here = [], {}
-        for q in user.questions:
-            if limit and (taken.get(q.kind, 0) >= limit or here.get(q.kind, 0) >= each):
-                continue
-            taken[q.kind], here[q.kind] = taken.get(q.kind, 0) + 1, here.get(q.kind, 0) + 1
-            mine.append(q)
-        if mine:
-            out.append((user, mine))
-    return out
-
-
 def run_set(llm: Ollama, args: argparse.Namespace, dataset: str, users: list[User], log: list) -> dict[str, Any]:
     """Ask every chosen question of one data set; totals per kind."""
     kinds: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for n, (user, questions) in enumerate(_chosen(users, args.limit)):
+        for n, (user, questions) in enumerate(chosen(users, args.limit)):
             store = Store(Path(tmp) / f"user{n}.db")
             today = questions[0].today if questions else BFCL_TODAY
             config = Config(

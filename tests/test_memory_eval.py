@@ -71,6 +71,13 @@ def test_the_life_log_is_scored_per_kind_for_the_search_before_and_now(fake, tmp
     assert "recall@1 @3 @5 by kind" in stdout and "follow-up" in stdout
 
 
+@pytest.mark.slow
+def test_the_retrieval_eval_asks_at_most_limit_questions_of_each_kind(fake, tmp_path):
+    stdout, results = run_eval(fake, tmp_path, "--set", "lifelog", "--seeds", "26,27", "--limit", "3")
+    (r,) = results
+    assert r["kinds"] == dict.fromkeys(lifelog.KINDS, 3) and r["questions"] == 3 * len(lifelog.KINDS)
+
+
 def answers_from_notes(body):
     """A main model that answers with the first note attached to the question, or says it does not know."""
     last = body["messages"][-1]["content"]
