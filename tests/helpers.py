@@ -230,25 +230,15 @@ class _Started:
         fail on a thread still running."""
         from planner.memory.keeper import Worker
 
-        def stop() -> None:
-            raise SystemExit  # ends the worker's loop: its jobs catch Exception only
-
-        stopped = []
+        deadline = time.monotonic() + timeout
         for thread in self.threads:
             target = getattr(getattr(thread, "_target", None), "__self__", None)
             if isinstance(target, Worker):  # a daemon, idle once drained: a process's exit ends it
-                target.submit(stop)
-                stopped.append(thread)
-        hook = threading.excepthook  # a thread ended by stop() is not an error: that hook is told of the others
-        threading.excepthook = lambda a: None if a.exc_type is SystemExit and a.thread in stopped else hook(a)
-        try:
-            if any(t.is_alive() and t not in stopped for t in self.threads):
-                gc.collect()  # a thread pool no one shut down ends once it is collected, as at exit
-            deadline = time.monotonic() + timeout
-            for thread in self.threads:
-                thread.join(max(0.0, deadline - time.monotonic()))
-        finally:
-            threading.excepthook = hook
+                target.close(max(0.0, deadline - time.monotonic()))
+        if any(t.is_alive() for t in self.threads):
+            gc.collect()  # a thread pool no one shut down ends once it is collected, as at exit
+        for thread in self.threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
         left = [t.name for t in self.threads if t.is_alive()]
         for client in self.clients:
             client.close()

@@ -255,6 +255,35 @@ def test_a_failing_job_does_not_stop_the_worker():
     assert w.drain(30) and done == [1]
 
 
+def test_closing_the_worker_runs_what_is_queued_then_ends_its_thread_and_a_new_job_starts_one():
+    w = Worker()
+    done: list[int] = []
+    w.submit(lambda: done.append(1))
+    thread = w._thread
+    assert w.close(30) and done == [1]
+    thread.join(30)
+    assert not thread.is_alive()
+    w.submit(lambda: done.append(2))
+    assert w.drain(30) and done == [1, 2] and w._thread is not thread
+
+
+def test_closing_an_agent_ends_its_background_and_keyword_threads(model, make_agent, memory):
+    before = set(threading.enumerate())  # other tests' keepers, never closed, may still be waiting
+    Critic(model, {})
+    model.script("main", {"content": "Noted."})
+    agent = make_agent(reflect=False, auto_memory=True)
+    agent.run_turn("I like tea")
+    memory._beside().submit(int).result()  # the thread the keyword search runs in beside a long scan
+    started = {
+        t for t in set(threading.enumerate()) - before if t.name.startswith(("planner-background", "planner-keywords"))
+    }
+    assert {t.name.split("_")[0] for t in started} == {"planner-background", "planner-keywords"}
+    agent.close()
+    for t in started:
+        t.join(30)
+    assert not any(t.is_alive() for t in started)
+
+
 def test_the_planners_notes_are_never_stored_as_the_users_words(model, make_agent, store, memory):
     from planner.prompts import MEMORY_NOTES
 

@@ -86,8 +86,10 @@ class Agent:
         self.runner.close()
         if self.context.web:
             self.context.web.close()
-        if self.keeper and not self.keeper.worker.drain(drain_seconds):
+        if self.keeper and not self.keeper.worker.close(drain_seconds):
             log.info("background work left for the next start")
+        if self.context.memory:
+            self.context.memory.close()
 
     def resume_background(self) -> None:
         """Start memory work a previous run left undone (extraction, a summary), in the background."""

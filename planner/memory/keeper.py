@@ -77,7 +77,7 @@ class Worker:
     """One daemon thread that runs submitted jobs in order."""
 
     def __init__(self) -> None:
-        self._q: queue.Queue[Callable[[], None]] = queue.Queue()
+        self._q: queue.Queue[Callable[[], None] | None] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self.draining = threading.Event()  # set while drain waits: jobs that come in chunks stop queueing more
@@ -93,6 +93,9 @@ class Worker:
     def _run(self) -> None:
         while True:
             job = self._q.get()
+            if job is None:  # close(): the jobs before it have run
+                self._q.task_done()
+                return
             try:
                 job()
             except Exception:  # a failed job must not stop the next one
@@ -112,6 +115,19 @@ class Worker:
             return True
         finally:
             self.draining.clear()
+
+    def close(self, timeout: float) -> bool:
+        """Drain for up to timeout seconds, then let the thread end after what is queued; True if all finished.
+
+        A job still running is not interrupted (it writes in one transaction, so stopping it gains
+        nothing); the daemon thread ends with it, or with the process.
+        """
+        finished = self.drain(timeout)
+        with self._lock:
+            if self._thread is not None:
+                self._q.put(None)
+                self._thread = None
+        return finished
 
 
 def clean_cells(raw: Any) -> list[dict[str, Any]]:

@@ -145,6 +145,12 @@ class Search:
             self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="planner-keywords")
         return self._pool
 
+    def close(self) -> None:
+        """End the thread of the keyword search beside the scan, if one started (it starts again if needed)."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True)
+
     def _query(self, query: str) -> np.ndarray | None:
         # The query's vector, or None when there is nothing to search.
         try:
