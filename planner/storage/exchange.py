@@ -13,7 +13,7 @@ the same file still imports once. Rows are checked as the tools check them
 (check_row); a bad row is reported by its line (or index) and not written,
 and the others are. One import is one transaction and one undoable turn.
 
-Formats: todotxt.py, ical.py and taskwarrior.py read and write their own;
+Formats: todotxt.py, ical.py (with ical_write.py) and taskwarrior.py read and write their own;
 this module holds the driver, the planner's JSON, and the one row check.
 Parsing is linear in the file's size, and a file over MAX_BYTES is refused.
 """
@@ -30,7 +30,7 @@ from typing import Any
 import icalendar
 
 from planner.dates import DateError, check_time, check_year, parse_repeat
-from planner.storage import ical, taskwarrior, todotxt
+from planner.storage import ical, ical_write, taskwarrior, todotxt
 from planner.storage.db import Store
 from planner.storage.fields import (
     PRIORITIES,
@@ -137,8 +137,8 @@ def to_ics(tasks: list[dict[str, Any]], now: dt.datetime | None = None, events: 
     for zone in zones.values():
         cal.add_component(zone)
     for t in tasks:
-        cal.add_component(ical.to_vtodo(t, stamp))
-        event = ical.to_vevent(t, stamp) if events else None
+        cal.add_component(ical_write.to_vtodo(t, stamp))
+        event = ical_write.to_vevent(t, stamp) if events else None
         if event is not None:
             cal.add_component(event)
     return cal.to_ical().decode("utf-8")

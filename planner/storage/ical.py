@@ -1,5 +1,7 @@
 """Tasks as iCalendar to-dos (VTODO) and back: the one mapping for export, import and the CalDAV sync.
 
+This half reads (to_row, parse, components); ical_write.py writes the same mapping.
+
     task field        VTODO property
     uid               UID ("<uid>@planner"; a UID from another program is written back as it came)
     title             SUMMARY
@@ -31,7 +33,6 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import re
-from collections.abc import Callable
 from typing import Any
 
 import icalendar
@@ -79,7 +80,7 @@ def uid_of(uid: str) -> str:
 # ---------------------------------------------------------------- reading
 
 
-def _one(component: icalendar.cal.Component, name: str, latest: bool = False) -> Any:
+def value_of(component: icalendar.cal.Component, name: str, latest: bool = False) -> Any:
     """A property that may appear once; written twice with different values it is unreadable
     (unless `latest`: then the latest time wins, as for COMPLETED and LAST-MODIFIED)."""
     value = component.get(name)
@@ -87,13 +88,13 @@ def _one(component: icalendar.cal.Component, name: str, latest: bool = False) ->
         return value
     if latest:
         times = [v.dt for v in value if isinstance(getattr(v, "dt", None), dt.datetime | dt.date)]
-        return max(value, key=lambda v: _utc(v.dt)) if len(times) == len(value) else value[0]
+        return max(value, key=lambda v: as_utc(v.dt)) if len(times) == len(value) else value[0]
     if len({v.to_ical() for v in value}) > 1:
         raise ReadError(f"it has {len(value)} different {name.upper()} values")
     return value[0]
 
 
-def _utc(when: dt.date | dt.datetime) -> dt.datetime:
+def as_utc(when: dt.date | dt.datetime) -> dt.datetime:
     if not isinstance(when, dt.datetime):
         when = dt.datetime.combine(when, dt.time())
     return when if when.tzinfo else when.replace(tzinfo=dt.UTC)
@@ -118,7 +119,7 @@ def _in_range(day: dt.date) -> dt.date:
 
 
 def _uid(component: icalendar.cal.Component) -> str | None:
-    return local_uid(str(_one(component, "uid") or ""))
+    return local_uid(str(value_of(component, "uid") or ""))
 
 
 def local_uid(uid: str) -> str | None:
@@ -152,14 +153,14 @@ def _categories(component: icalendar.cal.Component) -> list[str]:
     return out
 
 
-def _list_of(component: icalendar.cal.Component, name: str) -> list[Any]:
+def values_of(component: icalendar.cal.Component, name: str) -> list[Any]:
     value = component.get(name)
     return [] if value is None else value if isinstance(value, list) else [value]
 
 
-def _parent(component: icalendar.cal.Component) -> Any:
+def parent_of(component: icalendar.cal.Component) -> Any:
     """The RELATED-TO that names the parent (RELTYPE PARENT, the default), or None."""
-    for rel in _list_of(component, "related-to"):
+    for rel in values_of(component, "related-to"):
         if str(getattr(rel, "params", {}).get("RELTYPE", "PARENT")).upper() == "PARENT":
             return rel
     return None
@@ -167,7 +168,7 @@ def _parent(component: icalendar.cal.Component) -> Any:
 
 def _comments(component: icalendar.cal.Component) -> list[dict[str, str]]:
     out = []
-    for value in _list_of(component, "comment"):
+    for value in values_of(component, "comment"):
         text = str(value)
         m = re.match(r"(\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2})?) (.*)", text, re.S)
         out.append({"at": m[1], "text": m[2]} if m else {"at": "", "text": text})
@@ -184,16 +185,6 @@ def _duration(value: Any) -> dt.timedelta | None:
         return None
 
 
-def _rule(item: icalendar.cal.Component, rule: str | None) -> None:
-    """RRULE, or (a rule another tool stored that iCalendar cannot hold) X-PLANNER-RRULE, kept as text."""
-    item.pop("x-planner-rrule", None)
-    try:
-        _put(item, ("rrule",), [("rrule", icalendar.vRecur.from_ical(rule), None)] if rule else [])
-    except (ValueError, TypeError):
-        _put(item, ("rrule",), [])
-        item.add("x-planner-rrule", Text(safe_text(str(rule))))
-
-
 def _broken(component: icalendar.cal.Component) -> None:
     owned = {"DUE", "DTSTART", "SUMMARY", "RRULE", "STATUS", "PRIORITY", "COMPLETED"}
     for name, error in getattr(component, "errors", []):
@@ -205,36 +196,36 @@ def to_row(component: icalendar.cal.Component) -> dict[str, Any]:
     """A VTODO or VEVENT as an import row (the same keys as a JSON export's task); raises ReadError."""
     _broken(component)
     todo = component.name == "VTODO"
-    due = _one(component, "due") if todo else _one(component, "dtstart")
-    start = _one(component, "dtstart") if todo else None
+    due = value_of(component, "due") if todo else value_of(component, "dtstart")
+    start = value_of(component, "dtstart") if todo else None
     due_date, due_time = _local(due) if due is not None else (None, None)
-    status = str(_one(component, "status") or "").upper()
-    completed = _one(component, "completed", latest=True)
-    estimate_td = _duration(_one(component, "estimated-duration"))
-    parent = _parent(component)
+    status = str(value_of(component, "status") or "").upper()
+    completed = value_of(component, "completed", latest=True)
+    estimate_td = _duration(value_of(component, "estimated-duration"))
+    parent = parent_of(component)
     row: dict[str, Any] = {
-        "title": str(_one(component, "summary") or "").strip(),
+        "title": str(value_of(component, "summary") or "").strip(),
         "status": "cancelled" if status == "CANCELLED" else "done" if status == "COMPLETED" or completed else "open",
         "due_date": due_date,
         "due_time": due_time,
         "start_date": _local(start)[0] if start is not None else None,
-        "priority": _priority(_one(component, "priority")),
+        "priority": _priority(value_of(component, "priority")),
         "tags": _categories(component),
-        "notes": str(_one(component, "description") or "") or None,
+        "notes": str(value_of(component, "description") or "") or None,
         "annotations": _comments(component),
         "uid": _uid(component),
         "list": str(component.get("x-planner-list") or "") or None,
         "estimate_minutes": int(estimate_td.total_seconds() // 60) if isinstance(estimate_td, dt.timedelta) else None,
         "parent": local_uid(str(parent)) if parent is not None else None,
-        "repeat": _one(component, "rrule").to_ical().decode() if component.get("rrule") is not None else None,
+        "repeat": value_of(component, "rrule").to_ical().decode() if component.get("rrule") is not None else None,
     }
     if completed is not None and isinstance(getattr(completed, "dt", None), dt.datetime):
         row["completed_at"] = completed.dt.isoformat()
-    row["remind_at"] = _reminder(component, due)[0]
+    row["remind_at"] = reminder_of(component, due)[0]
     return row
 
 
-def _reminder(component: icalendar.cal.Component, due: Any) -> tuple[str | None, Any]:
+def reminder_of(component: icalendar.cal.Component, due: Any) -> tuple[str | None, Any]:
     """The planner's reminder: the first alarm whose moment can be read, as local time, and that alarm."""
     for alarm in component.subcomponents:  # its own alarms only, never a nested component's (linear)
         if alarm.name != "VALARM" or alarm.errors:
@@ -333,161 +324,3 @@ def zones_in(calendars: Any) -> dict[str, icalendar.cal.Component]:
 
 
 # ---------------------------------------------------------------- writing
-
-
-def _when(day: str | None, time: str | None) -> dt.date | dt.datetime | None:
-    if not day:
-        return None
-    d = dt.date.fromisoformat(day)
-    if time:
-        hour, minute = map(int, time.split(":"))
-        return dt.datetime.combine(d, dt.time(hour, minute))  # floating local time, as the planner keeps it
-    return d
-
-
-def _utc_of(local: str) -> dt.datetime:
-    """A stored local time as UTC (the planner stores local wall-clock times)."""
-    return dt.datetime.fromisoformat(local).astimezone(dt.UTC)
-
-
-def _put(item: icalendar.cal.Component, names: tuple[str, ...], values: list[tuple[str, Any, dict | None]]) -> None:
-    for name in names:
-        item.pop(name, None)
-    for name, value, params in values:
-        item.add(name, value, parameters=params)
-
-
-def _write_status(item: icalendar.cal.Component, task: dict[str, Any]) -> None:
-    had_percent = item.get("percent-complete") is not None
-    values: list[tuple[str, Any, dict | None]] = [("status", STATUS_OUT.get(task["status"], "NEEDS-ACTION"), None)]
-    if task["status"] == "done":
-        when = _utc_of(task["completed_at"]) if task.get("completed_at") else dt.datetime.now(dt.UTC)
-        values.append(("completed", when, None))
-        if had_percent:
-            values.append(("percent-complete", 100, None))
-    _put(item, ("status", "completed", "percent-complete"), values)
-
-
-def _write_parent(item: icalendar.cal.Component, task: dict[str, Any]) -> None:
-    keep = [r for r in _list_of(item, "related-to") if r is not _parent(item)]
-    item.pop("related-to", None)
-    for rel in keep:
-        item.add("related-to", rel)
-    if task.get("parent"):
-        item.add("related-to", uid_of(task["parent"]), parameters={"RELTYPE": "PARENT"})
-
-
-def _write_alarm(item: icalendar.cal.Component, task: dict[str, Any], due: Any) -> None:
-    _, mine = _reminder(item, due)
-    if mine is not None:
-        item.subcomponents.remove(mine)
-    if task.get("remind_at"):
-        alarm = icalendar.Alarm()
-        alarm.add("action", "DISPLAY")
-        alarm.add("description", Text(safe_text(task["title"])))
-        alarm.add("trigger", _utc_of(task["remind_at"]), parameters={"VALUE": "DATE-TIME"})  # RFC 5545 3.8.6.3
-        item.add_component(alarm)
-
-
-# field -> (the row keys it is, how it is written): compared with the copy read, a field that is the
-# same keeps its properties exactly as they were.
-Writer = Callable[[icalendar.cal.Component, dict[str, Any], Any], None]
-WRITERS: dict[str, tuple[tuple[str, ...], Writer]] = {
-    "title": (("title",), lambda i, t, d: _put(i, ("summary",), [("summary", Text(safe_text(t["title"])), None)])),
-    "due": (("due_date", "due_time"), lambda i, t, d: _put(
-        i, ("due",), [("due", w, None)] if (w := _when(t.get("due_date"), t.get("due_time"))) else [])),
-    "start": (("start_date",), lambda i, t, d: _put(
-        i, ("dtstart",), [("dtstart", _when(t["start_date"], None), None)] if t.get("start_date") else [])),
-    "priority": (("priority",), lambda i, t, d: _put(
-        i, ("priority",), [("priority", PRIORITY_OUT[t["priority"]], None)] if t.get("priority") else [])),
-    "tags": (("tags",), lambda i, t, d: _put(
-        i, ("categories",), [("categories", [safe_text(x) for x in t["tags"]], None)] if t.get("tags") else [])),
-    "notes": (("notes",), lambda i, t, d: _put(
-        i, ("description",), [("description", Text(safe_text(t["notes"])), None)] if t.get("notes") else [])),
-    "annotations": (("annotations",), lambda i, t, d: _put(i, ("comment",), [
-        ("comment", Text(safe_text(f"{a['at']} {a['text']}".strip())), None) for a in t.get("annotations") or []])),
-    "repeat": (("repeat",), lambda i, t, d: _rule(i, t.get("repeat"))),
-    "status": (("status",), lambda i, t, d: _write_status(i, t)),
-    "list": (("list",), lambda i, t, d: _put(
-        i, ("x-planner-list",), [("x-planner-list", Text(safe_text(t["list"])), None)] if t.get("list") else [])),
-    "estimate": (("estimate_minutes",), lambda i, t, d: _put(i, ("estimated-duration",), [
-        ("estimated-duration", icalendar.vDuration(dt.timedelta(minutes=t["estimate_minutes"])), None)]
-        if t.get("estimate_minutes") else [])),
-    "parent": (("parent",), lambda i, t, d: _write_parent(i, t)),
-    "reminder": (("remind_at",), lambda i, t, d: _write_alarm(i, t, d)),
-}  # fmt: skip
-
-
-def _same(keys: tuple[str, ...], task: dict[str, Any], was: dict[str, Any]) -> bool:
-    def norm(k: str, v: Any) -> Any:
-        if k == "tags":
-            return sorted(v or [])
-        if k == "annotations":
-            return [(a.get("at") or "", a.get("text")) for a in v or []]
-        return v or None
-
-    return all(norm(k, task.get(k)) == norm(k, was.get(k)) for k in keys)
-
-
-def base_of(text: str | None) -> icalendar.Todo | None:
-    """The to-do in a stored copy (a VTODO or a VCALENDAR holding one), or None."""
-    if not text:
-        return None
-    try:
-        found = icalendar.Calendar.from_ical(text) if text.lstrip().upper().startswith("BEGIN:VCALENDAR") else None
-        todo = next((c for c in found.subcomponents if c.name == "VTODO"), None) if found else None
-        return todo or icalendar.Todo.from_ical(text)
-    except (ValueError, StopIteration):
-        return None
-
-
-def to_vtodo(
-    task: dict[str, Any], stamp: dt.datetime, repeat_when_done: bool = True, base: icalendar.Todo | None = None,
-    changed_at: dt.datetime | None = None,
-) -> icalendar.Todo:  # fmt: skip
-    """One task as a VTODO, written over `base` (else the task's stored copy): only what changed is replaced.
-
-    A sync sends a completed instance without its repeat rule (`repeat_when_done=False`): the series
-    goes on in the next task, and no app should roll it again.
-    """
-    if task["status"] == "done" and not repeat_when_done:
-        task = {**task, "repeat": None}
-    item = base if base is not None else base_of(task.get("ical"))
-    try:
-        was = to_row(item) if item is not None else None
-    except ReadError:
-        was = None  # a copy we cannot read: every field of ours is written over it
-    if item is None:
-        item = icalendar.Todo()
-        item.add("uid", uid_of(task["uid"]))
-    due = _one(item, "due") if was is not None else None
-    changed = [name for name, (keys, _) in WRITERS.items() if was is None or not _same(keys, task, was)]
-    for name in changed:
-        WRITERS[name][1](item, task, due if name == "reminder" else None)
-    if changed and was is not None:  # a revision of a to-do another app has: RFC 5545 3.8.7.4
-        try:
-            sequence = int(str(_one(item, "sequence") or 0)) + 1
-        except (ValueError, ReadError):
-            sequence = 1
-        _put(item, ("sequence",), [("sequence", sequence, None)])
-    if changed or item.get("dtstamp") is None:
-        _put(item, ("dtstamp",), [("dtstamp", stamp, None)])
-        if changed_at is not None or was is not None:
-            _put(item, ("last-modified",), [("last-modified", changed_at or stamp, None)])
-    return item
-
-
-def to_vevent(task: dict[str, Any], stamp: dt.datetime) -> icalendar.Event | None:
-    """A dated task as an event on its day (or at its time), for calendars that show no to-dos; None if undated."""
-    start = _when(task.get("due_date"), task.get("due_time"))
-    if start is None:
-        return None
-    item = icalendar.Event()
-    item.add("uid", f"{task['uid']}{EVENT_SUFFIX}")
-    item.add("dtstamp", stamp)
-    for name in ("title", "priority", "tags", "notes", "repeat"):
-        WRITERS[name][1](item, task, None)
-    item.add("dtstart", start)
-    if not isinstance(start, dt.datetime) and start < dt.date.max:  # a date stored before dates were bounded
-        item.add("dtend", start + dt.timedelta(days=1))
-    return item

@@ -15,7 +15,7 @@ both sides agreed on last time (storage/syncstate.py):
     unchanged  gone             deleted here        } looks like a glitch (empty, far smaller, replaced)
     deleted/gone  changed       the edit wins: the task comes back where it was deleted
 
-A to-do written back starts from the server's copy (ical.to_vtodo), so what
+A to-do written back starts from the server's copy (ical_write.to_vtodo), so what
 other apps wrote survives. Everything one sync changes here is one /undo;
 undoing it forgets what that sync received, so the next sync takes it again
 instead of deleting it on the phone. Each item is written on the server

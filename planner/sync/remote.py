@@ -15,7 +15,7 @@ from typing import Any
 
 import icalendar
 
-from planner.storage import ical
+from planner.storage import ical, ical_write
 from planner.sync.dav import Resource
 
 SYNCED = ("title", "status", "due_date", "due_time", "start_date", "priority", "tags", "notes", "annotations")
@@ -72,9 +72,9 @@ def read_remote(resource: Resource) -> Remote:
     row = ical.to_row(todo)
     if not row["uid"]:
         raise ical.ReadError("it has no UID")
-    modified = ical._one(todo, "last-modified", latest=True) or ical._one(todo, "dtstamp", latest=True)
+    modified = ical.value_of(todo, "last-modified", latest=True) or ical.value_of(todo, "dtstamp", latest=True)
     when = getattr(modified, "dt", None)
-    when = ical._utc(when) if isinstance(when, dt.date) else dt.datetime.min.replace(tzinfo=dt.UTC)
+    when = ical.as_utc(when) if isinstance(when, dt.date) else dt.datetime.min.replace(tzinfo=dt.UTC)
     return Remote(row["uid"], resource, row, todo, when)
 
 
@@ -116,5 +116,7 @@ def to_ics(task: dict[str, Any], changed_at: dt.datetime | None, base: icalendar
     for zone in ical.zones_in(copy or task.get("ical") or "").values():
         cal.add_component(zone)
     stamp = dt.datetime.now(dt.UTC)
-    cal.add_component(ical.to_vtodo(task, stamp, repeat_when_done=False, base=base, changed_at=changed_at or stamp))
+    cal.add_component(
+        ical_write.to_vtodo(task, stamp, repeat_when_done=False, base=base, changed_at=changed_at or stamp)
+    )
     return cal.to_ical().decode()
