@@ -127,11 +127,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.log:
         setup_logging(args.log)
     llm = Ollama(config.host, timeout=config.timeout, reply_seconds=config.reply_timeout)
-    problem, _ = ensure_models(llm, config, interactive=False)
-    if problem:
-        print(f"error: {problem}", file=sys.stderr)
-        return 1
-    return run(scenarios, llm, config, args.json)
+    try:
+        problem, _ = ensure_models(llm, config, interactive=False)
+        if problem:
+            print(f"error: {problem}", file=sys.stderr)
+            return 1
+        return run(scenarios, llm, config, args.json)
+    finally:
+        llm.close()
 
 
 if __name__ == "__main__":

@@ -338,36 +338,39 @@ def main(argv: list[str] | None = None) -> int:
     from planner.model.client import ModelError, Ollama
 
     llm = Ollama(os.environ.get("OLLAMA_HOST", "http://127.0.0.1:11434"))
-    if args.qa:
-        from evals import memory_qa
+    try:
+        if args.qa:
+            from evals import memory_qa
 
-        if not args.embed_model:
-            p.error("--qa needs --embed-model (the planner's own recall, as users run it)")
-        try:
-            return memory_qa.main(llm, args, sets)
-        except (ModelError, LongTermMemoryError) as e:
-            print(f"error: {e}", file=sys.stderr)
-            return 1
-    methods = METHODS
-    if args.experiments:
-        from evals.memory_variants import experiments, second_looks
-
-        methods = METHODS | experiments() | second_looks()
-    results = []
-    for dataset, users in sets:
-        results.append(run_embedder("test embedder", test_embed, "test", dataset, users, methods, args.limit))
-        if args.embed_model:
+            if not args.embed_model:
+                p.error("--qa needs --embed-model (the planner's own recall, as users run it)")
             try:
-                real = methods
-                if args.experiments and args.critic_picks:  # the critic's second look: a chat call a question
-                    real = methods | second_looks(llm, args.critic_model)
-                results.append(
-                    run_embedder(args.embed_model, llm.embed, args.embed_model, dataset, users, real, args.limit)
-                )
+                return memory_qa.main(llm, args, sets)
             except (ModelError, LongTermMemoryError) as e:
                 print(f"error: {e}", file=sys.stderr)
                 return 1
-    print(table(results))
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=1))
-    return 0
+        methods = METHODS
+        if args.experiments:
+            from evals.memory_variants import experiments, second_looks
+
+            methods = METHODS | experiments() | second_looks()
+        results = []
+        for dataset, users in sets:
+            results.append(run_embedder("test embedder", test_embed, "test", dataset, users, methods, args.limit))
+            if args.embed_model:
+                try:
+                    real = methods
+                    if args.experiments and args.critic_picks:  # the critic's second look: a chat call a question
+                        real = methods | second_looks(llm, args.critic_model)
+                    results.append(
+                        run_embedder(args.embed_model, llm.embed, args.embed_model, dataset, users, real, args.limit)
+                    )
+                except (ModelError, LongTermMemoryError) as e:
+                    print(f"error: {e}", file=sys.stderr)
+                    return 1
+        print(table(results))
+        if args.json:
+            args.json.write_text(json.dumps(results, indent=1))
+        return 0
+    finally:
+        llm.close()

@@ -150,11 +150,14 @@ def main(llm: Ollama, args: argparse.Namespace, sets: list[tuple[str, list[User]
     if NOTES.get(args.notes):
         search.MEMORY_NOTES = NOTES[args.notes]
     llm = CachedOllama(llm.host, args.embed_model)
-    log: list[dict[str, Any]] = []
-    results = {}
-    for dataset, users in sets:
-        results[dataset] = run_set(llm, args, dataset, users, log)  # a fault ends the run with one line (memory.py)
-    print(table(results))
-    if args.json:
-        args.json.write_text(json.dumps({"results": results, "answers": log}, indent=1))
-    return 0
+    try:
+        log: list[dict[str, Any]] = []
+        results = {}
+        for dataset, users in sets:
+            results[dataset] = run_set(llm, args, dataset, users, log)  # a fault ends the run with one line (memory.py)
+        print(table(results))
+        if args.json:
+            args.json.write_text(json.dumps({"results": results, "answers": log}, indent=1))
+        return 0
+    finally:
+        llm.close()

@@ -240,9 +240,11 @@ class _Started:
         for thread in self.threads:
             thread.join(max(0.0, deadline - time.monotonic()))
         left = [t.name for t in self.threads if t.is_alive()]
-        for client in self.clients:
+        unclosed = [c for c in self.clients if not c.is_closed]
+        for client in unclosed:
             client.close()
         assert not left, f"the run left threads running: {left}"
+        assert not unclosed, f"the run left {len(unclosed)} HTTP client(s) open"
 
 
 def db_tasks(home) -> list[str]:

@@ -87,6 +87,10 @@ class Ollama:
             return ModelError(BROKEN, "broken")
         raise e  # a bug, not a transport fault: let it surface
 
+    def close(self) -> None:
+        """Close the connections kept open to the server (at exit; the client is not used after)."""
+        self.client.close()
+
     def chat_stream(
         self,
         model: str,

@@ -31,7 +31,7 @@ from planner.ui.models import ensure_models
 from planner.ui.text import err, prompted_line, safe
 
 if TYPE_CHECKING:
-    pass
+    from planner.model.client import Ollama
 
 # The agent, the model client and the interfaces load only for a conversation: a subcommand
 # (`remind --check` from cron every minute, `export`, `--help`) starts in a tenth of the time.
@@ -280,12 +280,7 @@ def _main(argv: list[str] | None) -> int:
     except ConfigError as e:
         err(str(e))
         return 2
-    from planner.agent.build import build_agent
-    from planner.memory.history import latest_session, new_session_name
-    from planner.model.client import Ollama
-    from planner.ui import reminders
-    from planner.ui.repl import ONE_SHOT_SESSION, rich_terminal, run_once, run_repl
-    from planner.ui.traceview import SideCalls, Trace
+    from planner.model.client import Ollama  # noqa: F811 (the client loads once a conversation is wanted)
 
     one_shot = options.message
     if one_shot == "-":
@@ -293,8 +288,22 @@ def _main(argv: list[str] | None) -> int:
         if not one_shot:
             err("no request on stdin")
             return 2
-    interactive = sys.stdin.isatty() and not one_shot
     llm = Ollama(config.host, timeout=config.timeout, reply_seconds=config.reply_timeout)
+    try:
+        return _talk(config, options, llm, one_shot)
+    finally:
+        llm.close()  # its connections, whichever way the run ended
+
+
+def _talk(config: Config, options: Options, llm: Ollama, one_shot: str | None) -> int:
+    """The conversation, a one-shot request or a local /command, on a client to the server; the exit status."""
+    from planner.agent.build import build_agent
+    from planner.memory.history import latest_session, new_session_name
+    from planner.ui import reminders
+    from planner.ui.repl import ONE_SHOT_SESSION, rich_terminal, run_once, run_repl
+    from planner.ui.traceview import SideCalls, Trace
+
+    interactive = sys.stdin.isatty() and not one_shot
     # A /command runs locally: no model, and Ollama may be down. Everything else needs the models,
     # checked before the database exists, so a run that cannot start leaves nothing behind.
     local = bool(one_shot and one_shot.startswith("/") and one_shot.split()[0] not in ("/pull", "/model"))

@@ -45,50 +45,53 @@ def run(config: Config, out: TextIO | None = None) -> int:
 
     llm = Ollama(config.host, timeout=10)
     try:
-        line("ok", "ollama", f"{config.host}, version {llm.version()}")
-        have = llm.models()
-    except ModelError as e:
-        line("!!", "ollama", str(e))
-        have, ok = None, False
-    roles = [("main", config.model, "tools"), ("embedding", config.embed_model, "embedding")]
-    if config.reflect or config.auto_memory:
-        roles.insert(1, ("critic", config.critic_model, None))
-    for role, name, needs in roles if have is not None else []:
-        if name not in have and f"{name}:latest" not in have:
-            line("!!", role, f"{name} is not pulled: ollama pull {name}")
-            ok = False
-            continue
         try:
-            size, caps = llm.facts(name)
+            line("ok", "ollama", f"{config.host}, version {llm.version()}")
+            have = llm.models()
         except ModelError as e:
-            line("!!", role, f"{name}: {e}")
-            ok = False
-            continue
-        lacking = needs and caps and needs not in caps
-        line(
-            "!!" if lacking else "ok",
-            role,
-            f"{name} ({size or 'size unknown'}; {', '.join(caps) or 'no capabilities said'})",
-        )
-        ok = ok and not lacking
-        if role == "main":
-            line("ok", "guards", f"{config.guards} -> {pick_profile(config.guards, size)}")
-    folder = config.db_path.parent
-    for path, label, name in [(folder, "data", str(folder)), (config.db_path, "", config.db_path.name),
-                              (config.log_path, "", config.log_path.name),
-                              (folder / "input_history", "", "input_history")]:  # fmt: skip
-        private, mode = _mode(path)
-        line("ok" if private else "!!", label, f"{name} {mode}")
-        ok = ok and private
-    if config.db_path.exists():
-        try:
-            version, counts = inspect(config.db_path)  # read-only: it looks, never migrates
-            line("ok" if version <= SCHEMA_VERSION else "!!", "database",
-                 f"schema {version} (this planner: {SCHEMA_VERSION}); {counts['tasks']} tasks, "
-                 f"{counts['memories']} memories, {counts['sessions']} sessions")  # fmt: skip
-            ok = ok and version <= SCHEMA_VERSION
-        except sqlite3.Error as e:
-            line("!!", "database", str(explain(e) or e))
-            ok = False
-    out.write("everything the planner needs is here\n" if ok else "fix the lines marked !! and run doctor again\n")
-    return 0 if ok else 1
+            line("!!", "ollama", str(e))
+            have, ok = None, False
+        roles = [("main", config.model, "tools"), ("embedding", config.embed_model, "embedding")]
+        if config.reflect or config.auto_memory:
+            roles.insert(1, ("critic", config.critic_model, None))
+        for role, name, needs in roles if have is not None else []:
+            if name not in have and f"{name}:latest" not in have:
+                line("!!", role, f"{name} is not pulled: ollama pull {name}")
+                ok = False
+                continue
+            try:
+                size, caps = llm.facts(name)
+            except ModelError as e:
+                line("!!", role, f"{name}: {e}")
+                ok = False
+                continue
+            lacking = needs and caps and needs not in caps
+            line(
+                "!!" if lacking else "ok",
+                role,
+                f"{name} ({size or 'size unknown'}; {', '.join(caps) or 'no capabilities said'})",
+            )
+            ok = ok and not lacking
+            if role == "main":
+                line("ok", "guards", f"{config.guards} -> {pick_profile(config.guards, size)}")
+        folder = config.db_path.parent
+        for path, label, name in [(folder, "data", str(folder)), (config.db_path, "", config.db_path.name),
+                                  (config.log_path, "", config.log_path.name),
+                                  (folder / "input_history", "", "input_history")]:  # fmt: skip
+            private, mode = _mode(path)
+            line("ok" if private else "!!", label, f"{name} {mode}")
+            ok = ok and private
+        if config.db_path.exists():
+            try:
+                version, counts = inspect(config.db_path)  # read-only: it looks, never migrates
+                line("ok" if version <= SCHEMA_VERSION else "!!", "database",
+                     f"schema {version} (this planner: {SCHEMA_VERSION}); {counts['tasks']} tasks, "
+                     f"{counts['memories']} memories, {counts['sessions']} sessions")  # fmt: skip
+                ok = ok and version <= SCHEMA_VERSION
+            except sqlite3.Error as e:
+                line("!!", "database", str(explain(e) or e))
+                ok = False
+        out.write("everything the planner needs is here\n" if ok else "fix the lines marked !! and run doctor again\n")
+        return 0 if ok else 1
+    finally:
+        llm.close()

@@ -478,4 +478,6 @@ def run(config: Config, store: Store) -> int:
         anyio.run(PlannerServer(config, store, llm).serve)
     except KeyboardInterrupt:
         pass
+    finally:
+        llm.close()
     return 0
