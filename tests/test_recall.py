@@ -353,6 +353,18 @@ def test_the_notes_attached_to_a_message_say_what_day_a_memory_is_about(model, m
     assert result["memories"][0]["happened"] == "2026-03-02 to 2026-03-08"
 
 
+def test_today_and_yesterday_in_a_note_can_carry_the_day_they_mean():
+    from planner.memory.search import days_in_words
+
+    assert days_in_words("Dentist check-up today.", "2026-04-14") == "Dentist check-up today (2026-04-14)."
+    assert days_in_words("Saw them yesterday, then last night again.", "2026-03-01") == (
+        "Saw them yesterday (2026-02-28), then last night (2026-02-28) again."
+    )
+    assert days_in_words("This morning: a run.", "2026-01-02") == "This morning (2026-01-02): a run."
+    assert days_in_words("today, said on no known day", None) == "today, said on no known day"
+    assert days_in_words("a todayish word", "2026-01-02") == "a todayish word"
+
+
 def test_the_keyword_search_beside_the_scan_finds_what_it_finds_in_line(mem, monkeypatch):
     from planner.memory import search
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -351,9 +352,23 @@ class Search:
         hits = self.relevant(text, k)
         if not hits:
             return text
-        lines = [f"- {h['text']}{dated(h)}" for h in hits]
+        lines = [f"- {days_in_words(h['text'], h.get('said')) if DAYS_IN_TEXT else h['text']}{dated(h)}" for h in hits]
         lines += [f"- About {t}: {s}" for t, s in self.topic_summaries([h["topic"] for h in hits]).items()]
         return f"{text}\n\n{MEMORY_NOTES}\n" + "\n".join(lines)
+
+
+RELATIVE_DAY = re.compile(r"\b(today|tonight|this (?:morning|afternoon|evening)|(yesterday|last night))\b", re.I)
+DAYS_IN_TEXT = False  # the day written beside "today" in the notes (python -m evals memory --qa --notes days)
+
+
+def days_in_words(text: str, said: str | None) -> str:
+    """The text with the day it was said written after "today", "tonight" or "yesterday": a small model
+    copies the sentence into its answer and leaves the date in brackets after it behind."""
+    try:
+        day = dt.date.fromisoformat(said or "")
+    except ValueError:
+        return text
+    return RELATIVE_DAY.sub(lambda m: f"{m[0]} ({day - dt.timedelta(days=1) if m[2] else day})", text)
 
 
 def dated(hit: dict[str, Any]) -> str:
