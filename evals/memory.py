@@ -50,9 +50,9 @@ BFCL_SAID, BFCL_TODAY = dt.date(2026, 1, 1), dt.date(2026, 1, 2)  # BFCL's turns
 
 def test_embed(model: str, texts: list[str]) -> list[list[float]]:
     """The test suite's embedder: a unit bag of hashed words (shared words, high cosine)."""
-    from tests.fake_ollama import fake_embedding
+    from planner.model.scripted import embedding
 
-    return [fake_embedding(t, 256) for t in texts]
+    return [embedding(t, 256) for t in texts]
 
 
 def cached(
