@@ -86,22 +86,25 @@ class Worker:
         """Queue a job; the thread starts on first use."""
         with self._lock:
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="planner-background", daemon=True)
+                self._thread = threading.Thread(
+                    target=self._run, args=(self._q,), name="planner-background", daemon=True
+                )
                 self._thread.start()
-        self._q.put(job)
+            self._q.put(job)
 
-    def _run(self) -> None:
+    @staticmethod
+    def _run(jobs: queue.Queue[Callable[[], None] | None]) -> None:
         while True:
-            job = self._q.get()
+            job = jobs.get()
             if job is None:  # close(): the jobs before it have run
-                self._q.task_done()
+                jobs.task_done()
                 return
             try:
                 job()
             except Exception:  # a failed job must not stop the next one
                 log.exception("background job failed")
             finally:
-                self._q.task_done()
+                jobs.task_done()
 
     def drain(self, timeout: float) -> bool:
         """Wait up to timeout seconds for queued jobs; True if all finished."""
@@ -126,7 +129,9 @@ class Worker:
         with self._lock:
             if self._thread is not None:
                 self._q.put(None)
-                self._thread = None
+                # A job submitted later starts a thread of its own on a queue of its own, so it never runs
+                # beside what this thread still has to finish.
+                self._q, self._thread = queue.Queue(), None
         return finished
 
 
