@@ -1,12 +1,10 @@
-"""Dates and repeat rules in code, so the model only has to pass on what the user said.
+"""Dates in code, so the model only has to pass on what the user said (repeat rules: repeats.py).
 
 Small models get date arithmetic wrong ("the second Friday of next month"),
 so tools take a phrase and this module resolves it against today:
 
     resolve("friday 3pm", today)   -> When(date(2026, 12, 4), "15:00")
     resolve("next friday", Tuesday) -> AmbiguousDate: readings 2026-12-04, 2026-12-11
-    parse_repeat("every 2 weeks")  -> "FREQ=WEEKLY;INTERVAL=2"  (an RFC 5545 RRULE)
-    next_due(rule, due)            -> the occurrence after `due`
 
 A small grammar over python-dateutil (relativedelta for calendar arithmetic,
 its parser for written-out dates, rrule for repeats) beat dateparser on our
@@ -47,9 +45,9 @@ ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "
 UNITS = {"day": "days", "week": "weeks", "month": "months", "year": "years"}
 NAMED_TIMES = {"noon": "12:00", "midday": "12:00", "midnight": "00:00", "morning": "09:00", "evening": "18:00"}
 
-_WD = "|".join(sorted(WEEKDAYS, key=len, reverse=True))
+WEEKDAY_WORDS = "|".join(sorted(WEEKDAYS, key=len, reverse=True))
 _MON = "|".join(sorted(MONTHS, key=len, reverse=True))
-_NUM = r"\d+|" + "|".join(NUMBERS)
+NUMBER_WORDS = r"\d+|" + "|".join(NUMBERS)
 
 EXAMPLES = "tomorrow, friday, next week, in 3 days, the 15th, end of month, dec 24, friday 3pm or YYYY-MM-DD"
 
@@ -80,7 +78,7 @@ class When:
         return f"{phrase.strip()!r} -> {self.date:%A} {self.date.isoformat()}{at}"
 
 
-def _number(word: str) -> int:
+def number_word(word: str) -> int:
     return int(word) if word.isdigit() else NUMBERS[word]
 
 
@@ -178,10 +176,10 @@ def _date(s: str, today: dt.date, phrase: str) -> dt.date:
         if readings:
             return readings[0]
         raise DateError(f"{phrase!r} is not a real calendar date")
-    if m := re.fullmatch(rf"(?:in\s+)?({_NUM})\s+(day|week|month|year)s?(?:\s+from\s+(?:now|today))?", s):
+    if m := re.fullmatch(rf"(?:in\s+)?({NUMBER_WORDS})\s+(day|week|month|year)s?(?:\s+from\s+(?:now|today))?", s):
         if s.startswith("in") or "from" in s:
-            return today + relativedelta(**{UNITS[m[2]]: _number(m[1])})
-    if m := re.fullmatch(rf"(this\s+|next\s+|coming\s+)?({_WD})", s):
+            return today + relativedelta(**{UNITS[m[2]]: number_word(m[1])})
+    if m := re.fullmatch(rf"(this\s+|next\s+|coming\s+)?({WEEKDAY_WORDS})", s):
         day = _next_weekday(today, WEEKDAYS[m[2]])
         if (m[1] or "").strip() == "next" and day.isocalendar()[1] == today.isocalendar()[1]:
             raise AmbiguousDate(phrase, [day, day + dt.timedelta(days=7)])
@@ -215,7 +213,7 @@ def _date(s: str, today: dt.date, phrase: str) -> dt.date:
             if d > today:
                 return d
         raise DateError(f"{phrase!r} is not a day of a month")
-    if m := re.fullmatch(rf"(?:the\s+)?({'|'.join(ORDINALS)})\s+({_WD})\s+(?:of|in)\s+(.+)", s):
+    if m := re.fullmatch(rf"(?:the\s+)?({'|'.join(ORDINALS)})\s+({WEEKDAY_WORDS})\s+(?:of|in)\s+(.+)", s):
         year, month = _month_ref(m[3], today)
         d = _nth_weekday(year, month, WEEKDAYS[m[2]], ORDINALS[m[1]])
         if d is None:
@@ -274,105 +272,6 @@ def check_time(value: str) -> str:
     if time is None or rest:
         raise DateError(f"{value!r} is not a time of day; use HH:MM (24-hour)")
     return time
-
-
-# ---------------------------------------------------------------- repeat rules
-
-REPEAT_EXAMPLES = (
-    "every day, every weekday, every monday, every 2 weeks, every other friday, monthly on the 1st, yearly"
-)
-_DAY_CODES = ["MO", "TU", "WE", "TH", "FR", "SA", "SU"]
-FREQS = ("DAILY", "WEEKLY", "MONTHLY", "YEARLY")  # what a planner task can repeat by (not HOURLY)
-
-
-def parse_repeat(text: str) -> str:
-    """A repeat phrase as an RRULE ('FREQ=WEEKLY;BYDAY=MO'); raises DateError with the forms understood."""
-    raw = re.sub(r"^(?:RRULE:)", "", "".join(text.split()).upper())
-    if raw.startswith("FREQ="):
-        # An RRULE as stored and exported: its lists keep their commas (BYDAY=MO,TH).
-        parts = dict(p.partition("=")[::2] for p in raw.split(";"))
-        if parts.get("FREQ") not in FREQS:
-            raise DateError(f"{text!r}: repeats can be DAILY, WEEKLY, MONTHLY or YEARLY")
-        try:
-            rrule.rrulestr(raw, dtstart=dt.datetime(2026, 1, 1))
-        except (ValueError, TypeError, OverflowError):
-            raise DateError(f"{text!r} is not a valid RRULE") from None
-        return raw
-    s = " ".join(text.lower().replace(",", " ").split())
-    s = re.sub(r"^(?:repeat|repeats|repeating|recurring)\s+", "", s)
-    plain = {
-        "daily": "FREQ=DAILY", "every day": "FREQ=DAILY", "weekly": "FREQ=WEEKLY", "every week": "FREQ=WEEKLY",
-        "monthly": "FREQ=MONTHLY", "every month": "FREQ=MONTHLY", "yearly": "FREQ=YEARLY",
-        "annually": "FREQ=YEARLY", "every year": "FREQ=YEARLY", "biweekly": "FREQ=WEEKLY;INTERVAL=2",
-        "every weekday": "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR", "weekdays": "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR",
-        "every weekend": "FREQ=WEEKLY;BYDAY=SA,SU",
-    }  # fmt: skip
-    if s in plain:
-        return plain[s]
-    if m := re.fullmatch(rf"every\s+({_NUM})\s+(day|week|month|year)s?", s):
-        n = _number(m[1])
-        freq = {"day": "DAILY", "week": "WEEKLY", "month": "MONTHLY", "year": "YEARLY"}[m[2]]
-        return f"FREQ={freq}" + (f";INTERVAL={n}" if n > 1 else "")
-    if m := re.fullmatch(rf"every\s+(?:({_NUM})\s+)?((?:{_WD})s?(?:\s*(?:and|&)?\s*(?:{_WD})s?)*)", s):
-        days = [WEEKDAYS[w] for w in re.findall(rf"({_WD})s?", m[2])]
-        n = _number(m[1]) if m[1] else 1
-        byday = ",".join(_DAY_CODES[d] for d in sorted(set(days)))
-        return "FREQ=WEEKLY" + (f";INTERVAL={n}" if n > 1 else "") + f";BYDAY={byday}"
-    if m := re.fullmatch(
-        r"(?:monthly|every month)\s+on\s+the\s+(\d{1,2})(?:st|nd|rd|th)|on\s+the\s+(\d{1,2})(?:st|nd|rd|th)\s+of\s+every\s+month",
-        s,
-    ):
-        day = int(m[1] or m[2])
-        if not 1 <= day <= 31:
-            raise DateError(f"{text!r}: a month has no day {day}")
-        # A day a month may lack (29-31) falls on the month's last day instead of skipping the month.
-        return f"FREQ=MONTHLY;BYMONTHDAY={day}" if day <= 28 else f"FREQ=MONTHLY;BYMONTHDAY={day},-1;BYSETPOS=1"
-    if re.fullmatch(r"(?:monthly|every month)\s+on\s+the\s+last\s+day|on\s+the\s+last\s+day\s+of\s+every\s+month", s):
-        return "FREQ=MONTHLY;BYMONTHDAY=-1"
-    raise DateError(f"cannot read {text!r} as a repeat; use one of: {REPEAT_EXAMPLES}")
-
-
-def next_due(rule: str, due: dt.date, today: dt.date | None = None) -> dt.date | None:
-    """The first occurrence of a repeat rule after `due` (and after today, so a late completion does not pile up).
-
-    None when the rule has no more dates (COUNT or UNTIL reached, or past MAX_YEAR): the series is finished.
-    """
-    after = max(due, today) if today else due
-    start = dt.datetime.combine(due, dt.time())
-    try:
-        r = rrule.rrulestr(rule, dtstart=start)
-        nxt = r.after(dt.datetime.combine(after, dt.time()), inc=False)
-    except (ValueError, TypeError, OverflowError):
-        return None
-    return nxt.date() if nxt is not None and nxt.year <= MAX_YEAR else None
-
-
-def first_due(rule: str, today: dt.date) -> dt.date | None:
-    """The first date of a repeat that starts today: today itself when the rule allows it ("every week"
-    said on a Tuesday is due today, then every Tuesday), else its next date ("every monday")."""
-    start = dt.datetime.combine(today, dt.time())
-    try:
-        first = rrule.rrulestr(rule, dtstart=start).after(start, inc=True)
-    except (ValueError, TypeError, OverflowError):
-        return None
-    return first.date() if first is not None and first.year <= MAX_YEAR else None
-
-
-def describe_repeat(rule: str) -> str:
-    """An RRULE in words, for listings."""
-    parts = dict(p.split("=", 1) for p in rule.split(";") if "=" in p)
-    n = int(parts.get("INTERVAL", "1"))
-    unit = {"DAILY": "day", "WEEKLY": "week", "MONTHLY": "month", "YEARLY": "year"}.get(parts.get("FREQ", ""), "?")
-    text = f"every {n} {unit}s" if n > 1 else f"every {unit}"
-    if "BYDAY" in parts:
-        names = {c: d for c, d in zip(_DAY_CODES, ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"], strict=True)}
-        days = parts["BYDAY"].split(",")
-        on = "weekdays" if days == _DAY_CODES[:5] else ", ".join(names.get(d, d) for d in days)
-        text += f" on {on}"
-    if "BYMONTHDAY" in parts:
-        day = parts["BYMONTHDAY"].split(",")[0]
-        text += " on the last day" if day == "-1" else f" on day {day}"
-    return text
 
 
 def dates_in(text: str, today: dt.date, longest: int = 6) -> set[dt.date]:
@@ -446,7 +345,7 @@ def resolve_remind(phrase: str, today: dt.date, due_date: str | None, due_time: 
         if due is None:
             raise DateError(f"{phrase.strip()!r} needs the task's due date; give one, or a moment like 'friday 8am'")
         if relative:
-            count = _number(relative.group(1)) if relative.group(1) else 1
+            count = number_word(relative.group(1)) if relative.group(1) else 1
             return due - dt.timedelta(minutes=count * UNIT_MINUTES[relative.group(2)])
         if day_before:
             soft = {"evening": "evening", "night": "evening"}.get(day_before.group(2))

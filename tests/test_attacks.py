@@ -13,9 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from planner.agent.recovery import parse_text_tool_calls
-from planner.dates import DateError, next_due, parse_repeat, resolve
+from planner.dates import DateError, resolve
 from planner.memory.history import History, session_messages
 from planner.model.client import ModelError, Ollama
+from planner.repeats import next_due, parse_repeat
 from planner.storage.exchange import export, import_text
 from planner.storage.fields import TaskError, clean_tags
 from planner.storage.query import run

@@ -8,16 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bench import dates as date_bench
-from planner.dates import (
-    AmbiguousDate,
-    DateError,
-    dates_in,
-    describe_repeat,
-    first_due,
-    next_due,
-    parse_repeat,
-    resolve,
-)
+from planner.dates import AmbiguousDate, DateError, dates_in, resolve
+from planner.repeats import describe_repeat, first_due, next_due, parse_repeat
 from planner.storage.tasks import undo_last_turn
 
 TODAY_TABLE, PHRASES = date_bench.load()

@@ -29,7 +29,8 @@ from typing import Any
 
 import icalendar
 
-from planner.dates import DateError, check_time, check_year, parse_repeat
+from planner.dates import DateError, check_time, check_year
+from planner.repeats import parse_repeat
 from planner.storage import ical, ical_write, taskwarrior, todotxt
 from planner.storage.db import Store
 from planner.storage.fields import (

@@ -25,7 +25,7 @@ import json
 import re
 from typing import Any
 
-from planner.dates import describe_repeat
+from planner.repeats import describe_repeat
 
 MAX_TITLE = 500
 MAX_NOTES = 4000

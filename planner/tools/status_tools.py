@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from planner.dates import next_due
+from planner.repeats import next_due
 from planner.storage.fields import brief, check_list
 from planner.storage.listing import list_ids, lists
 from planner.storage.tasks import children, delete, insert, now, require, update

@@ -14,8 +14,9 @@ import datetime as dt
 import re
 from typing import Any
 
-from planner.dates import DateError, When, check_time, first_due, parse_repeat, resolve, resolve_remind
+from planner.dates import DateError, When, check_time, resolve, resolve_remind
 from planner.durations import DurationError, minutes
+from planner.repeats import first_due, parse_repeat
 from planner.storage.fields import (
     PRIORITIES,
     Task,

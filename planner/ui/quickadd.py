@@ -7,7 +7,7 @@
         #list     the list (a letter after #: "C# meetup", "#1" stay)
         !high     priority: !high !medium !low (!h !m !l); "!important" stays
         ~30m      an estimate (~2h, ~1h30m: durations.py); "~approx" stays
-        every ..  a repeat (the longest "every ..." that is one: dates.parse_repeat)
+        every ..  a repeat (the longest "every ..." that is one: repeats.parse_repeat)
         start:PHRASE, remind:PHRASE   not before; when to remind
         list:NAME tag:NAME pri:high est:30m due:PHRASE   the same, for shells where # starts a comment
                   (bash) and ! recalls history: quote those words, or write them this way
@@ -27,8 +27,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from planner.dates import AmbiguousDate, DateError, parse_repeat, resolve, resolve_remind, time_only
+from planner.dates import AmbiguousDate, DateError, resolve, resolve_remind, time_only
 from planner.durations import DurationError, minutes
+from planner.repeats import parse_repeat
 
 PRIORITY = {"high": "high", "h": "high", "medium": "medium", "med": "medium", "m": "medium", "low": "low", "l": "low"}
 KEYS = ("due", "start", "remind", "rec", "list", "project", "pri", "priority", "est", "tag")
