@@ -178,8 +178,10 @@ def command(args: list[str], target: float, tasks: int = 0) -> dict:
         env.update(PLANNER_HOME=d, PATH="/usr/bin:/bin", OLLAMA_HOST="http://127.0.0.1:9", COLUMNS="100")
         store = Store(Path(d) / "planner.db")
         with store.write() as conn:
-            conn.executemany("INSERT INTO tasks (title, uid, due_date) VALUES (?, ?, ?)",
-                             [(f"task {i}", f"u{i}", f"2026-12-{1 + i % 28:02d}") for i in range(tasks)])  # fmt: skip
+            conn.executemany(
+                "INSERT INTO tasks (title, uid, due_date) VALUES (?, ?, ?)",
+                [(f"task {i}", f"u{i}", f"2026-12-{1 + i % 28:02d}") for i in range(tasks)],
+            )
         store.close()
         samples = []
         for n in range(8):
@@ -187,8 +189,12 @@ def command(args: list[str], target: float, tasks: int = 0) -> dict:
             subprocess.run([sys.executable, str(ROOT / "agent.py"), *args], env=env, capture_output=True)
             if n:  # the first run writes the bytecode cache
                 samples.append(time.perf_counter() - t0)
-    return {"what": f"start-up to exit, {' '.join(args)}", "value": statistics.median(samples), "unit": "s",
-            "target": target}  # fmt: skip
+    return {
+        "what": f"start-up to exit, {' '.join(args)}",
+        "value": statistics.median(samples),
+        "unit": "s",
+        "target": target,
+    }
 
 
 def cron_check() -> dict:
@@ -198,8 +204,10 @@ def cron_check() -> dict:
 
 def shell_commands() -> list[dict]:
     """Quick add and the task list, as scripts and keybindings run them (target 0.15 s each)."""
-    return [command(["add", "call", "the", "dentist", "friday", "3pm", "+health", "!high", "~30m"], 0.15, 200),
-            command(["tasks"], 0.15, 200)]  # fmt: skip
+    return [
+        command(["add", "call", "the", "dentist", "friday", "3pm", "+health", "!high", "~30m"], 0.15, 200),
+        command(["tasks"], 0.15, 200),
+    ]
 
 
 def shared_prefix(a: str, b: str) -> int:

@@ -110,9 +110,12 @@ def kill_rounds(rounds: int, seed: int = 7) -> dict[str, Any]:
         for r in range(rounds):
             p = subprocess.Popen(
                 [sys.executable, str(ROOT / "agent.py"), *ARGS],
-                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                env=_env(fake.url, home), text=True,
-            )  # fmt: skip
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env=_env(fake.url, home),
+                text=True,
+            )
             assert p.stdin is not None
             p.stdin.write("".join(f"task {r}-{i}\n" for i in range(60)))
             p.stdin.flush()
@@ -135,8 +138,11 @@ def writers(processes: int, turns: int) -> dict[str, Any]:
             results[n] = subprocess.run(
                 [sys.executable, str(ROOT / "agent.py"), *ARGS[:2], "--session", f"w{n}"],
                 input="".join(f"writer {n} task {i}\n" for i in range(turns)),
-                capture_output=True, text=True, env=_env(fake.url, home), timeout=600,
-            )  # fmt: skip
+                capture_output=True,
+                text=True,
+                env=_env(fake.url, home),
+                timeout=600,
+            )
 
         t0 = time.perf_counter()
         threads = [threading.Thread(target=work, args=(n,)) for n in range(processes)]
@@ -159,14 +165,22 @@ def _agent(home: Path, url: str, lines: str, *extra: str, timeout: float = 120, 
     t0 = time.perf_counter()
     p = subprocess.run(
         [sys.executable, str(ROOT / "agent.py"), *ARGS, *extra],
-        input=lines, capture_output=True, text=True, env=_env(url, home) | popen.pop("env", {}), timeout=timeout,
+        input=lines,
+        capture_output=True,
+        text=True,
+        env=_env(url, home) | popen.pop("env", {}),
+        timeout=timeout,
         **popen,
-    )  # fmt: skip
+    )
     # in a session a /command's error is part of the conversation (stdout); a turn's or start-up's goes to stderr
     said = [line for line in (p.stderr + p.stdout).splitlines() if line.startswith(("error:", "warning:"))]
-    return {"exit": p.returncode, "said": said[0] if said else "", "traceback": "Traceback" in p.stderr,
-            "junk": len([x for x in p.stderr.splitlines() if x.strip() and not x.startswith(("error:", "warning:"))]),
-            "seconds": time.perf_counter() - t0}  # fmt: skip
+    return {
+        "exit": p.returncode,
+        "said": said[0] if said else "",
+        "traceback": "Traceback" in p.stderr,
+        "junk": len([x for x in p.stderr.splitlines() if x.strip() and not x.startswith(("error:", "warning:"))]),
+        "seconds": time.perf_counter() - t0,
+    }
 
 
 def _integrity(path: Path) -> str:
@@ -258,8 +272,10 @@ def process_table(rows: list[dict[str, Any]]) -> bool:
     for r in rows:
         good = r["exit"] in r.get("expect_exit", (0,)) and not r["traceback"] and r["data"] and not r["junk"]
         good = good and bool(r["said"])
-        print(f"{r['what']:<28} {r['exit']:>4} {'yes' if r['traceback'] else 'no':>6} {'ok' if r['data'] else 'BAD':>5} "
-              f"{r['seconds']:>6.1f}  {r['said'][:90]}{'' if good else '  FAILED'}")  # fmt: skip
+        print(
+            f"{r['what']:<28} {r['exit']:>4} {'yes' if r['traceback'] else 'no':>6} {'ok' if r['data'] else 'BAD':>5} "
+            f"{r['seconds']:>6.1f}  {r['said'][:90]}{'' if good else '  FAILED'}"
+        )
         good_all &= good
     return good_all
 
@@ -275,8 +291,10 @@ def run(quick: bool) -> list[dict[str, Any]]:
 
 def table(rows: list[dict[str, Any]]) -> bool:
     """Print the fault table; whether every scenario held."""
-    print(f"{'fault scenario':<28} {'tasks':>6} {'lost':>5} {'dup':>4} {'locked':>7} {'integrity':>10} {'log':>4} "
-          f"{'history':>8} {'s':>6}  result")  # fmt: skip
+    print(
+        f"{'fault scenario':<28} {'tasks':>6} {'lost':>5} {'dup':>4} {'locked':>7} {'integrity':>10} {'log':>4} "
+        f"{'history':>8} {'s':>6}  result"
+    )
     all_good = True
     for r in rows:
         good = (

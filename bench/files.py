@@ -21,8 +21,10 @@ from planner.storage.db import Store
 
 
 def _flat(n: int) -> str:
-    body = "".join(f"BEGIN:VTODO\r\nUID:t{i}@bench\r\nSUMMARY:task {i}\r\nDUE;VALUE=DATE:20261210\r\nEND:VTODO\r\n"
-                   for i in range(n))  # fmt: skip
+    body = "".join(
+        f"BEGIN:VTODO\r\nUID:t{i}@bench\r\nSUMMARY:task {i}\r\nDUE;VALUE=DATE:20261210\r\nEND:VTODO\r\n"
+        for i in range(n)
+    )
     return f"BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//bench//EN\r\n{body}END:VCALENDAR\r\n"
 
 
@@ -42,8 +44,16 @@ def imports(quick: bool) -> list[dict]:
                 result = exchange.import_text(store, text, "ics")
                 seconds = time.perf_counter() - t0
                 store.close()
-            rows.append({"what": f".ics import, {shape}", "n": n, "s": seconds, "us": seconds / n * 1e6,
-                         "added": result["added"], "problems": len(result["problems"])})  # fmt: skip
+            rows.append(
+                {
+                    "what": f".ics import, {shape}",
+                    "n": n,
+                    "s": seconds,
+                    "us": seconds / n * 1e6,
+                    "added": result["added"],
+                    "problems": len(result["problems"]),
+                }
+            )
     return rows
 
 

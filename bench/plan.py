@@ -89,8 +89,17 @@ def instance(seed: int, n: int, weeks: int) -> tuple[list[Task], list[Event], Ho
         if rng.random() < 0.1:
             not_before = dt.datetime.combine(rng.choice(workdays), dt.time())
         minutes = rng.choice([15, 15, 30, 30, 30, 45, 60, 60, 90, 120, 180, 240])
-        tasks.append(Task(i, f"task {i}", minutes, due=due, not_before=not_before, priority=priority,
-                          urgency=urgency(priority, due, start)))  # fmt: skip
+        tasks.append(
+            Task(
+                i,
+                f"task {i}",
+                minutes,
+                due=due,
+                not_before=not_before,
+                priority=priority,
+                urgency=urgency(priority, due, start),
+            )
+        )
     return tasks, events, Horizon(start, end)
 
 
@@ -213,7 +222,11 @@ def _highs() -> Any:
 
 def run(quick: bool = False) -> list[dict[str, Any]]:
     """One row per size: the scheduler and the optimum over the same seeds."""
-    sizes = [(10, 1, 3, 2.0), (200, 2, 2, 0.0)] if quick else [(10, 1, 20, 30.0), (25, 1, 20, 30.0), (50, 1, 20, 30.0), (100, 2, 10, 60.0), (200, 2, 10, 60.0)]  # fmt: skip
+    sizes = (
+        [(10, 1, 3, 2.0), (200, 2, 2, 0.0)]
+        if quick
+        else [(10, 1, 20, 30.0), (25, 1, 20, 30.0), (50, 1, 20, 30.0), (100, 2, 10, 60.0), (200, 2, 10, 60.0)]
+    )
     try:
         import highspy  # noqa: F401
     except ImportError:  # a dev dependency: without it, the scheduler's side alone
@@ -273,6 +286,8 @@ def table(rows: list[dict[str, Any]]) -> bool:
         else:
             missed, weighted, shown = f"{r['all_missed']:>4} / -   ", f"{'-':>9} / -        ", f"{'-':>6} {'-':>6}"
         ms = statistics.median(r["ms"])
-        print(f"{what:<22} {solved:>7} {missed:>11} {weighted:>21} {shown} {ms:>8.2f} {max(r['ms']):>7.2f} {', '.join(marks):>24}")  # fmt: skip
+        print(
+            f"{what:<22} {solved:>7} {missed:>11} {weighted:>21} {shown} {ms:>8.2f} {max(r['ms']):>7.2f} {', '.join(marks):>24}"
+        )
     print("missed and weighted lateness: the scheduler / the optimum, over the instances the optimum solved")
     return held

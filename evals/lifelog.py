@@ -365,9 +365,11 @@ class _Life:
             if self.rng.random() < 0.55:
                 for _ in range(self.rng.randrange(1, 4)):
                     text = self.rng.choice(remarks).format(
-                        thing=self.rng.choice(things), food=self.rng.choice(FOODS),
-                        hobby=self.rng.choice(HOBBIES), name=self.rng.choice(people),
-                    )  # fmt: skip
+                        thing=self.rng.choice(things),
+                        food=self.rng.choice(FOODS),
+                        hobby=self.rng.choice(HOBBIES),
+                        name=self.rng.choice(people),
+                    )
                     self.say(day, text)
             day += dt.timedelta(days=1)
 

@@ -141,10 +141,16 @@ def lifelog_users(seeds: tuple[int, ...] = lifelog.SEEDS) -> list[User]:
             if s.key:
                 by_key.setdefault(s.key, set()).add(s.text)
         questions = [
-            Question(q.kind, q.question, [set().union(*(by_key[k] for k in g)) for g in q.evidence], q.answer,
-                     q.context, lifelog.ASKED)
+            Question(
+                q.kind,
+                q.question,
+                [set().union(*(by_key[k] for k in g)) for g in q.evidence],
+                q.answer,
+                q.context,
+                lifelog.ASKED,
+            )
             for q in log.questions
-        ]  # fmt: skip
+        ]
         users.append(User(f"life {seed}", [(s.text, "", s.day) for s in log.said], questions))
     return users
 
@@ -184,9 +190,14 @@ def _found(method: Callable, memory: Any, q: Question, wanted: list[set[int]]) -
 
 
 def run_embedder(
-    name: str, embed: Callable[[str, list[str]], list[list[float]]], model: str, dataset: str, users: list[User],
-    methods: dict, limit: int = 0,
-) -> dict[str, Any]:  # fmt: skip
+    name: str,
+    embed: Callable[[str, list[str]], list[list[float]]],
+    model: str,
+    dataset: str,
+    users: list[User],
+    methods: dict,
+    limit: int = 0,
+) -> dict[str, Any]:
     """Store every user's sentences with this embedder, ask every question (with limit, at most that many of
     a kind); recall@k per method and kind."""
     from planner.memory.longterm import LongTermMemory

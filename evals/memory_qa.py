@@ -92,9 +92,15 @@ def run_set(llm: Ollama, args: argparse.Namespace, dataset: str, users: list[Use
             store = Store(Path(tmp) / f"user{n}.db")
             today = questions[0].today if questions else BFCL_TODAY
             config = Config(
-                model=args.model, critic_model=args.critic_model, embed_model=args.embed_model, db_path=store.path,
-                today=today, reflect=False, auto_memory=False, host=llm.host,
-            )  # fmt: skip
+                model=args.model,
+                critic_model=args.critic_model,
+                embed_model=args.embed_model,
+                db_path=store.path,
+                today=today,
+                reflect=False,
+                auto_memory=False,
+                host=llm.host,
+            )
             agent = build_agent(config, store, llm, "seed", None)
             store_user(agent.memory, user)
             for i, q in enumerate(questions):
@@ -112,10 +118,23 @@ def run_set(llm: Ollama, args: argparse.Namespace, dataset: str, users: list[Use
                 total["judged"] += bool(verdict)
                 total["calls"] += r.model_calls + 1  # and the judgement
                 total["seconds"] += seconds
-                log.append({"set": dataset, "kind": q.kind, "question": q.question, "answer": q.answer,
-                            "reply": r.reply, "contained": hit, "judged": verdict, "error": r.error})  # fmt: skip
-                print(f"  {dataset} {q.kind:<10} {'ok ' if hit else '-- '}{'ok' if verdict else '--'}  "
-                      f"{q.question[:60]!r} -> {r.reply[:80]!r}", flush=True)  # fmt: skip
+                log.append(
+                    {
+                        "set": dataset,
+                        "kind": q.kind,
+                        "question": q.question,
+                        "answer": q.answer,
+                        "reply": r.reply,
+                        "contained": hit,
+                        "judged": verdict,
+                        "error": r.error,
+                    }
+                )
+                print(
+                    f"  {dataset} {q.kind:<10} {'ok ' if hit else '-- '}{'ok' if verdict else '--'}  "
+                    f"{q.question[:60]!r} -> {r.reply[:80]!r}",
+                    flush=True,
+                )
             agent.close()
             store.close()
     return kinds

@@ -132,8 +132,9 @@ def check(
     for word in exp.get("memories_contain", []):
         if not any(word.lower() in m.lower() for m in memories):
             reasons.append(f"no memory mentions {word!r}")
-    reasons += check_reply({"contains_any": exp.get("reply_contains_any", []),
-                            "not_contains": exp.get("reply_not_contains", [])}, reply)  # fmt: skip
+    reasons += check_reply(
+        {"contains_any": exp.get("reply_contains_any", []), "not_contains": exp.get("reply_not_contains", [])}, reply
+    )
     return reasons
 
 

@@ -24,10 +24,20 @@ EXAMPLES = "30m, 2h, 1h30m, 90 minutes, half an hour, an hour and a half, 2 days
 _WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
 _WORDS |= {"seven": 7, "eight": 8, "nine": 9, "ten": 10, "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40}
 _UNITS = {
-    "m": 1, "min": 1, "mins": 1, "minute": 1, "minutes": 1,
-    "h": 60, "hr": 60, "hrs": 60, "hour": 60, "hours": 60,
-    "d": 1440, "day": 1440, "days": 1440,
-}  # fmt: skip
+    "m": 1,
+    "min": 1,
+    "mins": 1,
+    "minute": 1,
+    "minutes": 1,
+    "h": 60,
+    "hr": 60,
+    "hrs": 60,
+    "hour": 60,
+    "hours": 60,
+    "d": 1440,
+    "day": 1440,
+    "days": 1440,
+}
 _NUMBER = r"\d+(?:\.\d+)?|(?<![a-z])(?:" + "|".join(sorted(_WORDS, key=len, reverse=True)) + r")\b"
 _PART = re.compile(rf"({_NUMBER})\s*({'|'.join(sorted(_UNITS, key=len, reverse=True))})(?![a-z])")
 _FILLER = re.compile(

@@ -40,12 +40,20 @@ def parse_repeat(text: str) -> str:
     s = " ".join(text.lower().replace(",", " ").split())
     s = re.sub(r"^(?:repeat|repeats|repeating|recurring)\s+", "", s)
     plain = {
-        "daily": "FREQ=DAILY", "every day": "FREQ=DAILY", "weekly": "FREQ=WEEKLY", "every week": "FREQ=WEEKLY",
-        "monthly": "FREQ=MONTHLY", "every month": "FREQ=MONTHLY", "yearly": "FREQ=YEARLY",
-        "annually": "FREQ=YEARLY", "every year": "FREQ=YEARLY", "biweekly": "FREQ=WEEKLY;INTERVAL=2",
-        "every weekday": "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR", "weekdays": "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR",
+        "daily": "FREQ=DAILY",
+        "every day": "FREQ=DAILY",
+        "weekly": "FREQ=WEEKLY",
+        "every week": "FREQ=WEEKLY",
+        "monthly": "FREQ=MONTHLY",
+        "every month": "FREQ=MONTHLY",
+        "yearly": "FREQ=YEARLY",
+        "annually": "FREQ=YEARLY",
+        "every year": "FREQ=YEARLY",
+        "biweekly": "FREQ=WEEKLY;INTERVAL=2",
+        "every weekday": "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR",
+        "weekdays": "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR",
         "every weekend": "FREQ=WEEKLY;BYDAY=SA,SU",
-    }  # fmt: skip
+    }
     if s in plain:
         return plain[s]
     if m := re.fullmatch(rf"every\s+({NUMBER_WORDS})\s+(day|week|month|year)s?", s):

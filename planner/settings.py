@@ -131,8 +131,11 @@ class Config:
             parse_hours(env["PLANNER_WORK_HOURS"])  # refused here, in one line, when it cannot be read
         if env.get("PLANNER_CALDAV_LISTS"):
             c.caldav_lists = parse_lists(env["PLANNER_CALDAV_LISTS"])
-        for var, name in (("PLANNER_TIMEOUT", "timeout"), ("PLANNER_REPLY_TIMEOUT", "reply_timeout"),
-                          ("PLANNER_CALDAV_TIMEOUT", "caldav_timeout")):  # fmt: skip
+        for var, name in (
+            ("PLANNER_TIMEOUT", "timeout"),
+            ("PLANNER_REPLY_TIMEOUT", "reply_timeout"),
+            ("PLANNER_CALDAV_TIMEOUT", "caldav_timeout"),
+        ):
             if env.get(var):
                 try:
                     setattr(c, name, float(env[var]))
@@ -149,8 +152,13 @@ class Config:
             c.db_path = Path(env["PLANNER_DB"]).expanduser()
         if env.get("PLANNER_TODAY"):
             c.today = parse_today(env["PLANNER_TODAY"], "PLANNER_TODAY")
-        for var, name in (("PLANNER_YES", "yes"), ("PLANNER_WEB", "web"), ("PLANNER_AUTO_MEMORY", "auto_memory"),
-                          ("PLANNER_MEMORY", "memory"), ("PLANNER_MCP_CONFIRM", "mcp_confirm")):  # fmt: skip
+        for var, name in (
+            ("PLANNER_YES", "yes"),
+            ("PLANNER_WEB", "web"),
+            ("PLANNER_AUTO_MEMORY", "auto_memory"),
+            ("PLANNER_MEMORY", "memory"),
+            ("PLANNER_MCP_CONFIRM", "mcp_confirm"),
+        ):
             if env.get(var):
                 setattr(c, name, parse_bool(env[var], var))
         return c

@@ -22,8 +22,14 @@ from dataclasses import dataclass
 from planner.dates import WEEKDAYS, DateError, check_time, resolve
 from planner.durations import DurationError, minutes
 
-PARTS = {"morning": ("08:00", "12:00"), "afternoon": ("12:00", "17:00"), "evening": ("17:00", "21:00"),
-         "night": ("21:00", "24:00"), "lunchtime": ("12:00", "14:00"), "day": ("00:00", "24:00")}  # fmt: skip
+PARTS = {
+    "morning": ("08:00", "12:00"),
+    "afternoon": ("12:00", "17:00"),
+    "evening": ("17:00", "21:00"),
+    "night": ("21:00", "24:00"),
+    "lunchtime": ("12:00", "14:00"),
+    "day": ("00:00", "24:00"),
+}
 DEFAULT_EVENT_MINUTES = 60
 EXAMPLES = "tomorrow 2-3pm, friday 10:00-11:30, monday 9am for 2 hours, dec 24 all day"
 _TIME = r"\d{1,2}(?::\d{2})?\s*(?:am|pm|h)?|noon|midnight"
@@ -78,8 +84,11 @@ def span(phrase: str, today: dt.date) -> Span:
         raise SpanError(f"the time is empty; write e.g. {EXAMPLES}")
     if m := re.fullmatch(r"(.*?)\s*all[- ]day", s):
         day = _day(m[1], today)
-        return Span(dt.datetime.combine(day, dt.time()), dt.datetime.combine(day + dt.timedelta(days=1), dt.time()),
-                    all_day=True)  # fmt: skip
+        return Span(
+            dt.datetime.combine(day, dt.time()),
+            dt.datetime.combine(day + dt.timedelta(days=1), dt.time()),
+            all_day=True,
+        )
     rng = re.search(rf"(?:from\s+)?({_TIME})\s*(?:-|to|until|till)\s*({_TIME})", s)
     if rng:
         day = _day((s[: rng.start()] + " " + s[rng.end() :]).replace(" at ", " "), today)
@@ -100,8 +109,11 @@ def span(phrase: str, today: dt.date) -> Span:
         if length:
             raise SpanError(f"{phrase.strip()!r} has a length but no start; say when it starts (9am)")
         day = when.date
-        return Span(dt.datetime.combine(day, dt.time()), dt.datetime.combine(day + dt.timedelta(days=1), dt.time()),
-                    all_day=True)  # fmt: skip
+        return Span(
+            dt.datetime.combine(day, dt.time()),
+            dt.datetime.combine(day + dt.timedelta(days=1), dt.time()),
+            all_day=True,
+        )
     start = dt.datetime.combine(when.date, dt.time.fromisoformat(when.time))
     if length:
         try:
@@ -109,8 +121,11 @@ def span(phrase: str, today: dt.date) -> Span:
         except DurationError as e:
             raise SpanError(str(e)) from None
         return Span(start, start + dt.timedelta(minutes=n))
-    return Span(start, start + dt.timedelta(minutes=DEFAULT_EVENT_MINUTES),
-                guessed=f"an hour from {start:%H:%M}, as no end was given")  # fmt: skip
+    return Span(
+        start,
+        start + dt.timedelta(minutes=DEFAULT_EVENT_MINUTES),
+        guessed=f"an hour from {start:%H:%M}, as no end was given",
+    )
 
 
 def part_of_day(phrase: str, today: dt.date) -> Span:
@@ -156,8 +171,10 @@ def weekly(phrase: str) -> Weekly:
             half = re.search(r"(am|pm)\s*$", m[2])
             start, end = _clock(m[1], half[1] if half and not re.search(r"am|pm", m[1]) else None), _clock(m[2])
         else:
-            raise SpanError(f"cannot read {phrase.strip()!r} as a weekly time; write e.g. wednesday afternoons, "
-                            "weekday mornings, fridays, weekends 10-12")  # fmt: skip
+            raise SpanError(
+                f"cannot read {phrase.strip()!r} as a weekly time; write e.g. wednesday afternoons, "
+                "weekday mornings, fridays, weekends 10-12"
+            )
     if not days and s == "" and start == dt.time(0):
         raise SpanError(f"cannot read {phrase.strip()!r} as a weekly time; name the days or the part of the day")
     return Weekly(tuple(sorted(set(days))), start, end)

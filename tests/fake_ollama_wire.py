@@ -45,8 +45,14 @@ def full_name(model: str) -> str:
 
 
 def _details(size: str) -> dict[str, Any]:
-    return {"parent_model": "", "format": "gguf", "family": "fake", "families": ["fake"], "parameter_size": size,
-            "quantization_level": "Q4_K_M"}  # fmt: skip
+    return {
+        "parent_model": "",
+        "format": "gguf",
+        "family": "fake",
+        "families": ["fake"],
+        "parameter_size": size,
+        "quantization_level": "Q4_K_M",
+    }
 
 
 def _entry(name: str, size: str = "8.0B") -> dict[str, Any]:

@@ -92,8 +92,15 @@ def run_cli(args, env, input=None, *, process=False, timeout=60, text=True, **po
     process only.
     """
     if process or popen:
-        return subprocess.run([sys.executable, str(ROOT / "agent.py"), *args], input=input, capture_output=True,
-                              text=text, env=env, timeout=timeout, **popen)  # fmt: skip
+        return subprocess.run(
+            [sys.executable, str(ROOT / "agent.py"), *args],
+            input=input,
+            capture_output=True,
+            text=text,
+            env=env,
+            timeout=timeout,
+            **popen,
+        )
     return in_process(args, env, input, text=text)
 
 
@@ -302,15 +309,23 @@ async def connect(db, *flags: str, host: str = OFFLINE, mode: str = "auto", env:
     from mcp.client.stdio import StdioServerParameters
 
     env = clean_env(OLLAMA_HOST=host, PLANNER_HOME=str(db.parent), **(env or {}))
-    params = StdioServerParameters(command=sys.executable, args=[str(ROOT / "agent.py"), *mcp_args(db, *flags)],
-                                   env=env)  # fmt: skip
+    params = StdioServerParameters(
+        command=sys.executable, args=[str(ROOT / "agent.py"), *mcp_args(db, *flags)], env=env
+    )
     async with Client(params, mode=mode, read_timeout_seconds=20, **client) as c:
         yield c
 
 
 @asynccontextmanager
-async def serve_here(db, *flags: str, host: str = OFFLINE, mode: str = "auto", env: dict | None = None,
-                     clock: Callable[[], dt.datetime] | None = None, **client):  # fmt: skip
+async def serve_here(
+    db,
+    *flags: str,
+    host: str = OFFLINE,
+    mode: str = "auto",
+    env: dict | None = None,
+    clock: Callable[[], dt.datetime] | None = None,
+    **client,
+):
     """A client connected to the same MCP server built in this process (settings read by the same code as
     `agent.py mcp`), over the SDK's in-memory transport: for what the server decides, not for the wire.
     Starting no process costs nothing, and `clock` is the time the server's bulk window counts from."""

@@ -101,21 +101,28 @@ class HostileDav:
             def _propfind(self, body: str) -> None:
                 if not server.exists:
                     return self._answer(404, "Not Found")
-                self._answer(207, (
-                    '<?xml version="1.0"?><d:multistatus xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav">'
-                    f"<d:response><d:href>{self.path}</d:href><d:propstat><d:prop><d:resourcetype><d:collection/>"
-                    '<c:calendar/></d:resourcetype><c:supported-calendar-component-set><c:comp name="VTODO"/>'
-                    f"</c:supported-calendar-component-set><d:sync-token>tok-{server.generation}</d:sync-token>"
-                    "</d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response></d:multistatus>"
-                ), {"Content-Type": "application/xml"})  # fmt: skip
+                self._answer(
+                    207,
+                    (
+                        '<?xml version="1.0"?><d:multistatus xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav">'
+                        f"<d:response><d:href>{self.path}</d:href><d:propstat><d:prop><d:resourcetype><d:collection/>"
+                        '<c:calendar/></d:resourcetype><c:supported-calendar-component-set><c:comp name="VTODO"/>'
+                        f"</c:supported-calendar-component-set><d:sync-token>tok-{server.generation}</d:sync-token>"
+                        "</d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response></d:multistatus>"
+                    ),
+                    {"Content-Type": "application/xml"},
+                )
 
             def _report(self, body: str) -> None:
                 if not server.exists:
                     return self._answer(404, "Not Found")
                 if "sync-collection" in body:
                     if f"tok-{server.generation}<" not in body:
-                        return self._answer(403, '<?xml version="1.0"?><d:error xmlns:d="DAV:">'
-                                                 "<d:valid-sync-token/></d:error>", {"Content-Type": "application/xml"})  # fmt: skip
+                        return self._answer(
+                            403,
+                            '<?xml version="1.0"?><d:error xmlns:d="DAV:"><d:valid-sync-token/></d:error>',
+                            {"Content-Type": "application/xml"},
+                        )
                     return self._answer(207, '<?xml version="1.0"?><d:multistatus xmlns:d="DAV:"/>')
                 items = {} if server.empty_listings else dict(server.todos)
                 server.empty_listings = max(0, server.empty_listings - 1)
@@ -125,9 +132,12 @@ class HostileDav:
                     "<d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"
                     for path, text in items.items()
                 ]
-                self._answer(207, '<?xml version="1.0"?><d:multistatus xmlns:d="DAV:" '
-                                  f'xmlns:c="urn:ietf:params:xml:ns:caldav">{"".join(parts)}</d:multistatus>',
-                             {"Content-Type": "application/xml"})  # fmt: skip
+                self._answer(
+                    207,
+                    '<?xml version="1.0"?><d:multistatus xmlns:d="DAV:" '
+                    f'xmlns:c="urn:ietf:params:xml:ns:caldav">{"".join(parts)}</d:multistatus>',
+                    {"Content-Type": "application/xml"},
+                )
 
             def _put(self, body: str) -> None:
                 there = self.path in server.todos

@@ -86,8 +86,9 @@ LONG_AGO = dt.datetime(2001, 1, 1, tzinfo=dt.UTC)  # older than any change the p
 FAR_AHEAD = dt.datetime(2099, 1, 1, tzinfo=dt.UTC)  # newer than any
 
 
-def edit(cal: caldav.Calendar, title: str, modified: dt.datetime = FAR_AHEAD, uid: str | None = None,
-         **changes: object) -> None:  # fmt: skip
+def edit(
+    cal: caldav.Calendar, title: str, modified: dt.datetime = FAR_AHEAD, uid: str | None = None, **changes: object
+) -> None:
     """Change one to-do on the phone (by title, or by UID when two share one), as a phone app does:
     LAST-MODIFIED set, by default newer than any change the planner made."""
     for obj in cal.todos(include_completed=True):
@@ -107,8 +108,7 @@ def edit(cal: caldav.Calendar, title: str, modified: dt.datetime = FAR_AHEAD, ui
     raise AssertionError(f"no to-do {title!r} on the phone")
 
 
-def add(cal: caldav.Calendar, summary: str, due: dt.date | None = None, uid: str | None = None,
-        **props: object) -> str:  # fmt: skip
+def add(cal: caldav.Calendar, summary: str, due: dt.date | None = None, uid: str | None = None, **props: object) -> str:
     """Add a to-do on the phone; returns its UID."""
     todo = icalendar.Todo()
     uid = uid or f"{uuid.uuid4()}@phone.example"

@@ -185,8 +185,15 @@ def mornings(draw):
         for k, s in enumerate(draw(st.lists(quarter, max_size=3)))
     ]
     tasks = [
-        Task(i, f"task {i}", 15 * draw(st.integers(1, 4)), due=draw(st.none() | quarter), not_before=draw(st.none() | quarter),
-             priority=draw(st.sampled_from(["high", "low", None])), urgency=draw(st.sampled_from([0.0, 3.0, 8.0])))
+        Task(
+            i,
+            f"task {i}",
+            15 * draw(st.integers(1, 4)),
+            due=draw(st.none() | quarter),
+            not_before=draw(st.none() | quarter),
+            priority=draw(st.sampled_from(["high", "low", None])),
+            urgency=draw(st.sampled_from([0.0, 3.0, 8.0])),
+        )
         for i in range(1, draw(st.integers(1, 5)) + 1)
-    ]  # fmt: skip
+    ]
     return tasks, events

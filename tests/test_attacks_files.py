@@ -27,8 +27,17 @@ def test_10_any_title_and_notes_stay_one_value_in_ics(title, notes):
     from planner.storage.exchange import to_ics
     from planner.storage.ical import safe_text as _ics_safe
 
-    task = {"uid": "u1", "title": title, "status": "open", "due_date": "2026-12-04", "due_time": None,
-            "priority": None, "tags": [], "notes": notes or None, "repeat": None}  # fmt: skip
+    task = {
+        "uid": "u1",
+        "title": title,
+        "status": "open",
+        "due_date": "2026-12-04",
+        "due_time": None,
+        "priority": None,
+        "tags": [],
+        "notes": notes or None,
+        "repeat": None,
+    }
     items = [c for c in icalendar.Calendar.from_ical(to_ics([task])).walk() if c.name in ("VEVENT", "VTODO")]
     assert len(items) == 1 and str(items[0]["uid"]) == "u1@planner"
     assert str(items[0]["summary"]) == _ics_safe(title)
@@ -40,8 +49,17 @@ def test_10_a_title_cannot_add_an_event_of_its_own():
     from planner.storage.exchange import to_ics
 
     evil = "x\rEND:VTODO\rBEGIN:VTODO\rUID:evil\rSUMMARY:pwned\rURL:http://x\u2028END:VEVENT"
-    task = {"uid": "u1", "title": evil, "status": "open", "due_date": None, "due_time": None, "priority": None,
-            "tags": [], "notes": None, "repeat": None}  # fmt: skip
+    task = {
+        "uid": "u1",
+        "title": evil,
+        "status": "open",
+        "due_date": None,
+        "due_time": None,
+        "priority": None,
+        "tags": [],
+        "notes": None,
+        "repeat": None,
+    }
     text = to_ics([task])
     lines = text.replace("\r\n ", "").split("\r\n")  # unfolded content lines
     assert lines.count("BEGIN:VTODO") == 1 and not any(line.startswith(("UID:evil", "URL")) for line in lines)

@@ -156,8 +156,10 @@ def test_the_line_says_in_words_what_an_event_a_pin_or_a_cancel_changed():
     assert what_changed(event, unbacked("I deleted the gym task.", event)) == (
         'Nothing was deleted. What did change: Added "meeting" to the calendar: 2026-12-02 14:00-15:00.'
     )
-    pin = one("schedule_task", {"pinned": {"id": 3, "title": "report", "start": "2026-12-02 15:00",
-                                           "end": "2026-12-02 16:00"}})  # fmt: skip
+    pin = one(
+        "schedule_task",
+        {"pinned": {"id": 3, "title": "report", "start": "2026-12-02 15:00", "end": "2026-12-02 16:00"}},
+    )
     assert what_changed(pin, unbacked("I cancelled it.", pin)).endswith('Pinned "report" at 2026-12-02 15:00-16:00.')
     cancel = one("cancel_task", {"cancelled": {"id": 4, "title": "gym"}})
     assert what_changed(cancel, unbacked("Deleted it.", cancel)).endswith('Cancelled "gym" (id 4).')

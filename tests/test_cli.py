@@ -18,7 +18,7 @@ from planner.ui import cli
 @pytest.mark.parametrize(
     "args, lines",
     [(["--bogus"], []), (["-"], ["hello"]), (["add", "milk", "+home"], []), (["export", "--format", "ics"], [])],
-)  # fmt: skip
+)
 def test_a_run_in_this_process_prints_and_exits_as_the_process_does(tmp_path, args, lines):
     here = run_agent(None, tmp_path / "here", lines, *args)
     there = run_agent(None, tmp_path / "there", lines, *args, process=True)

@@ -140,9 +140,14 @@ def test_completing_a_repeating_task_creates_the_next_and_lists_only_that(ctx, s
     r = run(ctx, "complete_task", id=tid)
     assert r["completed"]["status"] == "done" and r["next"]["due_date"] == "2026-12-14"
     assert r["next"] | {"id": 0} == {
-        "id": 0, "title": "gym", "due_date": "2026-12-14", "status": "open",
-        "due_time": "09:00", "tags": ["health"], "repeat": "every week on Mon",
-    }  # fmt: skip
+        "id": 0,
+        "title": "gym",
+        "due_date": "2026-12-14",
+        "status": "open",
+        "due_time": "09:00",
+        "tags": ["health"],
+        "repeat": "every week on Mon",
+    }
     listed = run(ctx, "list_tasks")["tasks"]
     assert [(t["title"], t["due_date"]) for t in listed] == [("gym", "2026-12-14")]
     done_at = store.conn().execute("SELECT completed_at FROM tasks WHERE id = ?", (tid,)).fetchone()[0]
@@ -164,9 +169,15 @@ def test_describe_repeat_reads_well():
 
 @pytest.mark.parametrize(
     ("phrase", "first"),
-    [("every week", "2026-12-01"), ("every 2 weeks", "2026-12-01"), ("every year", "2026-12-01"),
-     ("every monday", "2026-12-07"), ("every tuesday", "2026-12-01"), ("monthly on the 15th", "2026-12-15"),
-     ("every weekend", "2026-12-05")],
-)  # fmt: skip
+    [
+        ("every week", "2026-12-01"),
+        ("every 2 weeks", "2026-12-01"),
+        ("every year", "2026-12-01"),
+        ("every monday", "2026-12-07"),
+        ("every tuesday", "2026-12-01"),
+        ("monthly on the 15th", "2026-12-15"),
+        ("every weekend", "2026-12-05"),
+    ],
+)
 def test_a_repeat_without_a_date_starts_today_when_its_rule_allows_today(phrase, first):
     assert first_due(parse_repeat(phrase), dt.date(2026, 12, 1)).isoformat() == first  # Tuesday

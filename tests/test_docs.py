@@ -33,7 +33,10 @@ def test_every_relative_link_reaches_a_file_and_a_heading_that_are_there(page):
 
 def test_the_anchor_rule_is_githubs():
     assert anchors("## From the shell\n## Safety and data\n### `plan --json`, and more") == {
-        "from-the-shell", "safety-and-data", "plan---json-and-more"}  # fmt: skip
+        "from-the-shell",
+        "safety-and-data",
+        "plan---json-and-more",
+    }
 
 
 def test_the_readme_is_short_and_the_rest_is_in_docs():

@@ -222,8 +222,13 @@ def fake_bfcl_wheel(path, answers=("x", "x", "x")):
     questions = [
         ("memory_0-customer-0", "customer", "What is my first name?", "My name is Michael"),
         ("memory_1-customer-1", "customer", "How should my refund be paid?", "...a refund to my Visa card."),
-        ("memory_2-student-0", "student", "When is the thesis draft due?", "Monday: Need to finish the thesis draft before Friday."),
-    ]  # fmt: skip
+        (
+            "memory_2-student-0",
+            "student",
+            "When is the thesis draft due?",
+            "Monday: Need to finish the thesis draft before Friday.",
+        ),
+    ]
     with zipfile.ZipFile(path, "w") as z:
         for s in SCENARIOS:
             rows = [
@@ -241,8 +246,13 @@ def fake_bfcl_wheel(path, answers=("x", "x", "x")):
                 for i, s, q, _ in questions
             ),
         )
-        z.writestr("bfcl_eval/data/possible_answer/BFCL_v4_memory.json", "\n".join(
-            json.dumps({"id": i, "ground_truth": [a], "source": e}) for (i, _, _, e), a in zip(questions, answers, strict=True)))  # fmt: skip
+        z.writestr(
+            "bfcl_eval/data/possible_answer/BFCL_v4_memory.json",
+            "\n".join(
+                json.dumps({"id": i, "ground_truth": [a], "source": e})
+                for (i, _, _, e), a in zip(questions, answers, strict=True)
+            ),
+        )
 
 
 def test_memory_eval_finds_each_questions_evidence_and_scores_every_method(fake, tmp_path):
@@ -252,10 +262,26 @@ def test_memory_eval_finds_each_questions_evidence_and_scores_every_method(fake,
     env.update(OLLAMA_HOST=fake.url, PLANNER_HOME=str(tmp_path), PLANNER_EVALS_CACHE=str(tmp_path))  # not ~/.cache
     out = tmp_path / "memory.json"
     p = subprocess.run(
-        [sys.executable, "-m", "evals", "memory", "--set", "bfcl", "--data", str(wheel), "--embed-model", "embed",
-         "--json", str(out)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "evals",
+            "memory",
+            "--set",
+            "bfcl",
+            "--data",
+            str(wheel),
+            "--embed-model",
+            "embed",
+            "--json",
+            str(out),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == 0, p.stderr
     results = json.loads(out.read_text())
     assert [r["embedder"] for r in results] == ["test embedder", "embed"]

@@ -74,8 +74,14 @@ def test_every_answer_has_the_shape_and_fields_of_ollamas_own_response_types(fak
     }  # fmt: skip  (only the last piece of a stream says these)
     assert all(unsent(p, ChatResponse, streamed | {"logprobs"}) == set() for p in pieces)
     assert unsent(last, ChatResponse, {"logprobs"}) == set() and unsent(plain, ChatResponse, {"logprobs"}) == set()
-    assert unsent(embed, EmbedResponse, {"created_at", "done", "done_reason", "prompt_eval_duration", "eval_count",
-                                         "eval_duration"}) == set()  # fmt: skip
+    assert (
+        unsent(
+            embed,
+            EmbedResponse,
+            {"created_at", "done", "done_reason", "prompt_eval_duration", "eval_count", "eval_duration"},
+        )
+        == set()
+    )
     progress = lines(pull)
     assert all(unsent(p, ProgressResponse, {"digest", "total", "completed"}) == set() for p in progress)
     assert any(unsent(p, ProgressResponse) == set() for p in progress)  # the download itself says all of them
@@ -127,8 +133,20 @@ def test_an_error_inside_a_reply_stream_is_one_line_with_no_http_status(fake, ll
 
 def test_pull_at_start_and_with_slash_pull_show_the_line_for_a_name_the_library_lacks(fake, tmp_path):
     env = clean_env(OLLAMA_HOST=fake.url, PLANNER_HOME=str(tmp_path), PLANNER_TODAY="2026-12-01")
-    p = run_cli(["--model", "main", "--critic-model", "critic", "--embed-model", "embed", "--no-auto-memory",
-                 "--no-reflect", "/pull qwen9.9:1b"], env)  # fmt: skip
+    p = run_cli(
+        [
+            "--model",
+            "main",
+            "--critic-model",
+            "critic",
+            "--embed-model",
+            "embed",
+            "--no-auto-memory",
+            "--no-reflect",
+            "/pull qwen9.9:1b",
+        ],
+        env,
+    )
     assert p.stdout.strip() == "error: " + NO_SUCH_MODEL.format(model="qwen9.9:1b"), p.stdout + p.stderr
     assert "HTTP -1" not in p.stdout + p.stderr
 

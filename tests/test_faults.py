@@ -40,8 +40,13 @@ def test_kill_9_in_each_phase_of_a_turn_leaves_a_sound_database_that_lost_only_t
         return {**reply, "halt": halted} if held.get("stream") == asked else reply  # half the reply, then nothing
 
     fake.respond_with("main", model)
-    env = clean_env(OLLAMA_HOST=fake.url, PLANNER_HOME=str(tmp_path), PLANNER_MODEL="main",
-                    PLANNER_CRITIC_MODEL="critic", PLANNER_EMBED_MODEL="embed")  # fmt: skip
+    env = clean_env(
+        OLLAMA_HOST=fake.url,
+        PLANNER_HOME=str(tmp_path),
+        PLANNER_MODEL="main",
+        PLANNER_CRITIC_MODEL="critic",
+        PLANNER_EMBED_MODEL="embed",
+    )
     args = ["--session", "s", "--no-reflect", "--no-auto-memory"]
     marker, kept = tmp_path / "killpoint", []
     for round_, (phase, turn) in enumerate(KILLS):
@@ -56,8 +61,14 @@ def test_kill_9_in_each_phase_of_a_turn_leaves_a_sound_database_that_lost_only_t
             held[phase] = killed
             command = [str(ROOT / "agent.py"), *args]
         chats = fake.count("/api/chat")
-        p = subprocess.Popen([sys.executable, *command], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE, env=env, text=True)  # fmt: skip
+        p = subprocess.Popen(
+            [sys.executable, *command],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env=env,
+            text=True,
+        )
         p.stdin.write("".join(line + "\n" for line in lines))
         p.stdin.flush()
         if phase == "model":
@@ -125,11 +136,19 @@ def test_ollama_restarting_mid_reply_fails_one_turn_and_the_next_works(tmp_path)
     server.script("main", {"content": "a long answer that is cut when the server goes away", "drop": True})
     p = subprocess.Popen(
         [sys.executable, str(ROOT / "agent.py"), "--no-reflect", "--no-auto-memory"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**clean_env(),
-             "OLLAMA_HOST": server.url, "PLANNER_HOME": str(tmp_path), "PLANNER_MODEL": "main",
-             "PLANNER_CRITIC_MODEL": "critic", "PLANNER_EMBED_MODEL": "embed"},
-    )  # fmt: skip
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={
+            **clean_env(),
+            "OLLAMA_HOST": server.url,
+            "PLANNER_HOME": str(tmp_path),
+            "PLANNER_MODEL": "main",
+            "PLANNER_CRITIC_MODEL": "critic",
+            "PLANNER_EMBED_MODEL": "embed",
+        },
+    )
     p.stdin.write("first\n")
     p.stdin.flush()
     deadline = time.time() + 10

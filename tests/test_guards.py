@@ -62,9 +62,35 @@ VALUES = st.one_of(
     st.text(max_size=12), st.sampled_from(["2026-12-11", "friday", "every monday", "high", ""]), st.integers(0, 5)
 )
 WORDS = st.sampled_from(
-    ["add", "the", "dentist", "friday", "back", "a", "week", "what", "is", "due", "?", "every", "delete", "don't",
-     "yes", "remind", "me", "how", "about", "moving", "it", "#home", "urgent", "3pm", "2026-12-04", "done"]
-)  # fmt: skip
+    [
+        "add",
+        "the",
+        "dentist",
+        "friday",
+        "back",
+        "a",
+        "week",
+        "what",
+        "is",
+        "due",
+        "?",
+        "every",
+        "delete",
+        "don't",
+        "yes",
+        "remind",
+        "me",
+        "how",
+        "about",
+        "moving",
+        "it",
+        "#home",
+        "urgent",
+        "3pm",
+        "2026-12-04",
+        "done",
+    ]
+)
 
 
 @settings(max_examples=300, deadline=None)

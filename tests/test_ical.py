@@ -12,8 +12,15 @@ from planner.storage.db import Store
 
 
 def test_ics_has_events_for_dated_tasks_that_a_calendar_can_read(planner, store):
-    run(planner, "add_task", title="a meeting with a very long title " * 4, due_date="2026-12-09", due_time="14:30",
-        repeat="every 2 weeks", notes="room 4; bring notes, please")  # fmt: skip
+    run(
+        planner,
+        "add_task",
+        title="a meeting with a very long title " * 4,
+        due_date="2026-12-09",
+        due_time="14:30",
+        repeat="every 2 weeks",
+        notes="room 4; bring notes, please",
+    )
     text = exchange.to_ics(exchange.all_tasks(store), now=dt.datetime(2026, 12, 1, tzinfo=dt.UTC), events=True)
     assert text.startswith("BEGIN:VCALENDAR\r\n") and text.endswith("END:VCALENDAR\r\n")
     assert all(len(line.encode()) <= 75 for line in text.split("\r\n"))
@@ -70,8 +77,15 @@ END:VCALENDAR\r
 
 
 def test_ics_export_is_to_dos_that_import_back_as_the_same_tasks(planner, store, tmp_path):
-    run(planner, "add_task", title="stand-up", due_date="2026-12-02", due_time="09:15", repeat="every weekday",
-        notes="line one\nline two; with, punctuation")  # fmt: skip
+    run(
+        planner,
+        "add_task",
+        title="stand-up",
+        due_date="2026-12-02",
+        due_time="09:15",
+        repeat="every weekday",
+        notes="line one\nline two; with, punctuation",
+    )
     text = exchange.to_ics(exchange.all_tasks(store))
     todos = [c for c in icalendar.Calendar.from_ical(text).walk() if c.name == "VTODO"]
     assert len(todos) == 7 and "BEGIN:VEVENT" not in text  # every task, done ones too; events only when asked
@@ -143,10 +157,19 @@ def test_ics_import_and_export_from_the_command_line(store, tmp_path):
     done=st.booleans(),
 )
 def test_any_task_survives_ics_export_and_import(tmp_path_factory, title, notes, due, time, priority, repeat, done):
-    task = {"uid": "u1", "title": title.strip(), "status": "done" if done else "open", "priority": priority,
-            "due_date": due.isoformat() if due else None, "due_time": time if due else None, "tags": ["a", "b"],
-            "notes": notes, "repeat": repeat if due else None, "created_at": None,
-            "completed_at": "2026-11-30T18:00:00" if done else None}  # fmt: skip
+    task = {
+        "uid": "u1",
+        "title": title.strip(),
+        "status": "done" if done else "open",
+        "priority": priority,
+        "due_date": due.isoformat() if due else None,
+        "due_time": time if due else None,
+        "tags": ["a", "b"],
+        "notes": notes,
+        "repeat": repeat if due else None,
+        "created_at": None,
+        "completed_at": "2026-11-30T18:00:00" if done else None,
+    }
     fresh = Store(tmp_path_factory.mktemp("ics") / "p.db")
     try:
         assert exchange.import_text(fresh, exchange.to_ics([task]), "ics")["problems"] == []

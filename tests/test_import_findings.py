@@ -42,10 +42,16 @@ def test_odd_todos_in_a_file_are_one_line_each_and_the_good_ones_are_imported(st
     text = calendar(
         vtodo("a@x", "rule twice", "RRULE:FREQ=WEEKLY", "RRULE:FREQ=DAILY"),
         vtodo("b@x", "done twice", "STATUS:COMPLETED", "COMPLETED:20261101T100000Z", "COMPLETED:20261102T100000Z"),
-        vtodo("c@x", "far alarm", "BEGIN:VALARM", "ACTION:DISPLAY", "TRIGGER;VALUE=DATE-TIME:99991231T235959Z",
-              "END:VALARM"),
+        vtodo(
+            "c@x",
+            "far alarm",
+            "BEGIN:VALARM",
+            "ACTION:DISPLAY",
+            "TRIGGER;VALUE=DATE-TIME:99991231T235959Z",
+            "END:VALARM",
+        ),
         vtodo("d@x", "fine"),
-    )  # fmt: skip
+    )
     r = exchange.import_text(store, text, "ics")
     assert r["added"] == 3 and r["problems"] == ["VTODO 1 ('rule twice'): it has 2 different RRULE values"]
     assert {t["title"] for t in everything(store)} == {"done twice", "far alarm", "fine"}
@@ -65,8 +71,10 @@ def test_a_cancelled_todo_imports_cancelled_and_a_start_is_not_a_due_date(store)
 
 def test_nested_components_are_reported_not_walked(store):
     inner = "BEGIN:VTODO\r\nUID:inner\r\nSUMMARY:inner\r\n" * 2000 + "END:VTODO\r\n" * 2000
-    text = f"BEGIN:VCALENDAR\r\nVERSION:2.0\r\nBEGIN:VTODO\r\nUID:outer\r\nSUMMARY:outer\r\n{inner}END:VTODO\r\n" \
-           "END:VCALENDAR\r\n"  # fmt: skip
+    text = (
+        f"BEGIN:VCALENDAR\r\nVERSION:2.0\r\nBEGIN:VTODO\r\nUID:outer\r\nSUMMARY:outer\r\n{inner}END:VTODO\r\n"
+        "END:VCALENDAR\r\n"
+    )
     r = exchange.import_text(store, text, "ics")
     assert r["added"] == 0 and r["problems"] == ["VTODO 1 ('outer'): it has a VTODO inside it"]
 
@@ -85,8 +93,11 @@ def test_todotxt_contexts_and_projects_stay_apart_and_threshold_is_a_start_date(
     exchange.import_text(store, text, "todotxt")
     (task,) = everything(store)
     assert (task["list"], task["tags"], task["start_date"], task["estimate_minutes"]) == (
-        "money", ["home", "phone"], "2026-12-03", 30
-    )  # fmt: skip
+        "money",
+        ["home", "phone"],
+        "2026-12-03",
+        30,
+    )
     line = exchange.export(store, "todotxt")
     assert "+money @home @phone due:2026-12-04 t:2026-12-03 est:30m" in line
 
@@ -206,11 +217,18 @@ def test_a_taskwarrior_export_imports_every_row_with_its_fields(store):
     assert r == {"added": 6, "skipped": 0, "problems": []}  # the series is one task, not template and instance
     got = {t["title"]: t for t in everything(store)}
     plants = got["water the plants"]
-    assert (plants["repeat"], plants["priority"], plants["list"], plants["tags"]) == ("FREQ=WEEKLY", "high", "home",
-                                                                                        ["garden"])  # fmt: skip
+    assert (plants["repeat"], plants["priority"], plants["list"], plants["tags"]) == (
+        "FREQ=WEEKLY",
+        "high",
+        "home",
+        ["garden"],
+    )
     report = got["write report"]
-    assert (report["estimate_minutes"], report["notes"], report["annotations"][0]["text"]) == (120, "first note",
-                                                                                              "second note")  # fmt: skip
+    assert (report["estimate_minutes"], report["notes"], report["annotations"][0]["text"]) == (
+        120,
+        "first note",
+        "second note",
+    )
     assert got["outline"]["parent"] == report["uid"]  # the task it depends on is its step
     assert got["later"]["start_date"] == "2026-12-20" and got["later"]["status"] == "open"
     assert got["old"]["status"] == "done" and got["dropped"]["status"] == "cancelled"
@@ -227,8 +245,20 @@ def test_our_taskwarrior_export_keeps_their_attributes_and_reads_back(store, tmp
     fresh = Store(tmp_path / "fresh.db")
     try:
         exchange.import_text(fresh, json.dumps(out), "taskwarrior")
-        keys = ("uid", "title", "status", "due_date", "due_time", "start_date", "priority", "tags", "list",
-                "estimate_minutes", "notes", "repeat")  # fmt: skip
+        keys = (
+            "uid",
+            "title",
+            "status",
+            "due_date",
+            "due_time",
+            "start_date",
+            "priority",
+            "tags",
+            "list",
+            "estimate_minutes",
+            "notes",
+            "repeat",
+        )
         strip = lambda ts: sorted(({k: t[k] for k in keys} for t in ts), key=lambda t: t["uid"])  # noqa: E731
         assert strip(everything(fresh)) == strip(everything(store))
     finally:
@@ -243,8 +273,9 @@ def test_the_real_taskwarrior_reads_our_export_and_we_read_its(store, tmp_path):
     (tmp_path / "tw").mkdir()
     exchange.import_text(store, json.dumps(TASK_EXPORT), "taskwarrior")
     (tmp_path / "ours.json").write_text(exchange.export(store, "taskwarrior"))
-    p = subprocess.run(["task", "rc.verbose=nothing", "import", str(tmp_path / "ours.json")], env=env,
-                       capture_output=True, text=True)  # fmt: skip
+    p = subprocess.run(
+        ["task", "rc.verbose=nothing", "import", str(tmp_path / "ours.json")], env=env, capture_output=True, text=True
+    )
     assert p.returncode == 0, p.stderr
     theirs = subprocess.run(["task", "rc.verbose=nothing", "export"], env=env, capture_output=True, text=True).stdout
     got = {t["description"]: t for t in json.loads(theirs)}
@@ -271,11 +302,20 @@ def test_taskwarrior_from_the_command_line(tmp_path):
 # ---------------------------------------------------------------- round trips
 
 
-FOREIGN = st.sampled_from([
-    "LOCATION:Rua Augusta 12\\, Lisboa", "URL:https://example.org/a?b=1", "GEO:38.7;-9.14", "CLASS:PRIVATE",
-    "ATTENDEE;CN=Ana:mailto:ana@example.org", "X-APPLE-SORT-ORDER:7", "X-TASKS-ORG-THING;X-P=1:v",
-    "RELATED-TO;RELTYPE=SIBLING:s@x", "ATTACH:https://example.org/f.pdf", "CONTACT:Ana",
-])  # fmt: skip
+FOREIGN = st.sampled_from(
+    [
+        "LOCATION:Rua Augusta 12\\, Lisboa",
+        "URL:https://example.org/a?b=1",
+        "GEO:38.7;-9.14",
+        "CLASS:PRIVATE",
+        "ATTENDEE;CN=Ana:mailto:ana@example.org",
+        "X-APPLE-SORT-ORDER:7",
+        "X-TASKS-ORG-THING;X-P=1:v",
+        "RELATED-TO;RELTYPE=SIBLING:s@x",
+        "ATTACH:https://example.org/f.pdf",
+        "CONTACT:Ana",
+    ]
+)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -299,8 +339,18 @@ def test_any_foreign_property_survives_import_edit_and_export(tmp_path_factory, 
 
 
 def test_every_new_field_travels_through_every_format(ctx, store, tmp_path):
-    run(ctx, "add_task", title="report", due_date="2026-12-10", start_date="2026-12-03", list="work",
-        estimate="2 hours", notes="outline first", tags=["writing"], priority="high")  # fmt: skip
+    run(
+        ctx,
+        "add_task",
+        title="report",
+        due_date="2026-12-10",
+        start_date="2026-12-03",
+        list="work",
+        estimate="2 hours",
+        notes="outline first",
+        tags=["writing"],
+        priority="high",
+    )
     run(ctx, "add_task", title="outline", parent=1)
     run(ctx, "update_task", id=1, add_note="ask Ana for the figures")
     run(ctx, "cancel_task", id=2)

@@ -17,13 +17,27 @@ NAMES = set(TOOLS)
 
 READABLE = [
     # verbatim from Qwen2.5-Coder-1.5B, shown to the user as the answer before
-    ('<tools><function name="list_tasks" arguments="due_after=tomorrow"/></tools>', "list_tasks", {"due_after": "tomorrow"}),
-    ("<tools>   <call function=\"add_task\" arguments='{\"title\": \"Gym Signup\", \"due_date\": \"next monday\"}'/> </tools>",
-     "add_task", {"title": "Gym Signup", "due_date": "next monday"}),
-    ("<tool_call>\n<function=list_tasks>\n<parameter=due_after>\ntomorrow\n</parameter>\n</function>\n</tool_call>",
-     "list_tasks", {"due_after": "tomorrow"}),
-    ('<invoke name="add_task"><parameter name="title">buy milk</parameter><parameter name="due_date">friday</parameter>'
-     "</invoke>", "add_task", {"title": "buy milk", "due_date": "friday"}),
+    (
+        '<tools><function name="list_tasks" arguments="due_after=tomorrow"/></tools>',
+        "list_tasks",
+        {"due_after": "tomorrow"},
+    ),
+    (
+        '<tools>   <call function="add_task" arguments=\'{"title": "Gym Signup", "due_date": "next monday"}\'/> </tools>',
+        "add_task",
+        {"title": "Gym Signup", "due_date": "next monday"},
+    ),
+    (
+        "<tool_call>\n<function=list_tasks>\n<parameter=due_after>\ntomorrow\n</parameter>\n</function>\n</tool_call>",
+        "list_tasks",
+        {"due_after": "tomorrow"},
+    ),
+    (
+        '<invoke name="add_task"><parameter name="title">buy milk</parameter><parameter name="due_date">friday</parameter>'
+        "</invoke>",
+        "add_task",
+        {"title": "buy milk", "due_date": "friday"},
+    ),
     ('<list_tasks due_after="tomorrow" status="open"/>', "list_tasks", {"due_after": "tomorrow", "status": "open"}),
     ("<add_task><title>buy milk</title></add_task>", "add_task", {"title": "buy milk"}),
     ('<function name="add_task" arguments="{&quot;title&quot;: &quot;x&quot;}"/>', "add_task", {"title": "x"}),
@@ -33,7 +47,7 @@ READABLE = [
     ('add_task("buy milk")', "add_task", {"title": "buy milk"}),  # the one required argument
     ("complete_task(3)", "complete_task", {"id": "3"}),
     ("list_tasks()", "list_tasks", {}),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize("text, name, arguments", READABLE)

@@ -251,8 +251,9 @@ def test_resources_and_prompts_carry_the_planners_data_as_data(tmp_path):
         assert "someday: paint the fence" in planned  # the planner's own plan, made in code
         assert {"task_id": 1, "title": "pay rent", "reason": "past due"} in data["plan"]["unscheduled"]
     assert "open_tasks_without_a_date" not in json.loads(daily.split("```json\n", 1)[1].rsplit("```", 1)[0])
-    assert "paint the fence" in json.dumps(json.loads(weekly.split("```json\n", 1)[1].rsplit("```", 1)[0])
-                                           ["open_tasks_without_a_date"])  # fmt: skip
+    assert "paint the fence" in json.dumps(
+        json.loads(weekly.split("```json\n", 1)[1].rsplit("```", 1)[0])["open_tasks_without_a_date"]
+    )
 
 
 @pytest.mark.filterwarnings("ignore:resources/subscribe is removed")  # 2025-11-25 has it, which this test speaks

@@ -98,9 +98,20 @@ def test_qa_asks_the_planner_each_question_and_scores_its_answer_two_ways(fake, 
 
     fake.respond_with("critic", critic)
     stdout, result = run_eval(
-        fake, tmp_path, "--qa", "--set", "bfcl", "--data", str(wheel), "--embed-model", "embed",
-        "--model", "main", "--critic-model", "critic",
-    )  # fmt: skip
+        fake,
+        tmp_path,
+        "--qa",
+        "--set",
+        "bfcl",
+        "--data",
+        str(wheel),
+        "--embed-model",
+        "embed",
+        "--model",
+        "main",
+        "--critic-model",
+        "critic",
+    )
     answers = result["answers"]
     assert len(answers) == 3 and len(judged) == 3
     by_question = {a["question"]: a for a in answers}
@@ -120,8 +131,12 @@ def test_qa_with_an_unreachable_server_fails_with_one_line(fake, tmp_path):
     env = clean_env(OLLAMA_HOST="http://127.0.0.1:9", PLANNER_HOME=str(tmp_path), PLANNER_EVALS_CACHE=str(tmp_path))
     p = subprocess.run(
         [sys.executable, "-m", "evals", "memory", "--qa", "--set", "bfcl", "--data", str(wheel), "--embed-model", "e"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == 1 and "Traceback" not in p.stderr + p.stdout
     assert "error:" in p.stdout + p.stderr
 

@@ -13,8 +13,16 @@ from planner.model.client import Ollama
 from planner.model.scripted import ScriptedModel, embedding, schema_problem
 
 MESSAGES = [{"role": "system", "content": "You plan."}, {"role": "user", "content": "add milk"}]
-TOOLS = [{"type": "function", "function": {"name": "add_task", "description": "Add a task.",
-                                           "parameters": {"type": "object", "properties": {}}}}]  # fmt: skip
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "add_task",
+            "description": "Add a task.",
+            "parameters": {"type": "object", "properties": {}},
+        },
+    }
+]
 REPLIES = {
     "text": {"content": "Added milk to your list, for tomorrow morning."},
     "tool calls": {"tool_calls": [{"name": "add_task", "arguments": {"title": "milk", "tags": ["shop"]}}]},
@@ -39,8 +47,9 @@ def outcome(model, script, reply):
     script.script("main", reply)
     seen: list[str] = []
     try:
-        r = model.chat_stream("main", MESSAGES, tools=TOOLS, options={"num_ctx": 8192}, keep_alive="30m",
-                              on_token=seen.append)  # fmt: skip
+        r = model.chat_stream(
+            "main", MESSAGES, tools=TOOLS, options={"num_ctx": 8192}, keep_alive="30m", on_token=seen.append
+        )
     except ModelError as e:
         return ("error", str(e), e.kind)
     return (r.content, r.thinking, r.tool_calls, r.done_reason, r.prompt_eval_count, r.eval_count, "".join(seen))
@@ -73,10 +82,17 @@ def test_an_agents_requests_are_recorded_as_the_server_receives_them(fake, tmp_p
 
     bodies = []
     for name, model, script in both(fake):
-        script.script("main", {"tool_calls": [{"name": "add_task", "arguments": {"title": "milk"}}]},
-                      {"content": "Added milk."})  # fmt: skip
-        config = Config(model="main", critic_model="critic", embed_model="embed", db_path=tmp_path / f"{name}.db",
-                        today=TODAY, auto_memory=False)  # fmt: skip
+        script.script(
+            "main", {"tool_calls": [{"name": "add_task", "arguments": {"title": "milk"}}]}, {"content": "Added milk."}
+        )
+        config = Config(
+            model="main",
+            critic_model="critic",
+            embed_model="embed",
+            db_path=tmp_path / f"{name}.db",
+            today=TODAY,
+            auto_memory=False,
+        )
         store = Store(config.db_path)
         agent = build_agent(config, store, model, "s", None)
         assert agent.run_turn("add milk").reply == "Added milk."
@@ -119,8 +135,11 @@ def test_a_call_the_model_lacks_the_capability_for_fails_alike(fake, capabilitie
 
 
 def test_json_calls_and_embeddings_and_facts_match_the_client(fake):
-    schema = {"type": "object", "properties": {"done": {"type": "boolean"}, "critique": {"type": "string"}},
-              "required": ["done", "critique"]}  # fmt: skip
+    schema = {
+        "type": "object",
+        "properties": {"done": {"type": "boolean"}, "critique": {"type": "string"}},
+        "required": ["done", "critique"],
+    }
     real, scripted = Ollama(fake.url, timeout=5), ScriptedModel()
     for script in (fake, scripted):
         script.script("critic", {"content": '{"done": false, "critique": "say the date"}'})
@@ -160,16 +179,25 @@ def test_a_scripted_json_reply_that_breaks_its_schema_fails_the_test_unless_cut_
     ("value", "schema", "problem"),
     [
         ('{"a": 1}', {"type": "object", "required": ["a", "b"]}, "$ lacks b"),
-        ('{"a": 1, "z": 2}', {"type": "object", "properties": {"a": {}}, "additionalProperties": False},
-         "$ has keys the schema does not: z"),
-        ('{"k": "x"}', {"type": "object", "properties": {"k": {"enum": ["fact", "event"]}}},
-         "$.k is not one of ['fact', 'event']"),
+        (
+            '{"a": 1, "z": 2}',
+            {"type": "object", "properties": {"a": {}}, "additionalProperties": False},
+            "$ has keys the schema does not: z",
+        ),
+        (
+            '{"k": "x"}',
+            {"type": "object", "properties": {"k": {"enum": ["fact", "event"]}}},
+            "$.k is not one of ['fact', 'event']",
+        ),
         ('{"n": true}', {"type": "object", "properties": {"n": {"type": "integer"}}}, "$.n is not integer"),
-        ('{"l": [1, "2"]}', {"type": "object", "properties": {"l": {"type": "array", "items": {"type": "integer"}}}},
-         "$.l[1] is not integer"),
+        (
+            '{"l": [1, "2"]}',
+            {"type": "object", "properties": {"l": {"type": "array", "items": {"type": "integer"}}}},
+            "$.l[1] is not integer",
+        ),
         ('{"n": 1.5}', {"type": "object", "properties": {"n": {"type": "number"}}}, None),
     ],
-)  # fmt: skip
+)
 def test_the_schema_check_names_the_first_thing_wrong(value, schema, problem):
     assert schema_problem(value, schema) == problem
 
@@ -178,8 +206,10 @@ def test_both_implement_the_protocol_the_agent_takes(fake):
     assert all(isinstance(model, ChatModel) for _, model, _ in both(fake))
 
 
-@given(st.lists(st.sampled_from("milk bread dentist friday rent plants bike".split()), min_size=1, max_size=6),
-       st.lists(st.sampled_from("tax passport keys garden".split()), min_size=1, max_size=6))  # fmt: skip
+@given(
+    st.lists(st.sampled_from("milk bread dentist friday rent plants bike".split()), min_size=1, max_size=6),
+    st.lists(st.sampled_from("tax passport keys garden".split()), min_size=1, max_size=6),
+)
 def test_embeddings_are_unit_vectors_close_for_shared_words_and_orthogonal_for_none(a, b):
     va, vb = embedding(" ".join(a)), embedding("query: " + " ".join(b))
     assert abs(sum(x * x for x in va) - 1) < 1e-9

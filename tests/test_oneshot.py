@@ -92,8 +92,17 @@ def test_doctor_says_what_is_there_and_exits_0_only_when_everything_needed_is(fa
     run_agent(fake, tmp_path, ["hello"], "--no-reflect")
     p = run_agent(fake, tmp_path, [], "doctor")
     assert p.returncode == 0, p.stdout
-    for words in ("ok ollama", "version", "ok main", "main (9.0B; completion, tools)", "auto -> standard",
-                  "planner.db 600", f"schema {SCHEMA_VERSION}", "1 sessions", "everything the planner needs is here"):  # fmt: skip
+    for words in (
+        "ok ollama",
+        "version",
+        "ok main",
+        "main (9.0B; completion, tools)",
+        "auto -> standard",
+        "planner.db 600",
+        f"schema {SCHEMA_VERSION}",
+        "1 sessions",
+        "everything the planner needs is here",
+    ):
         assert words in " ".join(p.stdout.split()), (words, p.stdout)
     p = run_agent(fake, tmp_path, [], "doctor", "--model", "missing-model")
     assert p.returncode == 1 and "ollama pull missing-model" in p.stdout

@@ -106,9 +106,22 @@ def test_a_period_describes_itself_for_the_model():
 
 @pytest.mark.parametrize(
     "text",
-    ["", "   ", "february 30", "in 900 years", "9999 years ago", "the 45th of may", "may may may", "last last last",
-     "before before", "since", "💥" * 50, "in 1899", "a" * 5000],
-)  # fmt: skip
+    [
+        "",
+        "   ",
+        "february 30",
+        "in 900 years",
+        "9999 years ago",
+        "the 45th of may",
+        "may may may",
+        "last last last",
+        "before before",
+        "since",
+        "💥" * 50,
+        "in 1899",
+        "a" * 5000,
+    ],
+)
 def test_nonsense_and_impossible_dates_give_no_period_and_no_error(text):
     asked = in_question(text, TODAY)
     assert isinstance(asked, TimeQuestion)
@@ -117,8 +130,21 @@ def test_nonsense_and_impossible_dates_give_no_period_and_no_error(text):
     assert happened(text, SAID) is None or happened(text, SAID).start <= happened(text, SAID).end
 
 
-PHRASES = ["yesterday", "last week", "last month", "two weeks ago", "3 days ago", "last may", "in june", "on friday",
-           "last weekend", "this year", "last summer", "the week before last", "the last two weeks"]  # fmt: skip
+PHRASES = [
+    "yesterday",
+    "last week",
+    "last month",
+    "two weeks ago",
+    "3 days ago",
+    "last may",
+    "in june",
+    "on friday",
+    "last weekend",
+    "this year",
+    "last summer",
+    "the week before last",
+    "the last two weeks",
+]
 
 
 @given(st.dates(D(1950, 1, 1), D(2100, 12, 31)), st.sampled_from(PHRASES))

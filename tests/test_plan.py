@@ -102,8 +102,11 @@ def test_the_plan_goes_around_events_inside_working_hours_and_urgent_first(ctx, 
     placed = {b["title"]: (b["start"][11:], b["end"][11:]) for b in tasks}
     # The most urgent task takes the earliest gap that holds it whole (after the stand-up); the small one
     # fits in before it; the guessed one after both.
-    assert placed == {"call the bank": ("09:00", "09:15"), "write report": ("09:45", "11:45"),
-                      "tidy desk": ("11:45", "12:15")}  # fmt: skip
+    assert placed == {
+        "call the bank": ("09:00", "09:15"),
+        "write report": ("09:45", "11:45"),
+        "tidy desk": ("11:45", "12:15"),
+    }
     assert tasks[-1]["guessed"] and out["estimates"] == "1 task has no estimate and counts as 30 minutes"
     for t in tasks:
         assert "09:00" <= t["start"][11:] and t["end"][11:] <= "17:00"
@@ -131,8 +134,12 @@ def test_hours_preferences_and_what_does_not_fit_say_why(ctx, store):
 
 def test_an_event_said_in_words_is_busy_time_resolved_in_code(ctx, store):
     out = run(ctx, "add_event", title="meeting with Ana", when="tomorrow 2-3pm")
-    assert out["event"] == {"title": "meeting with Ana", "start": "2026-12-02 14:00", "end": "2026-12-02 15:00",
-                            "all_day": False}  # fmt: skip
+    assert out["event"] == {
+        "title": "meeting with Ana",
+        "start": "2026-12-02 14:00",
+        "end": "2026-12-02 15:00",
+        "all_day": False,
+    }
     assert [(b.title, b.start) for b in busy(store)] == [("meeting with Ana", dt.datetime(2026, 12, 2, 14))]
     agenda = run(ctx, "agenda")
     assert agenda["days"][0]["events"] == [{"title": "meeting with Ana", "when": "14:00-15:00"}]
@@ -184,8 +191,14 @@ def test_bad_planning_words_are_errors_the_model_can_act_on(ctx):
 
 
 def shell(tmp_path, *args, env=None):
-    e = clean_env(**{"OLLAMA_HOST": "http://127.0.0.1:9", "PLANNER_HOME": str(tmp_path),
-                     "PLANNER_TODAY": TODAY.isoformat(), **(env or {})})  # fmt: skip
+    e = clean_env(
+        **{
+            "OLLAMA_HOST": "http://127.0.0.1:9",
+            "PLANNER_HOME": str(tmp_path),
+            "PLANNER_TODAY": TODAY.isoformat(),
+            **(env or {}),
+        }
+    )
     return run_cli(args, e)
 
 
@@ -232,8 +245,9 @@ def test_slash_plan_in_a_session_shows_the_plan_without_the_model(tmp_path, fake
     p = shell(tmp_path, "--model", "main", "--critic-model", "critic", "--embed-model", "embed", "/plan", env=env)
     assert p.returncode == 0 and "09:00-10:00  write report  task 1" in p.stdout
     assert not fake.chats("main")
-    p = shell(tmp_path, "--model", "main", "--critic-model", "critic", "--embed-model", "embed", "/plan publish",
-              env=env)  # fmt: skip
+    p = shell(
+        tmp_path, "--model", "main", "--critic-model", "critic", "--embed-model", "embed", "/plan publish", env=env
+    )
     assert "PLANNER_CALDAV_PLAN" in p.stdout  # no calendar named: nothing written, and it says how
 
 

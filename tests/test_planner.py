@@ -63,9 +63,15 @@ def test_update_sets_and_clears_each_field(planner, store):
     tid = run(planner, "list_tasks", text="milk")["tasks"][0]["id"]
     r = run(planner, "update_task", id=tid, priority="medium", tags=["errands"], notes="semi-skimmed", due_time="6pm")
     assert r["updated"] | {"id": 0} == {
-        "id": 0, "title": "buy milk", "due_date": "2026-12-02", "status": "open",
-        "due_time": "18:00", "priority": "medium", "tags": ["errands"], "notes": "semi-skimmed",
-    }  # fmt: skip
+        "id": 0,
+        "title": "buy milk",
+        "due_date": "2026-12-02",
+        "status": "open",
+        "due_time": "18:00",
+        "priority": "medium",
+        "tags": ["errands"],
+        "notes": "semi-skimmed",
+    }
     r = run(planner, "update_task", id=tid, priority="none", tags=[], notes="", due_date="")
     assert r["updated"] == {"id": tid, "title": "buy milk", "due_date": None, "status": "open"}
     assert dispatch(planner, "update_task", {"id": tid})[0]["error"].startswith("give at least one thing to change")
@@ -98,14 +104,25 @@ def test_agenda_and_tasks_commands_show_the_fields(planner, fake, make_agent):
     assert run_command(agent, "/agenda soon", Stats()) == "usage: /agenda [DAYS]"
     table = run_command(agent, "/tasks", Stats())
     assert next(line for line in table.splitlines() if "file taxes" in line).split()[-4:] == [
-        "2026-11-20", "OVERDUE", "!high", "+money"
-    ]  # fmt: skip
+        "2026-11-20",
+        "OVERDUE",
+        "!high",
+        "+money",
+    ]
 
 
 def test_fields_the_user_never_mentioned_are_left_out(fake, make_agent, store):
     # What a 0.5B model did with "add a task: buy a birthday card".
-    invented = call("add_task", title="Buy a birthday card", due_date="2026-12-02", due_time="14:00",
-                    priority="high", repeat="every monday", tags=["birthday"], notes="Buy a birthday card.")  # fmt: skip
+    invented = call(
+        "add_task",
+        title="Buy a birthday card",
+        due_date="2026-12-02",
+        due_time="14:00",
+        priority="high",
+        repeat="every monday",
+        tags=["birthday"],
+        notes="Buy a birthday card.",
+    )
     fake.script("main", {"tool_calls": [invented]}, {"content": "Added."})
     r = make_agent(reflect=False, guards="small").run_turn("add a task: buy a birthday card")
     assert r.tool_calls[0]["result"]["added"] == {
@@ -161,9 +178,18 @@ def test_filters_the_user_never_asked_for_are_left_out(fake, make_agent, planner
 def test_replies_built_from_agenda_query_and_lookup_results_are_words():
     from planner.agent.recovery import describe
 
-    agenda = {"today": "x", "overdue": [{"id": 1, "title": "taxes", "due_date": "2026-11-20", "status": "open"}],
-              "days": [{"date": "2026-12-02", "label": "tomorrow", "tasks": [{"id": 2, "title": "milk", "due_date": "2026-12-02", "status": "open"}]}],
-              "without_date": 0}  # fmt: skip
+    agenda = {
+        "today": "x",
+        "overdue": [{"id": 1, "title": "taxes", "due_date": "2026-11-20", "status": "open"}],
+        "days": [
+            {
+                "date": "2026-12-02",
+                "label": "tomorrow",
+                "tasks": [{"id": 2, "title": "milk", "due_date": "2026-12-02", "status": "open"}],
+            }
+        ],
+        "without_date": 0,
+    }
     assert "{" not in describe("agenda", agenda) and "tomorrow:" in describe("agenda", agenda)
     assert (
         describe("agenda", {"today": "x", "overdue": [], "days": [], "without_date": 0})
@@ -191,7 +217,7 @@ def test_the_model_drives_every_new_argument(fake, make_agent, store, ctx):
                     repeat="every 6 months",
                 )
             ]
-        },  # fmt: skip
+        },
         {
             "tool_calls": [
                 call(
@@ -206,7 +232,7 @@ def test_the_model_drives_every_new_argument(fake, make_agent, store, ctx):
                     limit=5,
                 )
             ]
-        },  # fmt: skip
+        },
         {
             "tool_calls": [
                 call(
@@ -220,7 +246,7 @@ def test_the_model_drives_every_new_argument(fake, make_agent, store, ctx):
                     repeat="yearly",
                 )
             ]
-        },  # fmt: skip
+        },
         {"tool_calls": [call("agenda", days=14)]},
         {"content": "All set."},
     )

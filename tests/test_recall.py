@@ -122,11 +122,23 @@ def test_the_agent_gives_memory_the_turns_before_the_question(model, make_agent,
 @pytest.mark.parametrize(
     ("first", "second", "said"),
     [
-        ("Had dinner with Priya at the Ethiopian place tonight.", "Had dinner with Henk at the Ethiopian place tonight.", ("2026-05-01", "2026-05-01")),
-        ("My gym locker is number 31 at the Kanaalweg.", "My gym locker is number 48 at the Kanaalweg.", ("2026-05-01", "2026-05-01")),
-        ("I had a check-up at the dentist yesterday.", "I had a check-up at the dentist yesterday.", ("2026-01-10", "2026-06-10")),
+        (
+            "Had dinner with Priya at the Ethiopian place tonight.",
+            "Had dinner with Henk at the Ethiopian place tonight.",
+            ("2026-05-01", "2026-05-01"),
+        ),
+        (
+            "My gym locker is number 31 at the Kanaalweg.",
+            "My gym locker is number 48 at the Kanaalweg.",
+            ("2026-05-01", "2026-05-01"),
+        ),
+        (
+            "I had a check-up at the dentist yesterday.",
+            "I had a check-up at the dentist yesterday.",
+            ("2026-01-10", "2026-06-10"),
+        ),
     ],
-)  # fmt: skip
+)
 def test_sentences_with_other_names_numbers_or_days_are_other_facts(store, first, second, said):
     close = lambda model, texts: [[1.0, 0.001 * (len(t) % 3)] for t in texts]  # noqa: E731  (every pair ~1.0)
     mem = LongTermMemory(store, Embedder(close, "close"), today=lambda: TODAY)

@@ -253,8 +253,16 @@ def test_an_empty_horizon_places_nothing_and_says_why():
 def test_random_inputs_never_fail_inside_the_scheduler():
     rng = random.Random(7)
     for _ in range(200):
-        tasks = [Task(i, "t", rng.choice([None, -5, 0, 1, 7, 30, 10_000]), due=rng.choice([None, at(rng.randint(-2, 8), "10:00")]),
-                      not_before=rng.choice([None, at(rng.randint(-2, 8), "13:00")])) for i in range(rng.randint(0, 6))]  # fmt: skip
+        tasks = [
+            Task(
+                i,
+                "t",
+                rng.choice([None, -5, 0, 1, 7, 30, 10_000]),
+                due=rng.choice([None, at(rng.randint(-2, 8), "10:00")]),
+                not_before=rng.choice([None, at(rng.randint(-2, 8), "13:00")]),
+            )
+            for i in range(rng.randint(0, 6))
+        ]
         try:
             plan(tasks, [], week(at(0, rng.choice(["00:00", "09:05", "16:55"]))))
         except ScheduleError:

@@ -99,8 +99,13 @@ def test_a_task_is_late_only_when_no_free_time_before_its_due_date_could_hold_it
         assert (t.task_id in late) == ends_late
         if ends_late:
             lo = max(_minutes(horizon.start), _minutes(t.not_before or horizon.start))
-            runs = free_runs(available(t, hours, rules, horizon), spans(p, t.task_id), hours.break_minutes,
-                             lo, min(_minutes(t.due), _minutes(horizon.end)))  # fmt: skip
+            runs = free_runs(
+                available(t, hours, rules, horizon),
+                spans(p, t.task_id),
+                hours.break_minutes,
+                lo,
+                min(_minutes(t.due), _minutes(horizon.end)),
+            )
             assert not could_fit(runs, t.minutes, hours.min_block), t
     for n in p.unscheduled:
         if n.reason == Reason.NO_FREE_TIME:  # and nothing left in the plan could hold it either

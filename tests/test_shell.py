@@ -21,8 +21,9 @@ CLOSED = "http://127.0.0.1:9"  # nothing listens there: Ollama is down
 
 
 def shell(tmp_path, *args, env=None, input=None, process=False):
-    e = clean_env(**{"OLLAMA_HOST": CLOSED, "PLANNER_HOME": str(tmp_path), "PLANNER_TODAY": TODAY.isoformat(),
-                     **(env or {})})  # fmt: skip
+    e = clean_env(
+        **{"OLLAMA_HOST": CLOSED, "PLANNER_HOME": str(tmp_path), "PLANNER_TODAY": TODAY.isoformat(), **(env or {})}
+    )
     return run_cli(args, e, input, process=process)
 
 
@@ -144,9 +145,13 @@ DAY = dt.date(2026, 12, 1)
 
 
 def task(due_days: int | None = None, priority: str | None = None, age: int = 0, start_in: int | None = None):
-    return {"status": "open", "priority": priority, "created_at": (DAY - dt.timedelta(days=age)).isoformat(),
-            "due_date": (DAY + dt.timedelta(days=due_days)).isoformat() if due_days is not None else None,
-            "start_date": (DAY + dt.timedelta(days=start_in)).isoformat() if start_in is not None else None}  # fmt: skip
+    return {
+        "status": "open",
+        "priority": priority,
+        "created_at": (DAY - dt.timedelta(days=age)).isoformat(),
+        "due_date": (DAY + dt.timedelta(days=due_days)).isoformat() if due_days is not None else None,
+        "start_date": (DAY + dt.timedelta(days=start_in)).isoformat() if start_in is not None else None,
+    }
 
 
 @settings(max_examples=100)
@@ -156,8 +161,9 @@ def test_an_overdue_high_task_never_sorts_after_a_later_low_one(late, ahead, age
 
 
 @settings(max_examples=100)
-@given(st.integers(-400, 400), st.integers(0, 30), st.sampled_from([None, "low", "medium", "high"]),
-       st.integers(0, 2000))  # fmt: skip
+@given(
+    st.integers(-400, 400), st.integers(0, 30), st.sampled_from([None, "low", "medium", "high"]), st.integers(0, 2000)
+)
 def test_urgency_rises_as_the_due_date_nears_and_with_priority(due, sooner, priority, age):
     assert urgency(task(due - sooner, priority, age), DAY) >= urgency(task(due, priority, age), DAY)
     order = [None, "low", "medium", "high"]
@@ -189,8 +195,17 @@ def test_a_priority_filter_that_is_not_one_says_which_words_are():
 
 
 def test_import_dash_reads_standard_input_so_a_task_export_can_be_piped_in(tmp_path):
-    exported = json.dumps([{"uuid": "6f1c2a4e-1111-4c3b-9a55-0123456789ab", "description": "fix the bike",
-                            "status": "pending", "project": "home", "entry": "20261120T080000Z"}])  # fmt: skip
+    exported = json.dumps(
+        [
+            {
+                "uuid": "6f1c2a4e-1111-4c3b-9a55-0123456789ab",
+                "description": "fix the bike",
+                "status": "pending",
+                "project": "home",
+                "entry": "20261120T080000Z",
+            }
+        ]
+    )
     p = shell(tmp_path, "import", "-", input=exported, process=True)  # a real pipe
     assert p.returncode == 0 and p.stderr == "imported 1 task, skipped 0 already there\n", p.stderr
     assert json.loads(shell(tmp_path, "tasks", "--json").stdout)["tasks"][0]["list"] == "home"

@@ -57,9 +57,12 @@ def test_a_task_added_in_the_terminal_reaches_the_phone_and_one_completed_there_
     url, phone = tasklist
     db = tmp_path / "p.db"
     env = clean_env(
-        OLLAMA_HOST=fake.url, PLANNER_HOME=str(tmp_path), PLANNER_CALDAV_URL=url,
-        PLANNER_CALDAV_USER=USER, PLANNER_CALDAV_PASSWORD=PASSWORD,
-    )  # fmt: skip
+        OLLAMA_HOST=fake.url,
+        PLANNER_HOME=str(tmp_path),
+        PLANNER_CALDAV_URL=url,
+        PLANNER_CALDAV_USER=USER,
+        PLANNER_CALDAV_PASSWORD=PASSWORD,
+    )
     terminal = ["--db", str(db), "--today", TODAY.isoformat()]
     models = ["--model", "main", "--critic-model", "critic", "--embed-model", "embed", "--no-auto-memory"]
     fake.script(
@@ -147,11 +150,13 @@ def test_a_sync_killed_halfway_loses_and_duplicates_nothing(ctx, store, tmp_path
     url, phone = tasklist
     with store.write() as conn:
         conn.executemany("INSERT INTO tasks (title, uid) VALUES (?, ?)", [(f"task {i}", f"u{i}") for i in range(60)])
-    env = clean_env(PLANNER_HOME=str(tmp_path), PLANNER_CALDAV_URL=url, PLANNER_CALDAV_USER=USER,
-                    PLANNER_CALDAV_PASSWORD=PASSWORD)  # fmt: skip
+    env = clean_env(
+        PLANNER_HOME=str(tmp_path), PLANNER_CALDAV_URL=url, PLANNER_CALDAV_USER=USER, PLANNER_CALDAV_PASSWORD=PASSWORD
+    )
     cmd = ["sync", "--db", str(store.path)]
-    p = subprocess.Popen([sys.executable, str(ROOT / "agent.py"), *cmd], env=env, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)  # fmt: skip
+    p = subprocess.Popen(
+        [sys.executable, str(ROOT / "agent.py"), *cmd], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.monotonic() + 30
     while len(phone.todos(include_completed=True)) < 3 and time.monotonic() < deadline:
         time.sleep(0.05)

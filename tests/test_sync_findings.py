@@ -163,15 +163,28 @@ def test_an_edit_here_during_a_sync_beats_a_deletion_there(ctx, store, tasklist)
 
 ODD = {
     "rrule-twice": vtodo("rrule-twice@x", "rrule twice", "RRULE:FREQ=WEEKLY", "RRULE:FREQ=DAILY"),
-    "completed-twice": vtodo("completed-twice@x", "completed twice", "STATUS:COMPLETED",
-                             "COMPLETED:20261101T100000Z", "COMPLETED:20261102T100000Z"),
-    "modified-twice": vtodo("modified-twice@x", "modified twice", "LAST-MODIFIED:20261101T100000Z",
-                            "LAST-MODIFIED:20261102T100000Z"),
-    "alarm-9999": vtodo("alarm-9999@x", "alarm far away", "DUE;VALUE=DATE:20261210", "BEGIN:VALARM",
-                        "ACTION:DISPLAY", "TRIGGER;VALUE=DATE-TIME:99991231T235959Z", "END:VALARM"),
+    "completed-twice": vtodo(
+        "completed-twice@x",
+        "completed twice",
+        "STATUS:COMPLETED",
+        "COMPLETED:20261101T100000Z",
+        "COMPLETED:20261102T100000Z",
+    ),
+    "modified-twice": vtodo(
+        "modified-twice@x", "modified twice", "LAST-MODIFIED:20261101T100000Z", "LAST-MODIFIED:20261102T100000Z"
+    ),
+    "alarm-9999": vtodo(
+        "alarm-9999@x",
+        "alarm far away",
+        "DUE;VALUE=DATE:20261210",
+        "BEGIN:VALARM",
+        "ACTION:DISPLAY",
+        "TRIGGER;VALUE=DATE-TIME:99991231T235959Z",
+        "END:VALARM",
+    ),
     "no-uid": vtodo(None, "no uid"),
     "bad-due": vtodo("bad-due@x", "bad due", "DUE:tomorrowish"),
-}  # fmt: skip
+}
 
 
 def test_odd_todos_are_one_line_each_and_the_rest_syncs(store):
@@ -244,11 +257,16 @@ def test_a_wrong_password_and_a_missing_list_are_one_line_and_create_makes_the_l
 
 def test_two_syncs_at_once_wait_for_each_other_without_a_traceback(store, tmp_path, tasklist):
     url, _ = tasklist
-    env = clean_env(PLANNER_HOME=str(tmp_path), PLANNER_CALDAV_URL=url, PLANNER_CALDAV_USER=USER,
-                    PLANNER_CALDAV_PASSWORD=PASSWORD)  # fmt: skip
+    env = clean_env(
+        PLANNER_HOME=str(tmp_path), PLANNER_CALDAV_URL=url, PLANNER_CALDAV_USER=USER, PLANNER_CALDAV_PASSWORD=PASSWORD
+    )
     with store.exclusive("sync"):  # a first sync holds the database's sync lock
-        second = subprocess.Popen([sys.executable, str(ROOT / "agent.py"), "sync", "--db", str(store.path)],
-                                  env=env, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        second = subprocess.Popen(
+            [sys.executable, str(ROOT / "agent.py"), "sync", "--db", str(store.path)],
+            env=env,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         assert second.stderr.readline().startswith("another sync of this database is running; waiting")
     assert second.wait(60) == 0 and "Traceback" not in second.stderr.read()
 

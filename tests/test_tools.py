@@ -54,8 +54,17 @@ def test_the_promised_tools_are_registered_with_their_arguments():
     assert specs["update_task"]["required"] == ["id"]
     assert specs["recall"]["required"] == ["query"]
     assert specs["query_planner"]["required"] == ["sql"] and specs["lookup"]["required"] == ["topic"]
-    assert READ_ONLY_TOOLS == {"list_tasks", "list_lists", "agenda", "get_today", "recall", "query_planner", "lookup",
-                               "plan_day", "find_time"}  # fmt: skip
+    assert READ_ONLY_TOOLS == {
+        "list_tasks",
+        "list_lists",
+        "agenda",
+        "get_today",
+        "recall",
+        "query_planner",
+        "lookup",
+        "plan_day",
+        "find_time",
+    }
 
 
 def test_tool_decorator_returns_the_function_unchanged():

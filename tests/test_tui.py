@@ -147,10 +147,29 @@ def test_each_command_output_in_a_recorded_console(fake, make_agent, store, memo
     memory.store_cell("The user's cat is named Pixel.", kind="fact", topic="pets", said_on="2026-11-03")
     console = Console(record=True, width=120, color_system=None)
     lines = [
-        "/help", "/tasks", "/tasks all", "/memories", "/memories cat", "/sessions", "/session", "/history",
-        "/reflect off", "/think on", "/stats", "/model", "/model main plain", "/model critic nope",
-        "/pull newmodel", "/model main newmodel", "/forget Pixel", "/new", "/bogus", "/agenda", "/undo", "/undo",
-    ]  # fmt: skip
+        "/help",
+        "/tasks",
+        "/tasks all",
+        "/memories",
+        "/memories cat",
+        "/sessions",
+        "/session",
+        "/history",
+        "/reflect off",
+        "/think on",
+        "/stats",
+        "/model",
+        "/model main plain",
+        "/model critic nope",
+        "/pull newmodel",
+        "/model main newmodel",
+        "/forget Pixel",
+        "/new",
+        "/bogus",
+        "/agenda",
+        "/undo",
+        "/undo",
+    ]
     for line in lines:
         console.print(run_command(agent, line, Stats()), markup=False)
     text = console.export_text()
@@ -265,8 +284,12 @@ def test_tasks_fit_forty_columns_and_a_newline_in_a_title_never_breaks_a_row(fak
     fake.script("main", {"tool_calls": [call("add_task", title="dentist", due_date="friday")]}, {"content": "Added."})
     child = pty_planner("--no-auto-memory", "--no-reflect", term="xterm", prompt="you>", cols=40)
     child.seen = child.before + child.after
-    for line, shown in (("/tasks", "OVERDUE"), ("add dentist friday", "Added."), ("/agenda", "without a date"),
-                        ("/stats", "today:")):  # fmt: skip
+    for line, shown in (
+        ("/tasks", "OVERDUE"),
+        ("add dentist friday", "Added."),
+        ("/agenda", "without a date"),
+        ("/stats", "today:"),
+    ):
         say(child, line, shown, "you>")
     shown = screen_of(child, cols=40, rows=200)
     assert all(len(line) <= 40 for line in shown)
@@ -293,8 +316,10 @@ def test_verbose_shows_the_critic_and_the_background_calls_in_the_full_terminal(
     child = pty_planner("-v", term="xterm", prompt="you>")  # auto memory on: extraction runs in the background
     child.seen = child.before + child.after
     say(child, "add x", "Added x.", "you>")
-    wait_for(lambda: any(EXTRACT_PROMPT in b["messages"][0]["content"] for b in fake.chats("critic")),
-             "the background extraction")  # fmt: skip
+    wait_for(
+        lambda: any(EXTRACT_PROMPT in b["messages"][0]["content"] for b in fake.chats("critic")),
+        "the background extraction",
+    )
     say(child, "what do I have?", "You have x.", "you>")
     shown = screen_of(child)
     first = shown.index("you> add x")

@@ -181,9 +181,12 @@ def test_server_errors_and_garbage_are_errors_not_crashes(web_ctx, wiki):
     assert look(web_ctx, "Ada Lovelace")[0] == {"error": "the encyclopedia answered HTTP 503; try again later"}
     wiki.status = None
     not_json = "the encyclopedia sent an answer that is not JSON; try again later"
-    for garbage, error in ((b"<html>Service Unavailable", not_json), (b"\xff\xfe\x00", not_json),
-                           (b"[" * 100_000, not_json),  # nested past what the parser follows
-                           (b"[1, 2, 3]", "the encyclopedia sent an unexpected answer; try again later")):  # fmt: skip
+    for garbage, error in (
+        (b"<html>Service Unavailable", not_json),
+        (b"\xff\xfe\x00", not_json),
+        (b"[" * 100_000, not_json),  # nested past what the parser follows
+        (b"[1, 2, 3]", "the encyclopedia sent an unexpected answer; try again later"),
+    ):
         wiki.body = garbage
         assert look(web_ctx, "Ada Lovelace") == ({"error": error}, False), garbage
 

@@ -33,10 +33,21 @@ def build_agent(
 ) -> Agent:
     """Wire an agent from its parts, as `python agent.py` and the evals do."""
     today: Callable[[], dt.date] = (lambda: config.today) if config.today else dt.date.today
-    memory = LongTermMemory(store, Embedder(llm.embed, config.embed_model), on_progress=on_progress,
-                            today=today) if config.memory else None  # fmt: skip
+    memory = (
+        LongTermMemory(store, Embedder(llm.embed, config.embed_model), on_progress=on_progress, today=today)
+        if config.memory
+        else None
+    )
     web = Web(config.web_url, config.web_timeout) if config.web else None
-    ctx = ToolContext(store=store, memory=memory, today=today, confirm=confirm, web=web, yes=config.yes,
-                      hours=hours_of(config), plan_from=plan_from(config))  # fmt: skip
+    ctx = ToolContext(
+        store=store,
+        memory=memory,
+        today=today,
+        confirm=confirm,
+        web=web,
+        yes=config.yes,
+        hours=hours_of(config),
+        plan_from=plan_from(config),
+    )
     keeper = MemoryKeeper(store, llm, config, memory) if config.auto_memory and memory is not None else None
     return Agent(llm, config, History(store, session, history_budget(config, ctx)), ctx, keeper)

@@ -74,9 +74,27 @@ def pick_profile(setting: str, parameter_size: str | None) -> str:
 # ---------------------------------------------------------------- what the user's words say
 
 _QUESTION_START = {
-    "what", "which", "when", "where", "who", "whom", "whose", "why", "how",
-    "do", "does", "did", "is", "are", "am", "was", "were", "have", "has", "had",
-}  # fmt: skip
+    "what",
+    "which",
+    "when",
+    "where",
+    "who",
+    "whom",
+    "whose",
+    "why",
+    "how",
+    "do",
+    "does",
+    "did",
+    "is",
+    "are",
+    "am",
+    "was",
+    "were",
+    "have",
+    "has",
+    "had",
+}
 # Word stems: "moving", "rescheduled" and "deletes" are requests as much as "move".
 _ACTION_WORDS = re.compile(
     r"\b(add|remind|mark|delet|remov|drop|mov|renam|chang|complet|finish|schedul|creat|updat|put|set|"

@@ -194,8 +194,12 @@ def describe(name: str, result: dict[str, Any]) -> str:
         return f"Updated {_task_words(result['updated'])}."
     if "deleted" in result:
         return f"Deleted {_task_words(result['deleted'])}."
-    for key, words in (("cancelled", "Cancelled {}."), ("already_cancelled", "{} was already cancelled."),
-                       ("reopened", "Reopened {}."), ("already_open", "{} was already open.")):  # fmt: skip
+    for key, words in (
+        ("cancelled", "Cancelled {}."),
+        ("already_cancelled", "{} was already cancelled."),
+        ("reopened", "Reopened {}."),
+        ("already_open", "{} was already open."),
+    ):
         if key in result:
             return words.format(_task_words(result[key]))
     if "pinned" in result:
@@ -245,7 +249,11 @@ def describe(name: str, result: dict[str, Any]) -> str:
         return f"Found {result['row_count']} rows: {rows}."
     if "blocks" in result or ("days" in result and "unscheduled" in result):  # plan_day
         days = result.get("days") or [result]
-        parts = [f"{d['day']}: " + ("; ".join(f"{b['start'][-5:]}-{b['end'][-5:]} {b['title']}" for b in d["blocks"]) or "nothing planned") for d in days]  # fmt: skip
+        parts = [
+            f"{d['day']}: "
+            + ("; ".join(f"{b['start'][-5:]}-{b['end'][-5:]} {b['title']}" for b in d["blocks"]) or "nothing planned")
+            for d in days
+        ]
         if result.get("unscheduled"):
             parts.append("not placed: " + "; ".join(f"{n['title']} ({n['reason']})" for n in result["unscheduled"]))
         return "Your plan - " + " | ".join(parts)
@@ -357,8 +365,10 @@ def _arguments(text: str) -> dict[str, Any] | None:
     for pattern in (_PARAM, _CHILD):
         found = list(pattern.finditer(text))
         if found and not pattern.sub("", text).strip():
-            return {(m.group("a") or m.group("b")) if pattern is _PARAM else m.group("k"): _unquote(m.group("v"))
-                    for m in found}  # fmt: skip
+            return {
+                (m.group("a") or m.group("b")) if pattern is _PARAM else m.group("k"): _unquote(m.group("v"))
+                for m in found
+            }
     return _pairs(text)
 
 

@@ -79,8 +79,14 @@ class ToolCall:
 
     def entry(self) -> dict[str, Any]:
         """The call as TurnResult.tool_calls shows it: {"name", "arguments", "sent", "ok", "result"}."""
-        return {"name": self.name, "arguments": self.args, "sent": self.sent, "ok": self.ok, "result": self.result,
-                "refused": self.refused}  # fmt: skip
+        return {
+            "name": self.name,
+            "arguments": self.args,
+            "sent": self.sent,
+            "ok": self.ok,
+            "result": self.result,
+            "refused": self.refused,
+        }
 
 
 def key(name: Any, args: Any) -> str:

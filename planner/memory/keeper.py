@@ -184,10 +184,14 @@ class MemoryKeeper:
     def _ask(self, system: str, user: str, schema: dict[str, Any], purpose: str, main: bool = False) -> Any:
         # The main model with the options of the agent's own calls: others would make Ollama reload it.
         model, options, keep = (
-            (self.config.model, {"num_ctx": self.config.num_ctx, "num_predict": self.config.num_predict},
-             self.config.keep_alive) if main
+            (
+                self.config.model,
+                {"num_ctx": self.config.num_ctx, "num_predict": self.config.num_predict},
+                self.config.keep_alive,
+            )
+            if main
             else (self.config.critic_model, self.options, self.config.critic_keep_alive)
-        )  # fmt: skip
+        )
         r = self.llm.chat_json(
             model,
             [{"role": "system", "content": system}, {"role": "user", "content": user}],
@@ -313,9 +317,11 @@ class MemoryKeeper:
             asked += 1
             try:
                 text = self._ask(
-                    SCENE_PROMPT, f"About: {name}\nMemories:\n" + "\n".join(f"- {t}" for t in texts[:20]),
-                    TEXT_SCHEMA, "scene summary",
-                )["text"]  # fmt: skip
+                    SCENE_PROMPT,
+                    f"About: {name}\nMemories:\n" + "\n".join(f"- {t}" for t in texts[:20]),
+                    TEXT_SCHEMA,
+                    "scene summary",
+                )["text"]
             except (ModelError, ValueError, KeyError, TypeError) as e:
                 log.warning("scene summary for %s postponed: %s", name, e)
                 return None

@@ -255,7 +255,7 @@ class LongTermMemory(Search):
                             end,
                             said_on,
                             target,
-                        ),  # fmt: skip
+                        ),
                     )
                     self.index.add(target, vector)
                     if start >= (old["said_on"] or ""):  # the newer words: the days they are about
@@ -279,7 +279,7 @@ class LongTermMemory(Search):
                         said_on,
                         start,
                         end,
-                    ),  # fmt: skip
+                    ),
                 )
             self.index.add(cur.lastrowid, vector)
             self.days.set(cur.lastrowid, _ordinal(start), _ordinal(end))

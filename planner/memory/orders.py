@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import re
 
-_MARKUP = re.compile(r"^\s*(system|assistant|developer|user)\s*:|\[/?inst\]|<\|[a-z_]+\|>|#{2,}\s*(instruction|system)",
-                     re.I | re.M)  # fmt: skip
+_MARKUP = re.compile(
+    r"^\s*(system|assistant|developer|user)\s*:|\[/?inst\]|<\|[a-z_]+\|>|#{2,}\s*(instruction|system)", re.I | re.M
+)
 _ABOUT_INSTRUCTIONS = re.compile(
     r"\b(ignore|ignorer|ignorez|ignora|ignorar|ignoriere|ignorieren|override|disregard|oublie[sz]?|olvida)\b"
     r".{0,60}\b(instructions?|instrucciones|instruções|anweisungen|istruzioni|rules|règles|reglas|regras|regeln"

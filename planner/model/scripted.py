@@ -167,8 +167,15 @@ class ScriptedModel:
     ) -> ChatResult:
         """The next scripted reply, its content handed to on_token in pieces as a stream would."""
         t0 = time.perf_counter()
-        body = {"model": model, "messages": messages, "tools": tools, "options": options, "think": think,
-                "keep_alive": keep_alive, "stream": True}  # fmt: skip
+        body = {
+            "model": model,
+            "messages": messages,
+            "tools": tools,
+            "options": options,
+            "think": think,
+            "keep_alive": keep_alive,
+            "stream": True,
+        }
         reply = self._reply(self._record("/api/chat", body))
         content, thinking = str(reply.get("content", "")), str(reply.get("thinking", ""))
         if thinking and on_thinking:
@@ -179,16 +186,23 @@ class ScriptedModel:
             if on_token:
                 on_token(clean(content[i : i + 8]))
         self._fault(reply, model)
-        calls = [{"function": {"name": c["name"], "arguments": dict(c.get("arguments") or {})}}
-                 for c in reply.get("tool_calls", [])]  # fmt: skip
+        calls = [
+            {"function": {"name": c["name"], "arguments": dict(c.get("arguments") or {})}}
+            for c in reply.get("tool_calls", [])
+        ]
         result = ChatResult(
-            content=clean(content), thinking=clean(thinking), tool_calls=[clean(c) for c in calls],
-            done_reason=reply.get("done_reason", "stop"), prompt_eval_count=reply.get("prompt_eval_count", 10),
-            eval_count=reply.get("eval_count", 5), load_seconds=reply.get("load_duration", 0) / 1e9,
+            content=clean(content),
+            thinking=clean(thinking),
+            tool_calls=[clean(c) for c in calls],
+            done_reason=reply.get("done_reason", "stop"),
+            prompt_eval_count=reply.get("prompt_eval_count", 10),
+            eval_count=reply.get("eval_count", 5),
+            load_seconds=reply.get("load_duration", 0) / 1e9,
             seconds=time.perf_counter() - t0,
-        )  # fmt: skip
-        self._report(model, "reply", result.seconds, prompt_tokens=result.prompt_eval_count,
-                     eval_tokens=result.eval_count)  # fmt: skip
+        )
+        self._report(
+            model, "reply", result.seconds, prompt_tokens=result.prompt_eval_count, eval_tokens=result.eval_count
+        )
         return result
 
     def chat_json(
@@ -203,8 +217,15 @@ class ScriptedModel:
     ) -> ChatResult:
         """The next scripted reply, which must be JSON of `schema`'s shape unless cut short (else it fails the test)."""
         t0 = time.perf_counter()
-        body = {"model": model, "messages": messages, "format": schema, "options": options, "think": False,
-                "keep_alive": keep_alive, "stream": False}  # fmt: skip
+        body = {
+            "model": model,
+            "messages": messages,
+            "format": schema,
+            "options": options,
+            "think": False,
+            "keep_alive": keep_alive,
+            "stream": False,
+        }
         reply = self._reply(self._record("/api/chat", body))
         self._fault(reply, model)
         content = str(reply.get("content", ""))
@@ -214,11 +235,16 @@ class ScriptedModel:
             with self.lock:
                 self.violations.append(why)
             raise AssertionError(why)
-        result = ChatResult(content=content, done_reason=reply.get("done_reason", "stop"),
-                            prompt_eval_count=reply.get("prompt_eval_count", 10), eval_count=reply.get("eval_count", 5),
-                            seconds=time.perf_counter() - t0)  # fmt: skip
-        self._report(model, purpose, result.seconds, prompt_tokens=result.prompt_eval_count,
-                     eval_tokens=result.eval_count)  # fmt: skip
+        result = ChatResult(
+            content=content,
+            done_reason=reply.get("done_reason", "stop"),
+            prompt_eval_count=reply.get("prompt_eval_count", 10),
+            eval_count=reply.get("eval_count", 5),
+            seconds=time.perf_counter() - t0,
+        )
+        self._report(
+            model, purpose, result.seconds, prompt_tokens=result.prompt_eval_count, eval_tokens=result.eval_count
+        )
         return result
 
     def embed(self, model: str, texts: list[str]) -> list[list[float]]:
@@ -256,8 +282,15 @@ def smallest(schema: dict[str, Any]) -> Any:
     return {"array": [], "string": "", "boolean": True, "integer": 0, "number": 0, "null": None}.get(kind, None)
 
 
-_TYPES: dict[str, type | tuple[type, ...]] = {"object": dict, "array": list, "string": str, "boolean": bool,
-                                              "integer": int, "number": (int, float), "null": type(None)}  # fmt: skip
+_TYPES: dict[str, type | tuple[type, ...]] = {
+    "object": dict,
+    "array": list,
+    "string": str,
+    "boolean": bool,
+    "integer": int,
+    "number": (int, float),
+    "null": type(None),
+}
 
 
 def schema_problem(content: str, schema: dict[str, Any]) -> str | None:

@@ -86,8 +86,11 @@ def bounds(cal: icalendar.Calendar) -> tuple[str, str | None, bool, bool]:
     transparent = str(master.get("transp") or "").upper() == "TRANSPARENT"
     rule = master.get("rrule")
     if rule is None and master.get("rdate") is None:
-        end = _local(master["dtend"])[0] if master.get("dtend") is not None else start + (
-            dt.timedelta(days=1) if all_day else dt.timedelta())  # fmt: skip
+        end = (
+            _local(master["dtend"])[0]
+            if master.get("dtend") is not None
+            else start + (dt.timedelta(days=1) if all_day else dt.timedelta())
+        )
         if master.get("duration") is not None:
             end = start + master["duration"].dt
         last = max([end] + [_local(e["dtend"])[0] for e in events if e.get("dtend") is not None])
@@ -96,8 +99,9 @@ def bounds(cal: icalendar.Calendar) -> tuple[str, str | None, bool, bool]:
     return start.isoformat(timespec="minutes"), None, transparent, all_day
 
 
-def put(conn: sqlite3.Connection, source: str, items: list[tuple[str, str, icalendar.Calendar]],
-        replace: bool = False) -> tuple[int, int]:  # fmt: skip
+def put(
+    conn: sqlite3.Connection, source: str, items: list[tuple[str, str, icalendar.Calendar]], replace: bool = False
+) -> tuple[int, int]:
     """Store events (the same uid from the same source is replaced); with `replace`, the source's others go.
     Returns (added, updated)."""
     added = updated = 0
@@ -110,12 +114,17 @@ def put(conn: sqlite3.Connection, source: str, items: list[tuple[str, str, icale
         row = conn.execute("SELECT id FROM events WHERE source = ? AND uid = ?", (source, uid)).fetchone()
         values = (title, first, last, int(transparent), int(all_day), cal.to_ical().decode())
         if row:
-            conn.execute("UPDATE events SET title = ?, first = ?, last = ?, transparent = ?, all_day = ?, ical = ? "
-                         "WHERE id = ?", (*values, row[0]))  # fmt: skip
+            conn.execute(
+                "UPDATE events SET title = ?, first = ?, last = ?, transparent = ?, all_day = ?, ical = ? WHERE id = ?",
+                (*values, row[0]),
+            )
             updated += 1
         else:
-            conn.execute("INSERT INTO events (uid, source, title, first, last, transparent, all_day, ical) "
-                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (uid, source, *values))  # fmt: skip
+            conn.execute(
+                "INSERT INTO events (uid, source, title, first, last, transparent, all_day, ical) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (uid, source, *values),
+            )
             added += 1
     return added, updated
 
@@ -140,8 +149,11 @@ def between(conn: sqlite3.Connection, start: dt.datetime, end: dt.datetime, busy
             if str(occ.get("status") or "").upper() == "CANCELLED":
                 continue
             a, all_day = _local(occ["dtstart"])
-            b = _local(occ["dtend"])[0] if occ.get("dtend") is not None else a + (
-                dt.timedelta(days=1) if all_day else dt.timedelta(minutes=0))  # fmt: skip
+            b = (
+                _local(occ["dtend"])[0]
+                if occ.get("dtend") is not None
+                else a + (dt.timedelta(days=1) if all_day else dt.timedelta(minutes=0))
+            )
             if occ.get("duration") is not None and occ.get("dtend") is None:
                 b = a + occ["duration"].dt
             if a < end and b > start:
@@ -178,8 +190,16 @@ def _last_event(conn: sqlite3.Connection) -> int:
     return conn.execute("SELECT COALESCE(MAX(id), 0) FROM task_events").fetchone()[0]
 
 
-def add_preference(conn: sqlite3.Connection, turn: str, kind: str, weekdays: tuple[int, ...], start: str, end: str,
-                   tags: tuple[str, ...], said: str) -> int:  # fmt: skip
+def add_preference(
+    conn: sqlite3.Connection,
+    turn: str,
+    kind: str,
+    weekdays: tuple[int, ...],
+    start: str,
+    end: str,
+    tags: tuple[str, ...],
+    said: str,
+) -> int:
     """Store a preference, made by `turn` (so undo takes it back)."""
     cur = conn.execute(
         "INSERT INTO preferences (kind, weekdays, start, end, tags, said, turn, after_event) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -221,7 +241,8 @@ def undo_preferences(conn: sqlite3.Connection, turn: str) -> list[str]:
         conn.execute("UPDATE preferences SET undone_at = ? WHERE id = ?", (now, r[0]))
         lines.append(f'removed preference {r[0]} "{r[1]}" (it was added)')
     for r in conn.execute("SELECT id, said FROM preferences WHERE removed_turn = ?", (turn,)).fetchall():
-        conn.execute("UPDATE preferences SET removed_at = NULL, removed_turn = NULL, removed_after = NULL "
-                     "WHERE id = ?", (r[0],))  # fmt: skip
+        conn.execute(
+            "UPDATE preferences SET removed_at = NULL, removed_turn = NULL, removed_after = NULL WHERE id = ?", (r[0],)
+        )
         lines.append(f'restored preference {r[0]} "{r[1]}" (it was removed)')
     return lines

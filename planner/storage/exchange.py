@@ -151,8 +151,10 @@ def export(store: Store, fmt: str, events: bool = False) -> str:
     if fmt == "ics":
         return to_ics(tasks, events=events)
     writer: dict[str, Callable[[list[dict[str, Any]]], str]] = {
-        "json": to_json, "todotxt": todotxt.write, "taskwarrior": taskwarrior.write,
-    }  # fmt: skip
+        "json": to_json,
+        "todotxt": todotxt.write,
+        "taskwarrior": taskwarrior.write,
+    }
     return writer[fmt](tasks)
 
 
@@ -266,8 +268,11 @@ def import_text(
     """Add the tasks of a file that are not there yet; returns counts and problems (`progress(done, total)`)."""
     text = text.removeprefix("\ufeff")  # a byte-order mark from an editor on Windows
     if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
-        return {"added": 0, "skipped": 0, "problems": [f"the file is over the {MAX_BYTES / 1e6:g} MB an import reads; "
-                                                       "split it"]}  # fmt: skip
+        return {
+            "added": 0,
+            "skipped": 0,
+            "problems": [f"the file is over the {MAX_BYTES / 1e6:g} MB an import reads; split it"],
+        }
     try:
         if fmt == "ics":
             rows = ical.parse(text, events)

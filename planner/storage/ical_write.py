@@ -101,28 +101,65 @@ def _write_alarm(item: icalendar.cal.Component, task: dict[str, Any], due: Any) 
 Writer = Callable[[icalendar.cal.Component, dict[str, Any], Any], None]
 WRITERS: dict[str, tuple[tuple[str, ...], Writer]] = {
     "title": (("title",), lambda i, t, d: _put(i, ("summary",), [("summary", Text(safe_text(t["title"])), None)])),
-    "due": (("due_date", "due_time"), lambda i, t, d: _put(
-        i, ("due",), [("due", w, None)] if (w := _when(t.get("due_date"), t.get("due_time"))) else [])),
-    "start": (("start_date",), lambda i, t, d: _put(
-        i, ("dtstart",), [("dtstart", _when(t["start_date"], None), None)] if t.get("start_date") else [])),
-    "priority": (("priority",), lambda i, t, d: _put(
-        i, ("priority",), [("priority", PRIORITY_OUT[t["priority"]], None)] if t.get("priority") else [])),
-    "tags": (("tags",), lambda i, t, d: _put(
-        i, ("categories",), [("categories", [safe_text(x) for x in t["tags"]], None)] if t.get("tags") else [])),
-    "notes": (("notes",), lambda i, t, d: _put(
-        i, ("description",), [("description", Text(safe_text(t["notes"])), None)] if t.get("notes") else [])),
-    "annotations": (("annotations",), lambda i, t, d: _put(i, ("comment",), [
-        ("comment", Text(safe_text(f"{a['at']} {a['text']}".strip())), None) for a in t.get("annotations") or []])),
+    "due": (
+        ("due_date", "due_time"),
+        lambda i, t, d: _put(
+            i, ("due",), [("due", w, None)] if (w := _when(t.get("due_date"), t.get("due_time"))) else []
+        ),
+    ),
+    "start": (
+        ("start_date",),
+        lambda i, t, d: _put(
+            i, ("dtstart",), [("dtstart", _when(t["start_date"], None), None)] if t.get("start_date") else []
+        ),
+    ),
+    "priority": (
+        ("priority",),
+        lambda i, t, d: _put(
+            i, ("priority",), [("priority", PRIORITY_OUT[t["priority"]], None)] if t.get("priority") else []
+        ),
+    ),
+    "tags": (
+        ("tags",),
+        lambda i, t, d: _put(
+            i, ("categories",), [("categories", [safe_text(x) for x in t["tags"]], None)] if t.get("tags") else []
+        ),
+    ),
+    "notes": (
+        ("notes",),
+        lambda i, t, d: _put(
+            i, ("description",), [("description", Text(safe_text(t["notes"])), None)] if t.get("notes") else []
+        ),
+    ),
+    "annotations": (
+        ("annotations",),
+        lambda i, t, d: _put(
+            i,
+            ("comment",),
+            [("comment", Text(safe_text(f"{a['at']} {a['text']}".strip())), None) for a in t.get("annotations") or []],
+        ),
+    ),
     "repeat": (("repeat",), lambda i, t, d: _rule(i, t.get("repeat"))),
     "status": (("status",), lambda i, t, d: _write_status(i, t)),
-    "list": (("list",), lambda i, t, d: _put(
-        i, ("x-planner-list",), [("x-planner-list", Text(safe_text(t["list"])), None)] if t.get("list") else [])),
-    "estimate": (("estimate_minutes",), lambda i, t, d: _put(i, ("estimated-duration",), [
-        ("estimated-duration", icalendar.vDuration(dt.timedelta(minutes=t["estimate_minutes"])), None)]
-        if t.get("estimate_minutes") else [])),
+    "list": (
+        ("list",),
+        lambda i, t, d: _put(
+            i, ("x-planner-list",), [("x-planner-list", Text(safe_text(t["list"])), None)] if t.get("list") else []
+        ),
+    ),
+    "estimate": (
+        ("estimate_minutes",),
+        lambda i, t, d: _put(
+            i,
+            ("estimated-duration",),
+            [("estimated-duration", icalendar.vDuration(dt.timedelta(minutes=t["estimate_minutes"])), None)]
+            if t.get("estimate_minutes")
+            else [],
+        ),
+    ),
     "parent": (("parent",), lambda i, t, d: _write_parent(i, t)),
     "reminder": (("remind_at",), lambda i, t, d: _write_alarm(i, t, d)),
-}  # fmt: skip
+}
 
 
 def _same(keys: tuple[str, ...], task: dict[str, Any], was: dict[str, Any]) -> bool:
@@ -149,9 +186,12 @@ def base_of(text: str | None) -> icalendar.Todo | None:
 
 
 def to_vtodo(
-    task: dict[str, Any], stamp: dt.datetime, repeat_when_done: bool = True, base: icalendar.Todo | None = None,
+    task: dict[str, Any],
+    stamp: dt.datetime,
+    repeat_when_done: bool = True,
+    base: icalendar.Todo | None = None,
     changed_at: dt.datetime | None = None,
-) -> icalendar.Todo:  # fmt: skip
+) -> icalendar.Todo:
     """One task as a VTODO, written over `base` (else the task's stored copy): only what changed is replaced.
 
     A sync sends a completed instance without its repeat rule (`repeat_when_done=False`): the series

@@ -71,8 +71,10 @@ def search(
     where = [cond for value, cond in filters if value]
     params: list[Any] = [value for value, _ in filters if value]
     if text:
-        where.append("(t.title LIKE ? ESCAPE '\\' OR COALESCE(t.notes, '') LIKE ? ESCAPE '\\' "
-                     "OR COALESCE(t.annotations, '') LIKE ? ESCAPE '\\')")  # fmt: skip
+        where.append(
+            "(t.title LIKE ? ESCAPE '\\' OR COALESCE(t.notes, '') LIKE ? ESCAPE '\\' "
+            "OR COALESCE(t.annotations, '') LIKE ? ESCAPE '\\')"
+        )
         params += [_like(text)] * 3
     clause = f"WHERE {' AND '.join(where)}" if where else ""
     total = conn.execute(f"SELECT COUNT(*) FROM tasks t {clause}", params).fetchone()[0]
@@ -82,8 +84,10 @@ def search(
         rows.sort(key=lambda t: (t["status"] != "open", *order_key(t, today, busy.get(t["uid"], 0))))
         rows = rows[:limit]
     else:
-        rows = [dict(r) for r in conn.execute(f"SELECT t.* FROM tasks t {clause} ORDER BY {SORTS[sort]} LIMIT ?",
-                                              [*params, limit])]  # fmt: skip
+        rows = [
+            dict(r)
+            for r in conn.execute(f"SELECT t.* FROM tasks t {clause} ORDER BY {SORTS[sort]} LIMIT ?", [*params, limit])
+        ]
     for task in rows:
         task["tags"] = tags_of(conn, task["id"])
         task["parent"] = parent_id(conn, task.get("parent_uid"))

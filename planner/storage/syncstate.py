@@ -35,9 +35,14 @@ def items(conn: sqlite3.Connection, collection: str) -> dict[str, dict[str, Any]
 
 
 def remember(
-    conn: sqlite3.Connection, collection: str, uid: str, href: str, etag: str | None, fields: dict[str, Any],
+    conn: sqlite3.Connection,
+    collection: str,
+    uid: str,
+    href: str,
+    etag: str | None,
+    fields: dict[str, Any],
     digest: str,
-) -> None:  # fmt: skip
+) -> None:
     """Record a task as synced: both sides now hold `fields`."""
     conn.execute(
         "INSERT OR REPLACE INTO sync_items (uid, collection, href, etag, synced, fields) VALUES (?, ?, ?, ?, ?, ?)",

@@ -30,11 +30,28 @@ BULK_LIMIT = 3  # a request that would change more existing tasks than this asks
 # Columns a write may set: the keys of a changes dict are checked against these before any SQL is built.
 COLUMNS = frozenset(
     {
-        "title", "status", "due_date", "due_time", "start_date", "priority", "notes", "annotations",
-        "completed_at", "created_at", "recurrence", "uid", "list", "estimate_minutes", "parent_uid",
-        "remind_at", "reminded_at", "ical", "extra", "scheduled_at",
+        "title",
+        "status",
+        "due_date",
+        "due_time",
+        "start_date",
+        "priority",
+        "notes",
+        "annotations",
+        "completed_at",
+        "created_at",
+        "recurrence",
+        "uid",
+        "list",
+        "estimate_minutes",
+        "parent_uid",
+        "remind_at",
+        "reminded_at",
+        "ical",
+        "extra",
+        "scheduled_at",
     }
-)  # fmt: skip
+)
 
 
 def new_turn() -> str:
@@ -137,9 +154,13 @@ def insert(conn: sqlite3.Connection, turn: str | None, fields: dict[str, Any], t
 
 
 def update(
-    conn: sqlite3.Connection, turn: str | None, tool: str, task_id: int, changes: dict[str, Any],
+    conn: sqlite3.Connection,
+    turn: str | None,
+    tool: str,
+    task_id: int,
+    changes: dict[str, Any],
     tags: list[str] | None = None,
-) -> tuple[Task, Task]:  # fmt: skip
+) -> tuple[Task, Task]:
     """Change some fields (and, when given, the tags) of one task, logged; returns (before, after)."""
     before = require(conn, task_id)
     _checked(changes)
@@ -230,10 +251,12 @@ def pending_undo(conn: sqlite3.Connection, turn: str) -> list[dict[str, Any]]:
 
 def _event(r: sqlite3.Row) -> dict[str, Any]:
     return {
-        "id": r["id"], "task_id": r["task_id"], "tool": r["tool"],
+        "id": r["id"],
+        "task_id": r["task_id"],
+        "tool": r["tool"],
         "before": json.loads(r["before"]) if r["before"] else None,
         "after": json.loads(r["after"]) if r["after"] else None,
-    }  # fmt: skip
+    }
 
 
 def undo_preview(conn: sqlite3.Connection) -> tuple[str | None, list[dict[str, Any]]]:
@@ -292,8 +315,10 @@ def redo_last_undo(store: Store) -> list[str]:
             now_task = snapshot(conn, e["task_id"])
             if _plain(now_task) != _plain(e["before"]):
                 title = (now_task or e["before"] or {}).get("title", "")
-                raise TaskError(f'task {e["task_id"]} "{title}" changed after the undo, so redo would overwrite '
-                                "it; nothing was redone")  # fmt: skip
+                raise TaskError(
+                    f'task {e["task_id"]} "{title}" changed after the undo, so redo would overwrite '
+                    "it; nothing was redone"
+                )
         for e in events:
             restore(conn, e["task_id"], e["after"])
             lines.append(describe_redo(e["task_id"], e["before"], e["after"]))

@@ -34,22 +34,67 @@ from typing import Any
 
 from planner.durations import DurationError, iso, minutes
 
-OWN = {"description", "status", "entry", "end", "due", "scheduled", "wait", "project", "tags", "priority",
-       "annotations", "recur", "uuid", "estimate", "id", "urgency", "parent", "depends", "planner_uid"}  # fmt: skip
+OWN = {
+    "description",
+    "status",
+    "entry",
+    "end",
+    "due",
+    "scheduled",
+    "wait",
+    "project",
+    "tags",
+    "priority",
+    "annotations",
+    "recur",
+    "uuid",
+    "estimate",
+    "id",
+    "urgency",
+    "parent",
+    "depends",
+    "planner_uid",
+}
 PRIORITY_IN = {"H": "high", "M": "medium", "L": "low"}
 PRIORITY_OUT = {v: k for k, v in PRIORITY_IN.items()}
 NAMED = {
-    "daily": "FREQ=DAILY", "day": "FREQ=DAILY", "weekdays": "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR",
-    "weekly": "FREQ=WEEKLY", "week": "FREQ=WEEKLY", "biweekly": "FREQ=WEEKLY;INTERVAL=2",
-    "fortnight": "FREQ=WEEKLY;INTERVAL=2", "monthly": "FREQ=MONTHLY", "month": "FREQ=MONTHLY",
-    "bimonthly": "FREQ=MONTHLY;INTERVAL=2", "quarterly": "FREQ=MONTHLY;INTERVAL=3",
-    "semiannual": "FREQ=MONTHLY;INTERVAL=6", "yearly": "FREQ=YEARLY", "annual": "FREQ=YEARLY",
+    "daily": "FREQ=DAILY",
+    "day": "FREQ=DAILY",
+    "weekdays": "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR",
+    "weekly": "FREQ=WEEKLY",
+    "week": "FREQ=WEEKLY",
+    "biweekly": "FREQ=WEEKLY;INTERVAL=2",
+    "fortnight": "FREQ=WEEKLY;INTERVAL=2",
+    "monthly": "FREQ=MONTHLY",
+    "month": "FREQ=MONTHLY",
+    "bimonthly": "FREQ=MONTHLY;INTERVAL=2",
+    "quarterly": "FREQ=MONTHLY;INTERVAL=3",
+    "semiannual": "FREQ=MONTHLY;INTERVAL=6",
+    "yearly": "FREQ=YEARLY",
+    "annual": "FREQ=YEARLY",
     "year": "FREQ=YEARLY",
-}  # fmt: skip
-UNITS = {"d": "DAILY", "day": "DAILY", "days": "DAILY", "w": "WEEKLY", "wk": "WEEKLY", "wks": "WEEKLY",
-         "week": "WEEKLY", "weeks": "WEEKLY", "mo": "MONTHLY", "mos": "MONTHLY", "month": "MONTHLY",
-         "months": "MONTHLY", "q": "QUARTER", "qtr": "QUARTER", "y": "YEARLY", "yr": "YEARLY",
-         "yrs": "YEARLY", "year": "YEARLY", "years": "YEARLY"}  # fmt: skip
+}
+UNITS = {
+    "d": "DAILY",
+    "day": "DAILY",
+    "days": "DAILY",
+    "w": "WEEKLY",
+    "wk": "WEEKLY",
+    "wks": "WEEKLY",
+    "week": "WEEKLY",
+    "weeks": "WEEKLY",
+    "mo": "MONTHLY",
+    "mos": "MONTHLY",
+    "month": "MONTHLY",
+    "months": "MONTHLY",
+    "q": "QUARTER",
+    "qtr": "QUARTER",
+    "y": "YEARLY",
+    "yr": "YEARLY",
+    "yrs": "YEARLY",
+    "year": "YEARLY",
+    "years": "YEARLY",
+}
 
 
 def looks_like(head: str) -> bool:
@@ -229,10 +274,12 @@ def write(tasks: list[dict[str, Any]]) -> str:
         )
         if notes:
             item["annotations"] = [
-                {"entry": _out(a["at"]) if a.get("at") else item.get("entry") or _out(dt.datetime.now().isoformat()),
-                 "description": a["text"]}
+                {
+                    "entry": _out(a["at"]) if a.get("at") else item.get("entry") or _out(dt.datetime.now().isoformat()),
+                    "description": a["text"],
+                }
                 for a in notes
-            ]  # fmt: skip
+            ]
         if t["uid"] in children:
             item["depends"] = children[t["uid"]]
         out.append(json.dumps(item, ensure_ascii=False))

@@ -98,10 +98,17 @@ class Sync:
     """One sync run between a Store and one CalDAV task list (collection)."""
 
     def __init__(
-        self, store: Store, dav: Dav, *, list_name: str | None = None, today: Callable[[], dt.date] = dt.date.today,
-        door: Door | None = None, progress: Progress | None = None, turn: str | None = None,
+        self,
+        store: Store,
+        dav: Dav,
+        *,
+        list_name: str | None = None,
+        today: Callable[[], dt.date] = dt.date.today,
+        door: Door | None = None,
+        progress: Progress | None = None,
+        turn: str | None = None,
         others: set[str] | None = None,
-    ):  # fmt: skip
+    ):
         self.store, self.dav = store, dav
         self.collection = dav.url
         self.list_name = list_name  # tasks on this list live in this collection (None: the default one)
@@ -125,8 +132,11 @@ class Sync:
             if legacy is not None and legacy != self.collection:
                 with self.store.write() as w:  # another list at this address: start over, merging by uid and title
                     syncstate.reset(w, "")
-        state = {**syncstate.items(conn, ""), **syncstate.items(conn, self.collection)} if self.list_name is None \
-            else syncstate.items(conn, self.collection)  # fmt: skip
+        state = (
+            {**syncstate.items(conn, ""), **syncstate.items(conn, self.collection)}
+            if self.list_name is None
+            else syncstate.items(conn, self.collection)
+        )
         replaced = False
         token = syncstate.meta(conn, f"token:{self.collection}")
         if state and token and self.dav.token_valid(token) is False:
@@ -219,8 +229,9 @@ class Sync:
                     there.append(uid)
         return here, there
 
-    def _allowed(self, here: list, there: list, local: dict, remote: dict, state: dict, replaced: bool,
-                 unreadable: int) -> set[str]:  # fmt: skip
+    def _allowed(
+        self, here: list, there: list, local: dict, remote: dict, state: dict, replaced: bool, unreadable: int
+    ) -> set[str]:
         """The deletions the user allows: all of them, unless they are many or look like a glitch."""
         glitch = ""
         if here and replaced:
@@ -303,8 +314,9 @@ class Sync:
         elif merged != ours and merged != other:
             changed_here = [k for k in SYNCED if merged[k] != ours[k]]
             changed_there = [k for k in SYNCED if merged[k] != other[k]]
-            self.report.merged.append(f'"{mine["title"]}": {", ".join(changed_there)} from here, '
-                                      f'{", ".join(changed_here)} from there')  # fmt: skip
+            self.report.merged.append(
+                f'"{mine["title"]}": {", ".join(changed_there)} from here, {", ".join(changed_here)} from there'
+            )
         if mine["status"] == "open" and merged["status"] == "done" and mine.get("repeat"):
             self._roll_forward(mine, theirs)  # completed there, and it repeats
             return
@@ -391,8 +403,15 @@ class Sync:
 
     def _record(self, task: dict[str, Any], resource: Resource, data: str, conn: Any = None, etag: Any = ...) -> None:
         def write(c: Any) -> None:
-            syncstate.remember(c, self.collection, task["uid"], resource.href,
-                               resource.etag if etag is ... else etag, synced_fields(task), fingerprint(task))  # fmt: skip
+            syncstate.remember(
+                c,
+                self.collection,
+                task["uid"],
+                resource.href,
+                resource.etag if etag is ... else etag,
+                synced_fields(task),
+                fingerprint(task),
+            )
             syncstate.set_copy(c, task["uid"], data)
 
         if conn is not None:
@@ -405,8 +424,12 @@ class Sync:
 
     def _send(self, task: dict[str, Any], theirs: Remote | None) -> None:
         changed = syncstate.changed_at(self.store.conn(), task["id"]) if task.get("id") else None
-        data = to_ics(task, changed, base=theirs.todo if theirs is not None else None,
-                      copy=theirs.resource.data if theirs is not None else None)  # fmt: skip
+        data = to_ics(
+            task,
+            changed,
+            base=theirs.todo if theirs is not None else None,
+            copy=theirs.resource.data if theirs is not None else None,
+        )
         if theirs is not None:
             href = theirs.resource.href
             etag = self.dav.put(href, data, etag=theirs.resource.etag)  # If-Match: never over a change made since

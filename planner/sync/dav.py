@@ -139,8 +139,14 @@ def _reason(answer: Answer) -> str:
 class Dav:
     """One CalDAV collection on one server."""
 
-    def __init__(self, url: str, user: str | None, password: str | None, deadline: float = DEADLINE,
-                 transport: httpx.BaseTransport | None = None):  # fmt: skip
+    def __init__(
+        self,
+        url: str,
+        user: str | None,
+        password: str | None,
+        deadline: float = DEADLINE,
+        transport: httpx.BaseTransport | None = None,
+    ):
         if not url.endswith("/"):
             url += "/"
         self.url = safe_url(url)
@@ -155,8 +161,14 @@ class Dav:
 
     # -- the one way requests are made
 
-    def request(self, method: str, url: str, body: str | None = None, headers: dict[str, str] | None = None,
-                ok: tuple[int, ...] = (200, 201, 204, 207)) -> Answer:  # fmt: skip
+    def request(
+        self,
+        method: str,
+        url: str,
+        body: str | None = None,
+        headers: dict[str, str] | None = None,
+        ok: tuple[int, ...] = (200, 201, 204, 207),
+    ) -> Answer:
         """One request with the deadline, same-origin redirects, the size cap and errors in words."""
         for _ in range(5):
             answer = self._timed(method, url, body, headers or {})
@@ -178,8 +190,9 @@ class Dav:
         kind = {401: "auth", 403: "auth", 404: "missing", 410: "missing", 412: "precondition"}.get(
             answer.status_code, "http"
         )
-        raise DavError(f"{method} {safe_url(url)} failed: {_reason(answer)}", kind, answer.status_code,
-                       answer.text[:2000])  # fmt: skip
+        raise DavError(
+            f"{method} {safe_url(url)} failed: {_reason(answer)}", kind, answer.status_code, answer.text[:2000]
+        )
 
     def _timed(self, method: str, url: str, body: str | None, headers: dict[str, str]) -> Answer:
         box: dict[str, Any] = {}
@@ -220,8 +233,11 @@ class Dav:
         where = safe_url(url)
         text = str(e).lower()
         if isinstance(e, httpx.ConnectError) and ("ssl" in text or "certificate" in text or "tls" in text):
-            return DavError(f"the TLS connection to {where} failed ({str(e)[:120]}); check the address and the "
-                            "server's certificate", "tls")  # fmt: skip
+            return DavError(
+                f"the TLS connection to {where} failed ({str(e)[:120]}); check the address and the "
+                "server's certificate",
+                "tls",
+            )
         if isinstance(e, httpx.TimeoutException):
             return DavError(f"the server at {where} did not answer in time; try again later", "timeout")
         if isinstance(e, httpx.HTTPError | OSError):
@@ -232,10 +248,12 @@ class Dav:
 
     def info(self) -> Info:
         """PROPFIND on the collection: what it is."""
-        body = ('<?xml version="1.0" encoding="utf-8"?><d:propfind xmlns:d="DAV:" '
-                'xmlns:c="urn:ietf:params:xml:ns:caldav" xmlns:cs="http://calendarserver.org/ns/"><d:prop>'
-                "<d:resourcetype/><d:displayname/><d:sync-token/><cs:getctag/><c:supported-calendar-component-set/>"
-                "</d:prop></d:propfind>")  # fmt: skip
+        body = (
+            '<?xml version="1.0" encoding="utf-8"?><d:propfind xmlns:d="DAV:" '
+            'xmlns:c="urn:ietf:params:xml:ns:caldav" xmlns:cs="http://calendarserver.org/ns/"><d:prop>'
+            "<d:resourcetype/><d:displayname/><d:sync-token/><cs:getctag/><c:supported-calendar-component-set/>"
+            "</d:prop></d:propfind>"
+        )
         answer = self.request("PROPFIND", self.url, body, {"Depth": "0", "Content-Type": "application/xml"})
         root = self._xml(answer)
         prop = root.find(".//d:response/d:propstat/d:prop", NS)
@@ -253,10 +271,12 @@ class Dav:
     def objects(self, component: str = "VTODO", start: str | None = None, end: str | None = None) -> list[Resource]:
         """REPORT calendar-query: every object holding this component (in the time range, for events)."""
         span = f'<c:time-range start="{start}" end="{end}"/>' if start and end else ""
-        body = ('<?xml version="1.0" encoding="utf-8"?><c:calendar-query xmlns:d="DAV:" '
-                'xmlns:c="urn:ietf:params:xml:ns:caldav"><d:prop><d:getetag/><c:calendar-data/></d:prop>'
-                f'<c:filter><c:comp-filter name="VCALENDAR"><c:comp-filter name="{component}">{span}'
-                "</c:comp-filter></c:comp-filter></c:filter></c:calendar-query>")  # fmt: skip
+        body = (
+            '<?xml version="1.0" encoding="utf-8"?><c:calendar-query xmlns:d="DAV:" '
+            'xmlns:c="urn:ietf:params:xml:ns:caldav"><d:prop><d:getetag/><c:calendar-data/></d:prop>'
+            f'<c:filter><c:comp-filter name="VCALENDAR"><c:comp-filter name="{component}">{span}'
+            "</c:comp-filter></c:comp-filter></c:filter></c:calendar-query>"
+        )
         answer = self.request("REPORT", self.url, body, {"Depth": "1", "Content-Type": "application/xml"})
         out = []
         for response in self._xml(answer).findall("d:response", NS):
@@ -273,9 +293,11 @@ class Dav:
     def token_valid(self, token: str) -> bool | None:
         """Whether the server still knows a sync-token it gave us (False: the collection was replaced);
         None when it does not do sync tokens."""
-        body = ('<?xml version="1.0" encoding="utf-8"?><d:sync-collection xmlns:d="DAV:">'
-                f"<d:sync-token>{_xml_text(token)}</d:sync-token><d:sync-level>1</d:sync-level>"
-                "<d:prop><d:getetag/></d:prop></d:sync-collection>")  # fmt: skip
+        body = (
+            '<?xml version="1.0" encoding="utf-8"?><d:sync-collection xmlns:d="DAV:">'
+            f"<d:sync-token>{_xml_text(token)}</d:sync-token><d:sync-level>1</d:sync-level>"
+            "<d:prop><d:getetag/></d:prop></d:sync-collection>"
+        )
         try:
             self.request("REPORT", self.url, body, {"Depth": "1", "Content-Type": "application/xml"})
         except DavError as e:
@@ -302,10 +324,12 @@ class Dav:
 
     def mkcalendar(self, name: str, component: str = "VTODO") -> None:
         """Create the collection at the URL as a calendar for this component."""
-        body = ('<?xml version="1.0" encoding="utf-8"?><c:mkcalendar xmlns:d="DAV:" '
-                'xmlns:c="urn:ietf:params:xml:ns:caldav"><d:set><d:prop>'
-                f"<d:displayname>{_xml_text(name)}</d:displayname><c:supported-calendar-component-set>"
-                f'<c:comp name="{component}"/></c:supported-calendar-component-set></d:prop></d:set></c:mkcalendar>')  # fmt: skip
+        body = (
+            '<?xml version="1.0" encoding="utf-8"?><c:mkcalendar xmlns:d="DAV:" '
+            'xmlns:c="urn:ietf:params:xml:ns:caldav"><d:set><d:prop>'
+            f"<d:displayname>{_xml_text(name)}</d:displayname><c:supported-calendar-component-set>"
+            f'<c:comp name="{component}"/></c:supported-calendar-component-set></d:prop></d:set></c:mkcalendar>'
+        )
         self.request("MKCALENDAR", self.url, body, {"Content-Type": "application/xml"}, ok=(200, 201))
 
     def href_for(self, uid: str) -> str:

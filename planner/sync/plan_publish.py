@@ -81,18 +81,27 @@ def _as_object(e: icalendar.Event) -> str:
 def publish(ctx: ToolContext, config: Any, when: str | None = None) -> str:
     """Write the plan's blocks to the plan calendar; a line for the user. Raises PublishError."""
     target = config.caldav_plan
-    if safe_url(target).rstrip("/") in {safe_url(u).rstrip("/") for u in (*config.caldav_calendars,
-                                                                          config.caldav_url or "")}:  # fmt: skip
-        raise PublishError(f"{safe_url(target)} is read as busy time or holds the tasks; give the plan a calendar of "
-                           "its own in PLANNER_CALDAV_PLAN")  # fmt: skip
+    if safe_url(target).rstrip("/") in {
+        safe_url(u).rstrip("/") for u in (*config.caldav_calendars, config.caldav_url or "")
+    }:
+        raise PublishError(
+            f"{safe_url(target)} is read as busy time or holds the tasks; give the plan a calendar of "
+            "its own in PLANNER_CALDAV_PLAN"
+        )
     user = config.caldav_user or credentials(target)[0]
     dav = Dav(target, user, password_for(user, target, config.caldav_password), deadline=config.caldav_timeout)
     try:
         wanted = dict(block_events(ctx, when))
         there = {}
         for r in dav.objects("VEVENT"):
-            uid = next((line[4:].strip() for line in r.data.replace("\r\n ", "").splitlines()
-                        if line.upper().startswith("UID:")), "")  # fmt: skip
+            uid = next(
+                (
+                    line[4:].strip()
+                    for line in r.data.replace("\r\n ", "").splitlines()
+                    if line.upper().startswith("UID:")
+                ),
+                "",
+            )
             if uid.startswith(PREFIX) and uid.endswith("@planner"):
                 there[uid] = r
         written = removed = 0
@@ -113,8 +122,10 @@ def publish(ctx: ToolContext, config: Any, when: str | None = None) -> str:
         raise PublishError(f"{e}; the plan was not published") from None
     finally:
         dav.close()
-    return f"published the plan to {safe_url(target)}: {written} blocks written, {removed} removed, " \
-           f"{len(wanted) - written} unchanged"  # fmt: skip
+    return (
+        f"published the plan to {safe_url(target)}: {written} blocks written, {removed} removed, "
+        f"{len(wanted) - written} unchanged"
+    )
 
 
 def _same_time(data: str, e: icalendar.Event) -> bool:
@@ -122,8 +133,13 @@ def _same_time(data: str, e: icalendar.Event) -> bool:
         old = next(c for c in icalendar.Calendar.from_ical(data).subcomponents if c.name == "VEVENT")
     except (ValueError, StopIteration):
         return False
-    return (old.get("dtstart") and old["dtstart"].dt == e["dtstart"].dt and old.get("dtend") is not None
-            and old["dtend"].dt == e["dtend"].dt and str(old.get("summary")) == str(e["summary"]))  # fmt: skip
+    return (
+        old.get("dtstart")
+        and old["dtstart"].dt == e["dtstart"].dt
+        and old.get("dtend") is not None
+        and old["dtend"].dt == e["dtend"].dt
+        and str(old.get("summary")) == str(e["summary"])
+    )
 
 
 def read_calendars(ctx: ToolContext, config: Any, today: dt.date) -> list[str]:
@@ -149,6 +165,8 @@ def read_calendars(ctx: ToolContext, config: Any, today: dt.date) -> list[str]:
                 bad += 1
         with ctx.store.write() as conn:
             added, updated = calendar.put(conn, safe_url(url), items, replace=True)
-        lines.append(f"calendar {safe_url(url)}: {len(items)} events ({added} new)"
-                     + (f"; {bad} could not be read" if bad else ""))  # fmt: skip
+        lines.append(
+            f"calendar {safe_url(url)}: {len(items)} events ({added} new)"
+            + (f"; {bad} could not be read" if bad else "")
+        )
     return lines

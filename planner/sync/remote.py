@@ -21,8 +21,21 @@ from planner.sync.dav import Resource
 SYNCED = ("title", "status", "due_date", "due_time", "start_date", "priority", "tags", "notes", "annotations")
 SYNCED += ("repeat", "remind_at", "estimate_minutes", "parent")
 # The columns a version from the server sets here, each one, also to nothing.
-TAKEN = ("title", "status", "due_date", "due_time", "start_date", "priority", "notes", "annotations", "recurrence",
-         "remind_at", "estimate_minutes", "parent_uid", "completed_at")  # fmt: skip
+TAKEN = (
+    "title",
+    "status",
+    "due_date",
+    "due_time",
+    "start_date",
+    "priority",
+    "notes",
+    "annotations",
+    "recurrence",
+    "remind_at",
+    "estimate_minutes",
+    "parent_uid",
+    "completed_at",
+)
 
 
 def synced_fields(task: dict[str, Any]) -> dict[str, Any]:
@@ -106,8 +119,9 @@ def raw_uid(data: str) -> str | None:
     return None
 
 
-def to_ics(task: dict[str, Any], changed_at: dt.datetime | None, base: icalendar.Todo | None = None,
-           copy: str | None = None) -> str:  # fmt: skip
+def to_ics(
+    task: dict[str, Any], changed_at: dt.datetime | None, base: icalendar.Todo | None = None, copy: str | None = None
+) -> str:
     """One task as a calendar object resource: a VCALENDAR with its VTODO, written over the server's copy,
     and the time zones (VTIMEZONE) that copy holds."""
     cal = icalendar.Calendar()

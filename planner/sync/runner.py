@@ -32,9 +32,14 @@ def collections(config: Any) -> list[tuple[str, str | None]]:
 
 
 def sync_config(
-    store: Store, config: Any, today: Callable[[], dt.date] = dt.date.today, door: Door | None = None,
-    progress: Progress | None = None, create: bool = False, say: Callable[[str], None] | None = None,
-) -> Report:  # fmt: skip
+    store: Store,
+    config: Any,
+    today: Callable[[], dt.date] = dt.date.today,
+    door: Door | None = None,
+    progress: Progress | None = None,
+    create: bool = False,
+    say: Callable[[str], None] | None = None,
+) -> Report:
     """`sync` and /sync: one sync of every task list the settings name; a SyncError when it could not run.
 
     `say` hears a notice while it waits for another sync of the same database to finish."""
@@ -71,8 +76,9 @@ def _calendars(store: Store, config: Any, today: Callable[[], dt.date], report: 
 WAIT_FOR_OTHER = 60.0  # seconds a sync waits for another one of the same database
 
 
-def _sync_all(store: Store, config: Any, today: Callable[[], dt.date], door: Door | None,
-              progress: Progress | None, create: bool) -> Report:  # fmt: skip
+def _sync_all(
+    store: Store, config: Any, today: Callable[[], dt.date], door: Door | None, progress: Progress | None, create: bool
+) -> Report:
     from planner.sync.dav import credentials
 
     report = Report()
@@ -99,19 +105,30 @@ def sync(store: Store, url: str, user: str | None, password: str | None, **kw: A
     return sync_config(store, Config(caldav_url=url, caldav_user=user, caldav_password=password), **kw)
 
 
-def _run_one(store: Store, dav: Dav, name: str | None, today: Callable[[], dt.date], door: Door | None,
-             progress: Progress | None, turn: str, others: set[str], create: bool) -> Report:  # fmt: skip
+def _run_one(
+    store: Store,
+    dav: Dav,
+    name: str | None,
+    today: Callable[[], dt.date],
+    door: Door | None,
+    progress: Progress | None,
+    turn: str,
+    others: set[str],
+    create: bool,
+) -> Report:
     where = dav.url
     try:
         try:
-            return Sync(store, dav, list_name=name, today=today, door=door, progress=progress, turn=turn,
-                        others=others).run()  # fmt: skip
+            return Sync(
+                store, dav, list_name=name, today=today, door=door, progress=progress, turn=turn, others=others
+            ).run()
         except DavError as e:
             if e.kind != "missing" or not create:
                 raise
         dav.mkcalendar(name or "Tasks")
-        return Sync(store, dav, list_name=name, today=today, door=door, progress=progress, turn=turn,
-                    others=others).run()  # fmt: skip
+        return Sync(
+            store, dav, list_name=name, today=today, door=door, progress=progress, turn=turn, others=others
+        ).run()
     except DavError as e:
         if e.kind == "auth":
             raise SyncError(

@@ -93,23 +93,34 @@ def inputs(ctx: ToolContext, horizon: Horizon) -> tuple[list[Task], list[Event],
             open_children[t["parent_uid"]] = open_children.get(t["parent_uid"], 0) + 1
     tasks = [
         Task(
-            task_id=t["id"], title=t["title"], minutes=t.get("estimate_minutes") or DEFAULT_MINUTES,
-            guessed=not t.get("estimate_minutes"), due=_due(t),
-            not_before=dt.datetime.combine(dt.date.fromisoformat(t["start_date"]), dt.time()) if t.get("start_date")
+            task_id=t["id"],
+            title=t["title"],
+            minutes=t.get("estimate_minutes") or DEFAULT_MINUTES,
+            guessed=not t.get("estimate_minutes"),
+            due=_due(t),
+            not_before=dt.datetime.combine(dt.date.fromisoformat(t["start_date"]), dt.time())
+            if t.get("start_date")
             else None,
-            priority=t.get("priority"), urgency=urgency(t, today, open_children.get(t["uid"], 0)),
-            tags=tuple(t.get("tags") or ()), list_name=t.get("list"),
+            priority=t.get("priority"),
+            urgency=urgency(t, today, open_children.get(t["uid"], 0)),
+            tags=tuple(t.get("tags") or ()),
+            list_name=t.get("list"),
             pinned=dt.datetime.fromisoformat(t["scheduled_at"]) if t.get("scheduled_at") else None,
         )
         for t in found
-    ]  # fmt: skip
+    ]
     busy = calendar.between(conn, horizon.start, horizon.end)
     events = [Event(b.start, b.end, b.title, f"{b.event_id}") for b in busy]
     rules = [
-        Rule(p["kind"], dt.time.fromisoformat(p["start"]), dt.time.fromisoformat(p["end"]),
-             tuple(int(d) for d in p["weekdays"].split(",") if d), tuple(x for x in p["tags"].split(",") if x))
+        Rule(
+            p["kind"],
+            dt.time.fromisoformat(p["start"]),
+            dt.time.fromisoformat(p["end"]),
+            tuple(int(d) for d in p["weekdays"].split(",") if d),
+            tuple(x for x in p["tags"].split(",") if x),
+        )
         for p in calendar.preferences(conn)
-    ]  # fmt: skip
+    ]
     return tasks, events, rules, busy
 
 
@@ -121,8 +132,12 @@ def make_plan(ctx: ToolContext, horizon: Horizon) -> Plan:
 
 def block_json(b: Block) -> dict[str, Any]:
     """One block as the model and `plan --json` see it."""
-    out: dict[str, Any] = {"start": f"{b.start:%Y-%m-%dT%H:%M}", "end": f"{b.end:%Y-%m-%dT%H:%M}", "kind": b.kind,
-                           "title": b.title}  # fmt: skip
+    out: dict[str, Any] = {
+        "start": f"{b.start:%Y-%m-%dT%H:%M}",
+        "end": f"{b.end:%Y-%m-%dT%H:%M}",
+        "kind": b.kind,
+        "title": b.title,
+    }
     if b.kind == "task":
         out["task_id"] = b.task_id
         if b.parts > 1:
@@ -169,30 +184,51 @@ def plan_day(ctx: ToolContext, date: str | None = None) -> dict[str, Any]:
     guessed = sorted({b["title"] for d in out.get("days", [out]) for b in d["blocks"] if b.get("guessed")})
     if guessed:
         n = len(guessed)
-        out["estimates"] = f"{n} task{'s have' if n > 1 else ' has'} no estimate and count{'' if n > 1 else 's'} " \
-                           f"as {DEFAULT_MINUTES} minutes"  # fmt: skip
+        out["estimates"] = (
+            f"{n} task{'s have' if n > 1 else ' has'} no estimate and count{'' if n > 1 else 's'} "
+            f"as {DEFAULT_MINUTES} minutes"
+        )
     return out
 
 
 def _free(ctx: ToolContext, start: dt.datetime, end: dt.datetime) -> list[tuple[dt.datetime, dt.datetime]]:
     """Free working time (and free preferences) between start and end: no event, no pinned task, no avoid."""
     tasks, events, rules, _ = inputs(ctx, Horizon(start, end))
-    busy = sorted([(e.start, e.end) for e in events] + [
-        (t.pinned, t.pinned + dt.timedelta(minutes=t.minutes or DEFAULT_MINUTES)) for t in tasks if t.pinned])  # fmt: skip
+    busy = sorted(
+        [(e.start, e.end) for e in events]
+        + [(t.pinned, t.pinned + dt.timedelta(minutes=t.minutes or DEFAULT_MINUTES)) for t in tasks if t.pinned]
+    )
     out = []
     day = start.date()
     while dt.datetime.combine(day, dt.time()) < end:
         windows = list(ctx.hours.week[day.weekday()])
-        windows += [(r.start, r.end) for r in rules if r.kind == "free" and not r.tags and
-                    (not r.weekdays or day.weekday() in r.weekdays)]  # fmt: skip
-        avoid = [(r.start, r.end) for r in rules if r.kind == "avoid" and not r.tags and
-                 (not r.weekdays or day.weekday() in r.weekdays)]  # fmt: skip
+        windows += [
+            (r.start, r.end)
+            for r in rules
+            if r.kind == "free" and not r.tags and (not r.weekdays or day.weekday() in r.weekdays)
+        ]
+        avoid = [
+            (r.start, r.end)
+            for r in rules
+            if r.kind == "avoid" and not r.tags and (not r.weekdays or day.weekday() in r.weekdays)
+        ]
         for a, b in windows:
             lo = max(start, dt.datetime.combine(day, a))
-            hi = min(end, dt.datetime.combine(day, b) if b != dt.time(0) else dt.datetime.combine(day, dt.time()) +
-                     dt.timedelta(days=1))  # fmt: skip
-            cut = busy + [(dt.datetime.combine(day, x), dt.datetime.combine(day, y) if y != dt.time(0) else
-                           dt.datetime.combine(day + dt.timedelta(days=1), dt.time())) for x, y in avoid]  # fmt: skip
+            hi = min(
+                end,
+                dt.datetime.combine(day, b)
+                if b != dt.time(0)
+                else dt.datetime.combine(day, dt.time()) + dt.timedelta(days=1),
+            )
+            cut = busy + [
+                (
+                    dt.datetime.combine(day, x),
+                    dt.datetime.combine(day, y)
+                    if y != dt.time(0)
+                    else dt.datetime.combine(day + dt.timedelta(days=1), dt.time()),
+                )
+                for x, y in avoid
+            ]
             out += _minus(lo, hi, cut)
         day += dt.timedelta(days=1)
     merged: list[tuple[dt.datetime, dt.datetime]] = []
@@ -222,8 +258,9 @@ def _minus(lo: dt.datetime, hi: dt.datetime, cut: list[tuple[dt.datetime, dt.dat
     read_only=True,
     title="Find free time",
 )
-def find_time(ctx: ToolContext, minutes: int, after: str | None = None, before: str | None = None,
-              prefer: str | None = None) -> dict[str, Any]:  # fmt: skip
+def find_time(
+    ctx: ToolContext, minutes: int, after: str | None = None, before: str | None = None, prefer: str | None = None
+) -> dict[str, Any]:
     """Find free slots of at least this many minutes in the user's working time, around their calendar. Propose one of them to the user; nothing is written."""
     start = round_up(now_of(ctx))
     if after:
@@ -237,8 +274,11 @@ def find_time(ctx: ToolContext, minutes: int, after: str | None = None, before: 
             w = weekly(prefer)
         except DateError as e:
             raise ToolError(f"prefer: {e}") from None
-        free = [(max(a, dt.datetime.combine(a.date(), w.start)), min(b, dt.datetime.combine(a.date(), w.end)))
-                for a, b in free if not w.weekdays or a.weekday() in w.weekdays]  # fmt: skip
+        free = [
+            (max(a, dt.datetime.combine(a.date(), w.start)), min(b, dt.datetime.combine(a.date(), w.end)))
+            for a, b in free
+            if not w.weekdays or a.weekday() in w.weekdays
+        ]
     slots = [(a, b) for a, b in free if (b - a) >= dt.timedelta(minutes=minutes)]
     shown = [{"start": f"{a:%Y-%m-%d %H:%M}", "end": f"{b:%Y-%m-%d %H:%M}", "weekday": f"{a:%A}"} for a, b in slots[:8]]
     out: dict[str, Any] = {
@@ -268,7 +308,7 @@ def _moment(ctx: ToolContext, words: str, name: str, end: bool = False) -> dt.da
         "when": {
             "type": "string",
             "description": "When, in the user's words (3pm, tomorrow 9:30, the afternoon); none unpins it.",
-        },  # fmt: skip
+        },
     },
     required=("id", "when"),
     changes_existing=True,
@@ -302,8 +342,15 @@ def schedule_task(ctx: ToolContext, id: int, when: str) -> dict[str, Any]:  # no
             said.append(f"it overlaps {clash[0].title!r} ({clash[0].start:%H:%M}-{clash[0].end:%H:%M}) in the calendar")
     with ctx.store.write() as conn:
         _, after = update(conn, ctx.turn, "schedule_task", id, {"scheduled_at": start.isoformat(timespec="minutes")})
-    return {"pinned": {"id": id, "title": task["title"], "start": f"{start:%Y-%m-%d %H:%M}",
-                       "end": f"{start + dt.timedelta(minutes=length):%Y-%m-%d %H:%M}"}, "date_read_as": "; ".join(said)}  # fmt: skip
+    return {
+        "pinned": {
+            "id": id,
+            "title": task["title"],
+            "start": f"{start:%Y-%m-%d %H:%M}",
+            "end": f"{start + dt.timedelta(minutes=length):%Y-%m-%d %H:%M}",
+        },
+        "date_read_as": "; ".join(said),
+    }
 
 
 def _day_of(task: dict[str, Any], ctx: ToolContext) -> dt.date:
@@ -346,8 +393,15 @@ def add_event(ctx: ToolContext, title: str, when: str) -> dict[str, Any]:
     with ctx.store.write() as conn:
         calendar.put(conn, "said", [(uid, title.strip()[:200], cal)])
     read = f"{when.strip()!r} -> {s.start:%A %Y-%m-%d}" + ("" if s.all_day else f" {s.start:%H:%M}-{s.end:%H:%M}")
-    out = {"event": {"title": title.strip(), "start": f"{s.start:%Y-%m-%d %H:%M}", "end": f"{s.end:%Y-%m-%d %H:%M}",
-                     "all_day": s.all_day}, "date_read_as": read}  # fmt: skip
+    out = {
+        "event": {
+            "title": title.strip(),
+            "start": f"{s.start:%Y-%m-%d %H:%M}",
+            "end": f"{s.end:%Y-%m-%d %H:%M}",
+            "all_day": s.all_day,
+        },
+        "date_read_as": read,
+    }
     if s.guessed:
         out["assumed"] = s.guessed
     return out
@@ -360,7 +414,7 @@ def add_event(ctx: ToolContext, title: str, when: str) -> dict[str, Any]:
             "enum": list(KINDS),
             "description": "avoid: no tasks then; free: time the user "
             "has besides working hours; prefer: put the named tasks there.",
-        },  # fmt: skip
+        },
         "when": {
             "type": "string",
             "description": "The time of week, in the user's words (fridays, wednesday afternoons).",
@@ -382,8 +436,18 @@ def add_preference(ctx: ToolContext, kind: str, when: str, tasks: str | None = N
     end = "00:00" if w.end == dt.time(23, 59) else f"{w.end:%H:%M}"
     said = f"{kind} {when.strip()}" + (f" for {' '.join(tags)}" if tags else "")
     with ctx.store.write() as conn:
-        pref_id = calendar.add_preference(conn, ctx.turn or secrets.token_hex(8), kind, w.weekdays,
-                                          f"{w.start:%H:%M}", end, tags, said)  # fmt: skip
+        pref_id = calendar.add_preference(
+            conn, ctx.turn or secrets.token_hex(8), kind, w.weekdays, f"{w.start:%H:%M}", end, tags, said
+        )
     days = ", ".join(("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")[d] for d in w.weekdays) or "every day"
-    return {"preference": {"id": pref_id, "kind": kind, "days": days, "from": f"{w.start:%H:%M}", "to": end,
-                           "tasks": list(tags)}, "date_read_as": f"{when.strip()!r} -> {days} {w.start:%H:%M}-{end}"}  # fmt: skip
+    return {
+        "preference": {
+            "id": pref_id,
+            "kind": kind,
+            "days": days,
+            "from": f"{w.start:%H:%M}",
+            "to": end,
+            "tasks": list(tags),
+        },
+        "date_read_as": f"{when.strip()!r} -> {days} {w.start:%H:%M}-{end}",
+    }

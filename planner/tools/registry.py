@@ -88,9 +88,18 @@ def tool(
         schema = {"type": "object", "properties": properties or {}, "required": list(required)}
         doc = inspect.cleandoc(fn.__doc__ or "")
         TOOLS[fn.__name__] = Tool(
-            fn.__name__, doc, schema, fn, read_only, changes_existing, destructive, enabled, describe,
-            title or fn.__name__.replace("_", " ").capitalize(), output or OUTPUT.get(fn.__name__),
-        )  # fmt: skip
+            fn.__name__,
+            doc,
+            schema,
+            fn,
+            read_only,
+            changes_existing,
+            destructive,
+            enabled,
+            describe,
+            title or fn.__name__.replace("_", " ").capitalize(),
+            output or OUTPUT.get(fn.__name__),
+        )
         return fn
 
     return register

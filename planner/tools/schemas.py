@@ -43,44 +43,96 @@ def obj(required: tuple[str, ...] = (), **properties: Any) -> dict[str, Any]:
 
 
 MEMORY = obj(id={"type": "integer"}, text=TEXT, kind=TEXT, said=TEXT)
-BLOCKS = {"type": "array", "items": obj(("start", "end", "kind", "title"), start=TEXT, end=TEXT,
-                                        kind={"type": "string", "enum": ["task", "event"]}, title=TEXT)}  # fmt: skip
-NOTES = {"type": "array", "items": obj(("task_id", "title", "reason"), task_id={"type": "integer"}, title=TEXT,
-                                       reason=TEXT)}  # fmt: skip
+BLOCKS = {
+    "type": "array",
+    "items": obj(
+        ("start", "end", "kind", "title"),
+        start=TEXT,
+        end=TEXT,
+        kind={"type": "string", "enum": ["task", "event"]},
+        title=TEXT,
+    ),
+}
+NOTES = {
+    "type": "array",
+    "items": obj(("task_id", "title", "reason"), task_id={"type": "integer"}, title=TEXT, reason=TEXT),
+}
 OUTPUT: dict[str, dict[str, Any]] = {
     "add_task": obj(("added",), added=TASK, **SAID),
-    "list_tasks": obj(("status", "count", "tasks"), status=TEXT, count={"type": "integer"},
-                      tasks={"type": "array", "items": TASK}, more=TEXT, waiting=TEXT, **SAID),  # fmt: skip
+    "list_tasks": obj(
+        ("status", "count", "tasks"),
+        status=TEXT,
+        count={"type": "integer"},
+        tasks={"type": "array", "items": TASK},
+        more=TEXT,
+        waiting=TEXT,
+        **SAID,
+    ),
     "update_task": obj(("updated", "before"), updated=TASK, before=TASK, **SAID),
     "complete_task": obj(completed=TASK, next=TASK, already_done=TASK, repeat=TEXT),
     "cancel_task": obj(cancelled=TASK, already_cancelled=TASK, repeat=TEXT),
     "reopen_task": obj(reopened=TASK, already_open=TASK),
     "delete_task": obj(("deleted",), deleted=TASK),
-    "list_lists": obj(("lists",), lists={"type": "array", "items": obj(
-        ("list", "open", "tasks"), list=TEXT, open={"type": "integer"}, tasks={"type": "integer"})}),
+    "list_lists": obj(
+        ("lists",),
+        lists={
+            "type": "array",
+            "items": obj(("list", "open", "tasks"), list=TEXT, open={"type": "integer"}, tasks={"type": "integer"}),
+        },
+    ),
     "rename_list": obj(("renamed", "to", "tasks"), renamed=TEXT, to=NULLABLE_TEXT, tasks={"type": "integer"}),
-    "agenda": obj(("today", "overdue", "days", "without_date"), today=TEXT, overdue={"type": "array", "items": TASK},
-                  days={"type": "array", "items": obj(("date", "label", "tasks"), date=TEXT, label=TEXT,
-                                                      tasks={"type": "array", "items": TASK})},
-                  without_date={"type": "integer"}, more={"type": "integer"}),
+    "agenda": obj(
+        ("today", "overdue", "days", "without_date"),
+        today=TEXT,
+        overdue={"type": "array", "items": TASK},
+        days={
+            "type": "array",
+            "items": obj(("date", "label", "tasks"), date=TEXT, label=TEXT, tasks={"type": "array", "items": TASK}),
+        },
+        without_date={"type": "integer"},
+        more={"type": "integer"},
+    ),
     "get_today": obj(("date", "weekday"), date=TEXT, weekday=TEXT),
     "remember": obj(remembered=MEMORY, updated=MEMORY, superseded=MEMORY, note=TEXT),
     "recall": obj(("memories",), memories={"type": "array", "items": MEMORY}),
     "forget": obj(("forgotten",), forgotten=MEMORY),
-    "query_planner": obj(("columns", "rows", "row_count"), columns={"type": "array", "items": TEXT},
-                         rows={"type": "array"}, row_count={"type": "integer"}),
+    "query_planner": obj(
+        ("columns", "rows", "row_count"),
+        columns={"type": "array", "items": TEXT},
+        rows={"type": "array"},
+        row_count={"type": "integer"},
+    ),
     "lookup": obj(title=TEXT, summary=TEXT, url=TEXT),
-    "plan_day": obj(day=TEXT, days={"type": "array", "items": obj(("day", "blocks"), day=TEXT, blocks=BLOCKS)},
-                    blocks=BLOCKS, unscheduled=NOTES, late=NOTES, estimates=TEXT),
-    "find_time": obj(("minutes", "slots"), minutes={"type": "integer"}, slots={"type": "array", "items": obj(
-        ("start", "end"), start=TEXT, end=TEXT, weekday=TEXT)}, searched=TEXT, none_found=TEXT),
-    "schedule_task": obj(pinned=obj(id={"type": "integer"}, title=TEXT, start=TEXT, end=TEXT),
-                         unpinned=obj(id={"type": "integer"}, title=TEXT), date_read_as=TEXT),
-    "add_event": obj(("event",), event=obj(title=TEXT, start=TEXT, end=TEXT, all_day={"type": "boolean"}),
-                     date_read_as=TEXT, assumed=TEXT),
-    "add_preference": obj(("preference",), preference=obj(id={"type": "integer"}, kind=TEXT, days=TEXT),
-                          date_read_as=TEXT),
-}  # fmt: skip
+    "plan_day": obj(
+        day=TEXT,
+        days={"type": "array", "items": obj(("day", "blocks"), day=TEXT, blocks=BLOCKS)},
+        blocks=BLOCKS,
+        unscheduled=NOTES,
+        late=NOTES,
+        estimates=TEXT,
+    ),
+    "find_time": obj(
+        ("minutes", "slots"),
+        minutes={"type": "integer"},
+        slots={"type": "array", "items": obj(("start", "end"), start=TEXT, end=TEXT, weekday=TEXT)},
+        searched=TEXT,
+        none_found=TEXT,
+    ),
+    "schedule_task": obj(
+        pinned=obj(id={"type": "integer"}, title=TEXT, start=TEXT, end=TEXT),
+        unpinned=obj(id={"type": "integer"}, title=TEXT),
+        date_read_as=TEXT,
+    ),
+    "add_event": obj(
+        ("event",),
+        event=obj(title=TEXT, start=TEXT, end=TEXT, all_day={"type": "boolean"}),
+        date_read_as=TEXT,
+        assumed=TEXT,
+    ),
+    "add_preference": obj(
+        ("preference",), preference=obj(id={"type": "integer"}, kind=TEXT, days=TEXT), date_read_as=TEXT
+    ),
+}
 CHANGES = {
     "undo_last_change": obj(("undone",), undone={"type": "array", "items": TEXT}, note=TEXT),
     "redo_last_change": obj(("redone",), redone={"type": "array", "items": TEXT}, note=TEXT),

@@ -40,8 +40,12 @@ def _ask_for_children(ctx: ToolContext, conn: Any, task: dict[str, Any], doing: 
     """A yes before finishing a task whose steps are still open."""
     question = subtasks_question(conn, task, doing)
     if question:
-        ask(ctx, question, f"{doing} a task with open subtasks",
-            f"task {task['id']} was not changed; its subtasks are still open")  # fmt: skip
+        ask(
+            ctx,
+            question,
+            f"{doing} a task with open subtasks",
+            f"task {task['id']} was not changed; its subtasks are still open",
+        )
 
 
 @tool({"id": ID}, required=("id",), changes_existing=True, title="Complete a task")

@@ -363,8 +363,10 @@ def added_note(task: Task, text: str, today: dt.date) -> dict[str, Any]:
     note = check_notes(text)
     if not task.get("notes"):
         return {"notes": note}
-    later = [*annotations_of(task), {"at": dt.datetime.combine(today, dt.datetime.now().time()).isoformat()[:16],
-                                     "text": note}]  # fmt: skip
+    later = [
+        *annotations_of(task),
+        {"at": dt.datetime.combine(today, dt.datetime.now().time()).isoformat()[:16], "text": note},
+    ]
     return {"annotations": check_annotations(later)}
 
 

@@ -316,8 +316,13 @@ def _talk(config: Config, options: Options, llm: Ollama, one_shot: str | None) -
             err(problem)
             return 1
         if config.memory and not memory_ok:
-            print(safe(f"long-term memory is off this run: the embedding model {config.embed_model} is not pulled "
-                       f"(ollama pull {config.embed_model}); --no-memory hides this"), file=sys.stderr)  # fmt: skip
+            print(
+                safe(
+                    f"long-term memory is off this run: the embedding model {config.embed_model} is not pulled "
+                    f"(ollama pull {config.embed_model}); --no-memory hides this"
+                ),
+                file=sys.stderr,
+            )
             config = config.replace(memory=False, auto_memory=False)
     try:
         store = Store(config.db_path)

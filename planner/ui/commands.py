@@ -170,14 +170,14 @@ def _sync(agent: Agent, arg: str, stats: Stats) -> str:
     return sync_text(agent)
 
 
-def sync_text(agent: Agent, progress: Callable[[int, int], None] | None = None,
-              ask: Callable[[str], bool] | None = None) -> str:  # fmt: skip
+def sync_text(
+    agent: Agent, progress: Callable[[int, int], None] | None = None, ask: Callable[[str], bool] | None = None
+) -> str:
     """/sync: one sync, its report in lines (`progress(done, total)` hears it go; `ask` is the y/N)."""
     from planner.sync.runner import SyncError, report_lines, sync_config
     from planner.tools.policy import Door
 
-    door = Door("sync", ask=ask or agent.context.confirm, yes=agent.config.yes,
-                how="run `python agent.py sync --yes`")  # fmt: skip
+    door = Door("sync", ask=ask or agent.context.confirm, yes=agent.config.yes, how="run `python agent.py sync --yes`")
     try:
         report = sync_config(agent.context.store, agent.config, agent.today, door, progress)
     except SyncError as e:
@@ -313,9 +313,18 @@ def stats_rows(stats: Stats) -> tuple[list[str], list[tuple[str, ...]]]:
         ]
 
     labels = [
-        "model calls", "prompt tokens", "eval tokens", "tokens/s", "time in the model", "  of which loading",
-        "tool calls", "tool calls failed", "time in tools", "prompt-cache reuse", "critic retries",
-    ]  # fmt: skip
+        "model calls",
+        "prompt tokens",
+        "eval tokens",
+        "tokens/s",
+        "time in the model",
+        "  of which loading",
+        "tool calls",
+        "tool calls failed",
+        "time in tools",
+        "prompt-cache reuse",
+        "critic retries",
+    ]
     columns = [figures(*run) for run in runs]
     header = ["", *(["last turn"] if stats.last else []), "this run"]
     return header, [(label, *(c[i] for c in columns)) for i, label in enumerate(labels)]
@@ -336,8 +345,10 @@ def stats_footer(agent: Agent, stats: Stats) -> list[str]:
 def _stats(agent: Agent, arg: str, stats: Stats) -> str:
     header, rows = stats_rows(stats)
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    lines = ["  ".join(f"{cell:<{widths[0]}}" if i == 0 else f"{cell:>{widths[i]}}" for i, cell in enumerate(r))
-             for r in [header, *rows]]  # fmt: skip
+    lines = [
+        "  ".join(f"{cell:<{widths[0]}}" if i == 0 else f"{cell:>{widths[i]}}" for i, cell in enumerate(r))
+        for r in [header, *rows]
+    ]
     return "\n".join([*(line.rstrip() for line in lines), *stats_footer(agent, stats)])
 
 

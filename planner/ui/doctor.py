@@ -75,18 +75,24 @@ def run(config: Config, out: TextIO | None = None) -> int:
             if role == "main":
                 line("ok", "guards", f"{config.guards} -> {pick_profile(config.guards, size)}")
         folder = config.db_path.parent
-        for path, label, name in [(folder, "data", str(folder)), (config.db_path, "", config.db_path.name),
-                                  (config.log_path, "", config.log_path.name),
-                                  (folder / "input_history", "", "input_history")]:  # fmt: skip
+        for path, label, name in [
+            (folder, "data", str(folder)),
+            (config.db_path, "", config.db_path.name),
+            (config.log_path, "", config.log_path.name),
+            (folder / "input_history", "", "input_history"),
+        ]:
             private, mode = _mode(path)
             line("ok" if private else "!!", label, f"{name} {mode}")
             ok = ok and private
         if config.db_path.exists():
             try:
                 version, counts = inspect(config.db_path)  # read-only: it looks, never migrates
-                line("ok" if version <= SCHEMA_VERSION else "!!", "database",
-                     f"schema {version} (this planner: {SCHEMA_VERSION}); {counts['tasks']} tasks, "
-                     f"{counts['memories']} memories, {counts['sessions']} sessions")  # fmt: skip
+                line(
+                    "ok" if version <= SCHEMA_VERSION else "!!",
+                    "database",
+                    f"schema {version} (this planner: {SCHEMA_VERSION}); {counts['tasks']} tasks, "
+                    f"{counts['memories']} memories, {counts['sessions']} sessions",
+                )
                 ok = ok and version <= SCHEMA_VERSION
             except sqlite3.Error as e:
                 line("!!", "database", str(explain(e) or e))

@@ -74,8 +74,9 @@ class Column:
 def fit(columns: list[Column], rows: list[list[str]], room: int | None = None, header: bool = True) -> list[str]:
     """The rows as lines of at most `room` columns (the terminal's width by default)."""
     room = room or width()
-    natural = [max([c.pad, shown(c.name) if header else 0, *(shown(r[i]) for r in rows)])
-               for i, c in enumerate(columns)]  # fmt: skip
+    natural = [
+        max([c.pad, shown(c.name) if header else 0, *(shown(r[i]) for r in rows)]) for i, c in enumerate(columns)
+    ]
     widths = list(natural)
     total = lambda: sum(widths) + GAP * (len(widths) - 1)  # noqa: E731
     order = [i for i, c in enumerate(columns) if c.grow] + [i for i, c in enumerate(columns) if not c.grow][::-1]

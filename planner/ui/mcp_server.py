@@ -80,20 +80,29 @@ CONFIRM = {
 
 def _undo_tool(name: str, title: str, description: str) -> types.Tool:
     return types.Tool(
-        name=name, title=title, description=description,
+        name=name,
+        title=title,
+        description=description,
         input_schema={"type": "object", "properties": {"confirm": CONFIRM}, "required": []},
         output_schema=CHANGES[name],
-        annotations=types.ToolAnnotations(title=title, read_only_hint=False, destructive_hint=True,
-                                          idempotent_hint=False, open_world_hint=False),
-    )  # fmt: skip
+        annotations=types.ToolAnnotations(
+            title=title, read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
+        ),
+    )
 
 
-UNDO = _undo_tool("undo_last_change", "Undo the last change",
-                  "Undo the most recent change to the user's tasks or memories (all of one request's changes), "
-                  "whether it was made here or in the planner's terminal. Asks the user first when it would "
-                  "remove tasks or change many.")  # fmt: skip
-REDO = _undo_tool("redo_last_change", "Redo what undo took back",
-                  "Make again the change the last undo took back, unless a task changed since.")  # fmt: skip
+UNDO = _undo_tool(
+    "undo_last_change",
+    "Undo the last change",
+    "Undo the most recent change to the user's tasks or memories (all of one request's changes), "
+    "whether it was made here or in the planner's terminal. Asks the user first when it would "
+    "remove tasks or change many.",
+)
+REDO = _undo_tool(
+    "redo_last_change",
+    "Redo what undo took back",
+    "Make again the change the last undo took back, unless a task changed since.",
+)
 # Repeating the same call changes nothing more (a second delete finds nothing, an update sets the same values).
 IDEMPOTENT = {"update_task", "delete_task", "forget", "cancel_task", "reopen_task"}
 
@@ -121,8 +130,15 @@ class PlannerServer:
         today = (lambda: config.today) if config.today else dt.date.today
         memory = LongTermMemory(store, Embedder(llm.embed, config.embed_model))
         web = Web(config.web_url, config.web_timeout) if config.web else None
-        self.ctx = ToolContext(store=store, memory=memory, today=today, confirm=None, web=web, hours=hours_of(config),
-                               plan_from=plan_from(config))  # fmt: skip
+        self.ctx = ToolContext(
+            store=store,
+            memory=memory,
+            today=today,
+            confirm=None,
+            web=web,
+            hours=hours_of(config),
+            plan_from=plan_from(config),
+        )
         if clock is not None:
             self.ctx = dataclasses.replace(self.ctx, clock=clock)
         self.yes = config.yes
@@ -169,7 +185,7 @@ class PlannerServer:
                     input_schema=schema,
                     output_schema=t.output,
                     annotations=annotations(t),
-                )  # fmt: skip
+                )
             )
         return types.ListToolsResult(tools=[*tools, UNDO, REDO])
 
@@ -185,8 +201,10 @@ class PlannerServer:
         """How this client can bring the user's yes: elicitation, or `confirm` where the user allowed it."""
         asks = self.can_ask(ctx)
         yes = self.yes or (confirmed and not asks and self.confirm_allowed)
-        how = ("ask the user, then start the planner's MCP server with --yes or set PLANNER_MCP_CONFIRM=1 so "
-               "that confirm: true stands for their yes")  # fmt: skip
+        how = (
+            "ask the user, then start the planner's MCP server with --yes or set PLANNER_MCP_CONFIRM=1 so "
+            "that confirm: true stands for their yes"
+        )
         return Door("mcp", ask=(lambda q: False) if asks else None, yes=yes, how=how)
 
     @staticmethod
@@ -264,8 +282,12 @@ class PlannerServer:
         ids = set(list_ids(conn, args["name"])) if t.name == "rename_list" else {args.get("id")}
         others = await anyio.to_thread.run_sync(recently_changed, conn, since, CHANGES_EXISTING)
         what = await anyio.to_thread.run_sync(describe_call, conn, t.name, args)
-        effect = Effect(deletes=tuple(asked) if t.destructive else (), changes=tuple(f"{what} (task {i})" for i in ids),
-                        recent=len(others - ids), asks=asked[0] if asked and not t.destructive else "")  # fmt: skip
+        effect = Effect(
+            deletes=tuple(asked) if t.destructive else (),
+            changes=tuple(f"{what} (task {i})" for i in ids),
+            recent=len(others - ids),
+            asks=asked[0] if asked and not t.destructive else "",
+        )
         question = asked[0] if asked else ""
         if not question and effect.changed > BULK_LIMIT:
             question = f"{what}? That makes {effect.changed} tasks changed in {BULK_WINDOW / 60:g} minutes"
@@ -288,7 +310,7 @@ class PlannerServer:
                 self.ctx,
                 Door("mcp", ask=capture if self.can_ask(ctx) else None, yes=door.yes, how=door.how),
                 by_user=False,
-            )  # fmt: skip
+            )
         )
         if question and not first.lines:
             answer = await self.ask(ctx, params, question[0], key=answer_key(name, {}, question[0]))

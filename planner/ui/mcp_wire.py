@@ -82,15 +82,19 @@ def refusal(line: str) -> str | None:
         request_id = json.loads(found[1]) if found else None
         return json.dumps(_error(request_id, PARSE_ERROR, f"the message is not JSON the server can read ({why})"))
     if isinstance(value, list):
-        owed = [_error(v["id"], INVALID_REQUEST, "batches are not supported; send one request at a time")
-                for v in value if isinstance(v, dict) and "id" in v and "method" in v]  # fmt: skip
+        owed = [
+            _error(v["id"], INVALID_REQUEST, "batches are not supported; send one request at a time")
+            for v in value
+            if isinstance(v, dict) and "id" in v and "method" in v
+        ]
         return json.dumps(owed) if owed else ""
     if isinstance(value, dict) and "id" in value and "method" in value:
         request_id = value["id"] if isinstance(value["id"], str | int) and not isinstance(value["id"], bool) else None
         if isinstance(request_id, int) and abs(request_id) >= 2**63:
             request_id = None
-        return json.dumps(_error(request_id, INVALID_REQUEST, f"the request is not valid JSON-RPC 2.0 ({why})"),
-                          ensure_ascii=True)  # fmt: skip
+        return json.dumps(
+            _error(request_id, INVALID_REQUEST, f"the request is not valid JSON-RPC 2.0 ({why})"), ensure_ascii=True
+        )
     return ""  # a notification or a response that cannot be read: nothing is owed
 
 

@@ -65,8 +65,9 @@ def ensure_models(llm: Ollama, config: Config, interactive: bool) -> tuple[str |
     except ModelError as e:
         return str(e), memory_ok
     if caps and "tools" not in caps:
-        return (f"model {config.model!r} cannot call tools; choose one that can (e.g. qwen3.5 or llama3.1) "
-                "with --model"), memory_ok  # fmt: skip
+        return (
+            f"model {config.model!r} cannot call tools; choose one that can (e.g. qwen3.5 or llama3.1) with --model"
+        ), memory_ok
     return None, memory_ok
 
 

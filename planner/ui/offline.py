@@ -109,8 +109,15 @@ def handler(what: str):  # noqa: ANN201  (one of the handlers below, or shell.py
     """The function that runs a subcommand."""
     from planner.ui import shell
 
-    own = {"export": export, "import": import_, "backup": backup, "agenda": agenda, "sync": sync,
-           "remind": remind, "plan": plan}  # fmt: skip
+    own = {
+        "export": export,
+        "import": import_,
+        "backup": backup,
+        "agenda": agenda,
+        "sync": sync,
+        "remind": remind,
+        "plan": plan,
+    }
     return own.get(what) or shell.HANDLERS[what]
 
 
@@ -170,8 +177,10 @@ def import_(store: Store, args: argparse.Namespace, today: dt.date) -> int:
                 return EXIT_ERROR
             text = args.file.read_text(encoding="utf-8")
     except UnicodeDecodeError:
-        err(f"cannot read {'standard input' if stdin else args.file}: it is not UTF-8 text; save it as UTF-8 "
-            "and import again")  # fmt: skip
+        err(
+            f"cannot read {'standard input' if stdin else args.file}: it is not UTF-8 text; save it as UTF-8 "
+            "and import again"
+        )
         return EXIT_ERROR
     except OSError as e:
         err(f"cannot read {'standard input' if stdin else args.file}: {e.strerror or e}")

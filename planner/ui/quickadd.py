@@ -199,8 +199,9 @@ def _free_date(words: list[str], out: Reading, today: dt.date) -> list[str]:
     for start in range(len(words)):
         if words[start].startswith("\\"):
             continue
-        end, when = _longest(words, start, lambda run: None if any(w.startswith("\\") for w in run)
-                             else _is_date(run, today))  # fmt: skip
+        end, when = _longest(
+            words, start, lambda run: None if any(w.startswith("\\") for w in run) else _is_date(run, today)
+        )
         if when is not None and (best is None or end - start >= best[1] - best[0]):
             best = (start, end, when)
     if best is None:
@@ -224,8 +225,9 @@ def _free_date_span(words: list[str], today: dt.date) -> tuple[int, int] | None:
     """The longest run of the words that is a date with no time of its own."""
     best = None
     for start in range(len(words)):
-        end, when = _longest(words, start, lambda run: None if any(w.startswith("\\") for w in run)
-                             else _is_date(run, today))  # fmt: skip
+        end, when = _longest(
+            words, start, lambda run: None if any(w.startswith("\\") for w in run) else _is_date(run, today)
+        )
         if when is not None and when.time is None and (best is None or end - start > best[1] - best[0]):
             best = (start, end)
     return best

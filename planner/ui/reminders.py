@@ -60,8 +60,9 @@ def due_now(store: Store, now: dt.datetime | None = None) -> list[str]:
 class Watcher:
     """Looks for reminders every WATCH_SECONDS in a thread of its own and hands each line to `say`."""
 
-    def __init__(self, store: Store, say: Callable[[str], None], every: float = WATCH_SECONDS,
-                 clock: Clock = dt.datetime.now):  # fmt: skip
+    def __init__(
+        self, store: Store, say: Callable[[str], None], every: float = WATCH_SECONDS, clock: Clock = dt.datetime.now
+    ):
         self.store, self.say, self.every, self.clock = store, say, every, clock
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, name="reminders", daemon=True)
@@ -83,8 +84,9 @@ class Watcher:
         self.stop.set()
 
 
-def check(store: Store, out: Callable[[str], None] = print, notify: str | None = "notify-send",
-          clock: Clock = dt.datetime.now) -> int:  # fmt: skip
+def check(
+    store: Store, out: Callable[[str], None] = print, notify: str | None = "notify-send", clock: Clock = dt.datetime.now
+) -> int:
     """`remind --check`: print what is due now (and send it through notify-send); how many were due."""
     program = [shutil.which(notify) if notify else None]
 
@@ -92,8 +94,9 @@ def check(store: Store, out: Callable[[str], None] = print, notify: str | None =
         out(text)
         if program[0]:
             try:
-                subprocess.run([program[0], "Planner", markup_safe(text)], check=False, timeout=NOTIFY_SECONDS,
-                               capture_output=True)  # fmt: skip
+                subprocess.run(
+                    [program[0], "Planner", markup_safe(text)], check=False, timeout=NOTIFY_SECONDS, capture_output=True
+                )
             except (subprocess.TimeoutExpired, OSError):  # stopped: the reminder was printed, it still counts
                 program[0] = None  # and the rest are printed without waiting for it again
 

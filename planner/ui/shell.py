@@ -40,9 +40,15 @@ def context(store: Store, today: dt.date, yes: bool = False, pretended: bool = F
     from planner.tools.plan_tools import hours_of
 
     confirm = ask_yes_no if sys.stdin.isatty() else None
-    return ToolContext(store=store, today=lambda: today, turn=new_turn(), confirm=confirm, yes=yes,
-                       hours=hours_of(Config.from_env()),
-                       plan_from=dt.datetime.combine(today, dt.time()) if pretended else None)  # fmt: skip
+    return ToolContext(
+        store=store,
+        today=lambda: today,
+        turn=new_turn(),
+        confirm=confirm,
+        yes=yes,
+        hours=hours_of(Config.from_env()),
+        plan_from=dt.datetime.combine(today, dt.time()) if pretended else None,
+    )
 
 
 def line(verb: str, task: dict[str, Any]) -> str:
@@ -124,8 +130,11 @@ def each(tool: str, verb: str) -> Handler:
                 status = max(status, _refused(f"task {task_id}: {result['error']}", out.refused is not None))
                 continue
             key = next(iter(result))
-            shown = {"already_done": "already done", "already_open": "already open",
-                     "already_cancelled": "already cancelled"}.get(key, verb)  # fmt: skip
+            shown = {
+                "already_done": "already done",
+                "already_open": "already open",
+                "already_cancelled": "already cancelled",
+            }.get(key, verb)
             print(line(shown, result[key]))
             if result.get("next"):
                 print(line("  next", result["next"]))
@@ -193,7 +202,15 @@ def lists(store: Store, args: argparse.Namespace, today: dt.date) -> int:
 
 
 HANDLERS: dict[str, Handler] = {
-    "add": add, "edit": edit, "note": note, "undo": undo, "redo": redo, "tasks": tasks, "lists": lists,
-    "done": each("complete_task", "done"), "reopen": each("reopen_task", "reopened"),
-    "cancel": each("cancel_task", "cancelled"), "delete": each("delete_task", "deleted"),
-}  # fmt: skip
+    "add": add,
+    "edit": edit,
+    "note": note,
+    "undo": undo,
+    "redo": redo,
+    "tasks": tasks,
+    "lists": lists,
+    "done": each("complete_task", "done"),
+    "reopen": each("reopen_task", "reopened"),
+    "cancel": each("cancel_task", "cancelled"),
+    "delete": each("delete_task", "deleted"),
+}

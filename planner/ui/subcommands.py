@@ -51,8 +51,13 @@ def _delete(p: argparse.ArgumentParser, c: Config) -> None:
 
 
 def _tasks(p: argparse.ArgumentParser, c: Config) -> None:
-    p.add_argument("filters", nargs="*", metavar="FILTER", help="open|waiting|done|cancelled|all, +tag, #list, "
-                   "!high, due:today|tomorrow|week|overdue|DATE, start:DATE, words")  # fmt: skip
+    p.add_argument(
+        "filters",
+        nargs="*",
+        metavar="FILTER",
+        help="open|waiting|done|cancelled|all, +tag, #list, "
+        "!high, due:today|tomorrow|week|overdue|DATE, start:DATE, words",
+    )
     p.add_argument("--limit", type=int, default=100, metavar="N", help="show at most N tasks (100)")
     p.add_argument("--json", action="store_true", help="the tasks as JSON, for scripts")
 
@@ -102,55 +107,122 @@ def _plan(p: argparse.ArgumentParser, c: Config) -> None:
 
 
 SUBS = [
-    Sub("add", "WORDS...", "add a task: a date, +tag, #list, !high, ~30m",
+    Sub(
+        "add",
+        "WORDS...",
+        "add a task: a date, +tag, #list, !high, ~30m",
         "Add a task written in the shell's notation, without the model: a date phrase anywhere (friday 3pm), "
         "+tag, #list, !high|!medium|!low, ~30m or ~1h30m for an estimate, every ... for a repeat, "
-        "start:DATE and remind:WORDS; the words left are the title; \\word keeps a word as it is.", _words),
+        "start:DATE and remind:WORDS; the words left are the title; \\word keeps a word as it is.",
+        _words,
+    ),
     Sub("done", "ID...", "mark tasks done", "Mark tasks done; a repeating one gets its next date.", _ids),
     Sub("reopen", "ID...", "open done or cancelled tasks again", "Open done or cancelled tasks again.", _ids),
     Sub("cancel", "ID...", "mark tasks cancelled (kept, not done)", "Mark tasks cancelled: kept, never open.", _ids),
-    Sub("edit", "ID WORDS...", "change a task, in the notation of add",
+    Sub(
+        "edit",
+        "ID WORDS...",
+        "change a task, in the notation of add",
         "Change a task in the notation of add: a date moves it, +tag adds a tag, #list moves it to a list, "
-        "!low sets the priority, ~1h the estimate; words left become the new title.", _id_words),
+        "!low sets the priority, ~1h the estimate; words left become the new title.",
+        _id_words,
+    ),
     Sub("note", "ID WORDS...", "add a dated note to a task", "Add a note to a task, dated today.", _id_words),
-    Sub("delete", "ID...", "delete tasks (asks first)",
-        "Delete tasks for good: asks y/N in a terminal; elsewhere needs --yes.", _delete),
-    Sub("undo", "", "revert the last change, wherever it was made",
-        "Revert the last change, wherever it was made; asks first when it would delete or change more than "
-        "3 tasks.", None),
+    Sub(
+        "delete",
+        "ID...",
+        "delete tasks (asks first)",
+        "Delete tasks for good: asks y/N in a terminal; elsewhere needs --yes.",
+        _delete,
+    ),
+    Sub(
+        "undo",
+        "",
+        "revert the last change, wherever it was made",
+        "Revert the last change, wherever it was made; asks first when it would delete or change more than 3 tasks.",
+        None,
+    ),
     Sub("redo", "", "make again what undo took back", "Make again the change undo took back last.", None),
-    Sub("tasks", "[STATUS] [FILTER...]", "your tasks, most urgent first",
+    Sub(
+        "tasks",
+        "[STATUS] [FILTER...]",
+        "your tasks, most urgent first",
         "Your tasks as a table, most urgent first. Filters combine: open (the default), waiting, done, "
         "cancelled or all; +tag; #list; !high (tag:, list:, pri:high where the shell reads # or !); due:today, "
         "due:tomorrow, due:week, due:overdue or due:DATE; start:DATE; any other words are searched in titles "
-        "and notes.", _tasks),
-    Sub("lists", "", "the lists and their open tasks", "The lists (projects) and how many open tasks each has.",
-        None),
-    Sub("agenda", "[DAYS]", "overdue, today and the next days",
-        "Overdue tasks, today's and the next days' (7), grouped by day.", _days),
-    Sub("plan", "[DAY|week] [--json]", "your day laid out in free time",
+        "and notes.",
+        _tasks,
+    ),
+    Sub("lists", "", "the lists and their open tasks", "The lists (projects) and how many open tasks each has.", None),
+    Sub(
+        "agenda",
+        "[DAYS]",
+        "overdue, today and the next days",
+        "Overdue tasks, today's and the next days' (7), grouped by day.",
+        _days,
+    ),
+    Sub(
+        "plan",
+        "[DAY|week] [--json]",
+        "your day laid out in free time",
         "Your open tasks placed into the free time of your working hours, around your calendar, most urgent "
-        "first; without the model.", _plan),
-    Sub("export", "[--format F] [-o FILE]", "your tasks as json, todotxt, ics, taskwarrior",
+        "first; without the model.",
+        _plan,
+    ),
+    Sub(
+        "export",
+        "[--format F] [-o FILE]",
+        "your tasks as json, todotxt, ics, taskwarrior",
         "Write every task to standard output or a file: json (everything), todotxt, ics (to-dos) or taskwarrior "
-        "(for `task import`).", _export),
-    Sub("import", "FILE [--format F]", "add the tasks of a file, once",
+        "(for `task import`).",
+        _export,
+    ),
+    Sub(
+        "import",
+        "FILE [--format F]",
+        "add the tasks of a file, once",
         "Add the tasks of a json, todo.txt, iCalendar or Taskwarrior (`task export`) file that are not there "
-        "yet; a bad row is listed and not written.", _import),
-    Sub("backup", "FILE", "a consistent copy of the database",
-        "A consistent copy of the whole database, safe while the planner runs.", _backup),
-    Sub("sync", "[--yes] [--create]", "the tasks with your CalDAV lists, both ways",
+        "yet; a bad row is listed and not written.",
+        _import,
+    ),
+    Sub(
+        "backup",
+        "FILE",
+        "a consistent copy of the database",
+        "A consistent copy of the whole database, safe while the planner runs.",
+        _backup,
+    ),
+    Sub(
+        "sync",
+        "[--yes] [--create]",
+        "the tasks with your CalDAV lists, both ways",
         "Sync the tasks with the CalDAV task list at PLANNER_CALDAV_URL (user and password: PLANNER_CALDAV_USER, "
         "PLANNER_CALDAV_PASSWORD, or the keyring), and lists of their own with PLANNER_CALDAV_LISTS. Deletions "
-        "that look like a glitch, and more than 3 at once, ask first.", _sync),
-    Sub("remind", "[--check]", "coming reminders; --check: what is due now",
+        "that look like a glitch, and more than 3 at once, ask first.",
+        _sync,
+    ),
+    Sub(
+        "remind",
+        "[--check]",
+        "coming reminders; --check: what is due now",
         "The reminders of the next 7 days; with --check, what is due now (for cron; exit 0 either way).",
-        _remind),
-    Sub("doctor", "", "can the planner run here? (asks Ollama)",
-        "Check that Ollama, the models, the data folder and the database are ready.", None),
-    Sub("mcp", "[--web] [--yes]", "serve the tools to an MCP client on stdio",
-        "Serve the planner's tools, agenda and memories to an MCP client over stdio.", None),
-]  # fmt: skip
+        _remind,
+    ),
+    Sub(
+        "doctor",
+        "",
+        "can the planner run here? (asks Ollama)",
+        "Check that Ollama, the models, the data folder and the database are ready.",
+        None,
+    ),
+    Sub(
+        "mcp",
+        "[--web] [--yes]",
+        "serve the tools to an MCP client on stdio",
+        "Serve the planner's tools, agenda and memories to an MCP client over stdio.",
+        None,
+    ),
+]
 BY_NAME = {s.name: s for s in SUBS}
 
 
@@ -169,8 +241,7 @@ def summary() -> str:
 def parser(name: str, base: Config) -> argparse.ArgumentParser:
     """The options of one subcommand (and --db, --today, which every one takes)."""
     sub = BY_NAME[name]
-    p = argparse.ArgumentParser(prog=f"{prog()} {name}", description=sub.about,
-                                formatter_class=_Narrow)  # fmt: skip
+    p = argparse.ArgumentParser(prog=f"{prog()} {name}", description=sub.about, formatter_class=_Narrow)
     p.add_argument("--db", type=Path, default=base.db_path, help="the database file")
     p.add_argument("--today", default=None, help="pretend today is this date (YYYY-MM-DD)")
     if sub.options:

@@ -46,8 +46,13 @@ def task_table(ctx: ToolContext, arg: str) -> Any:
     )
     for t in view.tasks:
         cell = status_cell(t, today)
-        table.add_row(str(t["id"]), Text(inline(t["title"])), when(t),
-                      Text(cell, style="bold red") if cell == "OVERDUE" else cell, Text(inline(extras(t))))  # fmt: skip
+        table.add_row(
+            str(t["id"]),
+            Text(inline(t["title"])),
+            when(t),
+            Text(cell, style="bold red") if cell == "OVERDUE" else cell,
+            Text(inline(extras(t))),
+        )
     if view.footer:
         table.caption = "\n".join(view.footer)
     return table

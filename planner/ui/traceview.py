@@ -83,8 +83,9 @@ class SideCalls:
 class Trace:
     """Lines for one turn's events: tool calls (unless quiet), critiques, and with verbose each model call."""
 
-    def __init__(self, quiet: bool, verbose: bool, side: SideCalls | None = None,
-                 clock: Callable[[], float] = time.perf_counter):  # fmt: skip
+    def __init__(
+        self, quiet: bool, verbose: bool, side: SideCalls | None = None, clock: Callable[[], float] = time.perf_counter
+    ):
         self.quiet = quiet
         self.verbose = verbose
         self.side = side if verbose else None

@@ -72,8 +72,9 @@ class SlashCompleter(Completer):
 class TurnView:
     """What the screen shows during one turn: trace lines, then a spinner or the streamed reply."""
 
-    def __init__(self, quiet: bool, verbose: bool, side: SideCalls | None = None,
-                 clock: Callable[[], float] = time.perf_counter):  # fmt: skip
+    def __init__(
+        self, quiet: bool, verbose: bool, side: SideCalls | None = None, clock: Callable[[], float] = time.perf_counter
+    ):
         self.trace = Trace(quiet, verbose, side, clock)
         self.lines: list[Text] = []
         self.reply = ""
@@ -206,8 +207,9 @@ class TerminalUI:
             self.console.print()  # the prompt line ends here; the next line starts below it
         finally:
             if self.live:
-                self.live = Live(view.render() if view else "", console=self.console, refresh_per_second=12,
-                                 transient=True)  # fmt: skip
+                self.live = Live(
+                    view.render() if view else "", console=self.console, refresh_per_second=12, transient=True
+                )
                 self.live.start()
         return answer.strip().lower() in ("y", "yes")
 

@@ -86,8 +86,16 @@ def listing(ctx: ToolContext, words: list[str], limit: int = SHOWN, where: str =
 
 
 def _search_args(args: dict[str, Any]) -> dict[str, Any]:
-    names = {"tag": "tag", "list": "list_name", "priority": "priority", "due_before": "due_before",
-             "due_after": "due_after", "overdue": "overdue", "text": "text", "status": "status"}  # fmt: skip
+    names = {
+        "tag": "tag",
+        "list": "list_name",
+        "priority": "priority",
+        "due_before": "due_before",
+        "due_after": "due_after",
+        "overdue": "overdue",
+        "text": "text",
+        "status": "status",
+    }
     return {names[k]: (v.lower() if k == "tag" else v) for k, v in args.items() if k in names}
 
 
@@ -100,8 +108,9 @@ def status_cell(t: dict[str, Any], today: str) -> str:
     return t["status"]
 
 
-def tasks_text(ctx: ToolContext, words: list[str], limit: int = SHOWN, where: str = "/tasks",
-               room: int | None = None) -> str:  # fmt: skip
+def tasks_text(
+    ctx: ToolContext, words: list[str], limit: int = SHOWN, where: str = "/tasks", room: int | None = None
+) -> str:
     """The task table of /tasks and `tasks`, fitted to the terminal."""
     view = listing(ctx, words, limit, where)
     if isinstance(view, str):
@@ -109,8 +118,13 @@ def tasks_text(ctx: ToolContext, words: list[str], limit: int = SHOWN, where: st
     if not view.tasks:
         return f"no {'' if view.status == 'all' else view.status + ' '}tasks" + (" match" if words else "")
     today = ctx.today().isoformat()
-    columns = [Column("id", 2, align=">"), Column("title", 12, grow=True), Column("due", 10), Column("status", 4),
-               Column("more", 4)]  # fmt: skip
+    columns = [
+        Column("id", 2, align=">"),
+        Column("title", 12, grow=True),
+        Column("due", 10),
+        Column("status", 4),
+        Column("more", 4),
+    ]
     rows = [[str(t["id"]), inline(t["title"]), when(t), status_cell(t, today), inline(extras(t))] for t in view.tasks]
     return "\n".join(fit(columns, rows, room) + view.footer)
 
@@ -148,9 +162,14 @@ def agenda_text(ctx: ToolContext, arg: str, where: str = "/tasks", room: int | N
     out = [title]
     columns = [Column("id", 4, align=">", pad=4), Column("title", 12, grow=True), Column("more", 4)]
     for heading, tasks in sections:
-        rows = [[str(t["id"]), (f"{t['due_time']} " if t.get("due_time") else "") + inline(t["title"]),
-                 "(event)" if t.get("event") else inline("  ".join(x for x in (extras(t), t.get("note")) if x))]
-                for t in tasks]  # fmt: skip
+        rows = [
+            [
+                str(t["id"]),
+                (f"{t['due_time']} " if t.get("due_time") else "") + inline(t["title"]),
+                "(event)" if t.get("event") else inline("  ".join(x for x in (extras(t), t.get("note")) if x)),
+            ]
+            for t in tasks
+        ]
         out += [heading, *("  " + line for line in fit(columns, rows, (room or width()) - 2, header=False))]
     return "\n".join(out + footer)
 
