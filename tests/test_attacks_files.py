@@ -147,7 +147,9 @@ def hold_write_lock(path):
 def test_8_another_program_holding_the_write_lock_is_a_sentence_and_the_session_goes_on(
     fake, make_agent, ctx, store, short_busy_timeout
 ):
-    from planner.storage.db import BUSY
+    from planner.storage.db import Fault
+
+    BUSY = Fault.BUSY.value
 
     agent = make_agent(reflect=False)
     other = hold_write_lock(store.path)
@@ -164,7 +166,9 @@ def test_8_another_program_holding_the_write_lock_is_a_sentence_and_the_session_
 def test_8_a_lock_taken_mid_turn_fails_the_write_and_keeps_the_history_valid(
     fake, make_agent, store, short_busy_timeout
 ):
-    from planner.storage.db import BUSY
+    from planner.storage.db import Fault
+
+    BUSY = Fault.BUSY.value
 
     holder = {}
 

@@ -17,7 +17,7 @@ from typing import Any
 from planner.agent.loop import Agent, TurnResult
 from planner.memory.history import new_session_name, recent_sessions
 from planner.memory.longterm import AUTO_RECALL_COSINE, LongTermMemoryError
-from planner.model.base import ModelError
+from planner.model.base import Failure, ModelError
 from planner.model.client import Ollama
 from planner.storage.db import DatabaseError, explain
 from planner.storage.tasks import new_turn
@@ -364,7 +364,7 @@ def _model(agent: Agent, arg: str, stats: Stats) -> str:
     try:
         _, capabilities = agent.llm.facts(name)
     except ModelError as e:
-        return f"{name} is not pulled; /pull {name} first" if e.kind == "not_found" else f"error: {e}"
+        return f"{name} is not pulled; /pull {name} first" if e.kind is Failure.NOT_FOUND else f"error: {e}"
     if role == "main" and capabilities and "tools" not in capabilities:
         return f"{name} cannot call tools; choose another main model"
     if role == "critic":
