@@ -45,6 +45,15 @@ settings.register_profile("dev", print_blob=True, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+def pytest_collection_modifyitems(config, items):
+    """Mark `terminal` every test that drives a pseudo-terminal (the pty_planner fixture, or pexpect itself), so
+    CI can run them once more in one process, without pytest-xdist's environment (`pytest -n 0 -m terminal`)."""
+    for item in items:
+        module = getattr(item, "module", None)
+        if "pty_planner" in getattr(item, "fixturenames", ()) or hasattr(module, "pexpect"):
+            item.add_marker(pytest.mark.terminal)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def schema_template(tmp_path_factory):
     """A new database in this process starts as a copy of one migrated at the start of the session.
@@ -207,12 +216,17 @@ def tasklist(radicale):
 
 @pytest.fixture
 def pty_planner(fake, tmp_path):
-    """Start `python agent.py` in a pseudo-terminal against the fake server; waits for the prompt."""
+    """Start `python agent.py` in a pseudo-terminal of `rows` x `cols` against the fake server; waits for the
+    prompt. A COLUMNS or LINES passed in `extra` overrides the terminal's size, as it would in a shell."""
     import pexpect
 
     children = []
 
-    def start(*args: str, term: str = "dumb", prompt: str = "you> ", cols: int = 120, **extra: str) -> pexpect.spawn:
+    def start(
+        *args: str, term: str = "dumb", prompt: str = "you> ", cols: int = 120, rows: int = 40, **extra: str
+    ) -> pexpect.spawn:
+        # The size is the pseudo-terminal's (pexpect sets it before the child starts); clean_env passes on no
+        # COLUMNS or LINES, so the child reads it from the terminal as it would in a real one.
         env = clean_env(
             OLLAMA_HOST=fake.url,
             PLANNER_HOME=str(tmp_path),
@@ -228,7 +242,7 @@ def pty_planner(fake, tmp_path):
             env=env,
             encoding="utf-8",
             timeout=20,
-            dimensions=(40, cols),
+            dimensions=(rows, cols),
         )
         children.append(child)
         child.expect(prompt)
