@@ -45,6 +45,40 @@ settings.register_profile("dev", print_blob=True, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--record",
+        action="store_true",
+        help="write the recorded results under tests/data/ (golden trajectories, recall scores) from this run "
+        "instead of comparing with them; review the diff before committing it",
+    )
+
+
+@pytest.fixture
+def recorded(request):
+    """`recorded(name, value)`: the value must equal tests/data/NAME (JSON), recorded by an earlier run; under
+    `pytest --record` the file is written from this run instead. A change in behaviour shows as a diff of it."""
+    import difflib
+    import json
+
+    def check(name: str, value) -> None:
+        path = ROOT / "tests" / "data" / name
+        text = json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+        if request.config.getoption("--record"):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+            return
+        assert path.exists(), f"no recorded {path.name}: run `pytest {request.node.nodeid} --record` once"
+        old = path.read_text(encoding="utf-8")
+        if old != text:
+            diff = "".join(difflib.unified_diff(old.splitlines(True), text.splitlines(True), "recorded", "this run"))
+            raise AssertionError(
+                f"{path.name} differs from this run (pytest --record rewrites it, if the change is meant):\n{diff}"
+            )
+
+    return check
+
+
 def pytest_collection_modifyitems(config, items):
     """Mark `terminal` every test that drives a pseudo-terminal (the pty_planner fixture, or pexpect itself), so
     CI can run them once more in one process, without pytest-xdist's environment (`pytest -n 0 -m terminal`)."""

@@ -419,18 +419,32 @@ def _todo(tmp_path, n):
     return path
 
 
-def test_a_damaged_page_is_one_line_for_tasks_and_agenda_and_the_advice_works(tmp_path):
+@pytest.mark.parametrize(
+    "command",
+    [
+        "tasks",
+        pytest.param(
+            "agenda",
+            marks=pytest.mark.xfail(
+                strict=True, reason="agenda prints the error on stdout: the views' 'error: …' strings (issue 36, 1)"
+            ),
+        ),
+    ],
+)
+def test_a_damaged_page_is_one_line_for_tasks_and_agenda_and_the_advice_works(tmp_path, command):
     env = clean_env(PLANNER_HOME=str(tmp_path))
     cli(env, "import", str(_todo(tmp_path, 300)))
     db = tmp_path / "planner.db"
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # every page in the file itself, none left in the WAL
+    root = conn.execute("SELECT rootpage FROM sqlite_schema WHERE name = 'tasks'").fetchone()[0]
+    conn.close()
     data = bytearray(db.read_bytes())
-    data[4096 * 3 : 4096 * 3 + 200] = b"\xff" * 200  # a page in the middle of the tasks
+    data[(root - 1) * 4096 : (root - 1) * 4096 + 200] = b"\xff" * 200  # the head of the tasks table's root page
     db.write_bytes(bytes(data))
-    for command in ("tasks", "agenda"):
-        p = cli(env, command)
-        assert "Traceback" not in p.stderr and p.stderr.count("\n") <= 1, p.stderr
-        if p.returncode:
-            assert "damaged" in p.stderr and "backup" in p.stderr
+    p = cli(env, command)
+    assert "Traceback" not in p.stderr and p.stderr.count("\n") <= 1, p.stderr
+    assert p.returncode != 0 and "damaged" in p.stderr and "backup" in p.stderr and not p.stdout, p
 
 
 def test_doctor_escapes_what_ollama_says_and_a_failing_show_is_one_line(fake, tmp_path):
