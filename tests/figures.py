@@ -80,13 +80,27 @@ def blocks(page: str) -> list[Block]:
             chunk.append(lines[i])
             i += 1
         text = "\n".join(chunk)
-        markers = [(m.group(1), m.group(2).strip()) for m in MARKER.finditer(text)]
-        body = MARKER.sub("", text).strip()
+        found = list(_markers(text))
+        markers = [(m.group(1), m.group(2).strip()) for m in found]
+        body = text
+        for m in reversed(found):
+            body = body[: m.start()] + body[m.end() :]
+        body = body.strip()
         if not body and out:  # only markers: they are about the block above
             out[-1].markers += markers
         else:
             out.append(Block(start + 1, body, markers))
     return out
+
+
+def _markers(text: str):  # noqa: ANN202  (an iterator of re.Match)
+    """The markers of a block: not those shown as code (in a fenced block, or between backticks)."""
+    fence = re.compile(r"^\s*```.*?^\s*```[^\n]*$", re.S | re.M)
+    shown = fence.sub(lambda m: " " * len(m.group(0)), text)  # same offsets, fences blanked
+    for m in MARKER.finditer(shown):
+        line = shown[shown.rfind("\n", 0, m.start()) + 1 : m.start()]
+        if line.count("`") % 2 == 0:  # an odd count: the comment is inside a code span
+            yield m
 
 
 def _open_comment(chunk: list[str]) -> bool:

@@ -146,3 +146,5 @@ def test_blocks_keep_a_fenced_block_whole_and_fill_formats_like_python():
     (text, _), *_ = [(b.text, b.markers) for b in blocks("```text\na\n\nb\n```\n<!-- example -->\n")]
     assert text == "```text\na\n\nb\n```"
     assert fill("{a:,} {b:.2f} {b:.2fz} {c:.0%}", {"a": 1234567, "b": 0.857, "c": 0.4857}) == "1,234,567 0.86 .86 49%"
+    shown_as_code = "Write `<!-- lines -->` under it.\n\n```markdown\n| `a.py` | 40 |\n<!-- lines -->\n```\n"
+    assert [b.markers for b in blocks(shown_as_code)] == [[], []]  # a marker shown as code is no marker
