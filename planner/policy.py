@@ -97,13 +97,28 @@ class Verdict(enum.Enum):
 
 
 @dataclass(frozen=True)
+class Among:
+    """A set of tasks the words name by what they are: on a list or tagged so, done or cancelled."""
+
+    lists: frozenset[str] = frozenset()  # "everything in #old": a list or a tag of that name
+    statuses: frozenset[str] = frozenset()  # "the done tasks"
+
+    def covers(self, row: Mapping[str, Any]) -> bool:
+        """Whether this row is in the set."""
+        if self.lists:
+            names = {str(row.get("list") or "").lower(), *(str(t).lower() for t in row.get("tags") or [])}
+            if not names & self.lists:
+                return False
+        return not self.statuses or row.get("status") in self.statuses
+
+
+@dataclass(frozen=True)
 class Named:
-    """A set of tasks named by the user's words: by id or title (ids), or as a set ("all", "#work", "done")."""
+    """Tasks named by the user's words: by id or title (ids), all of them, or sets ("#work", "the done ones")."""
 
     ids: frozenset[int] = frozenset()
     everything: bool = False
-    lists: frozenset[str] = frozenset()  # "everything in #old": a list or a tag of that name
-    statuses: frozenset[str] = frozenset()  # "the done tasks"
+    sets: tuple[Among, ...] = ()
     sure: bool = True  # the verb surely means it ("delete"), not maybe ("clear", "clean up")
 
     def covers(self, row: Mapping[str, Any] | None, key: int | None = None) -> bool:
@@ -112,20 +127,19 @@ class Named:
             return True
         if row is None:
             return False
-        if row.get("id") in self.ids:
-            return True
-        if not (self.everything or self.lists or self.statuses):
-            return False
-        if self.lists:
-            names = {str(row.get("list") or "").lower(), *(str(t).lower() for t in row.get("tags") or [])}
-            if not names & self.lists:
-                return False
-        if self.statuses and row.get("status") not in self.statuses:
-            return False
-        return True
+        return row.get("id") in self.ids or self.everything or any(s.covers(row) for s in self.sets)
+
+    def __or__(self, other: Named) -> Named:
+        if not self:
+            return other
+        if not other:
+            return self
+        return Named(
+            self.ids | other.ids, self.everything or other.everything, self.sets + other.sets, self.sure and other.sure
+        )
 
     def __bool__(self) -> bool:
-        return bool(self.ids or self.everything or self.lists or self.statuses)
+        return bool(self.ids or self.everything or self.sets)
 
 
 NOTHING = Named()
@@ -139,6 +153,7 @@ class Mandate:
     remove: Named = EVERYTHING
     change: Named = EVERYTHING
     said: str = ""  # the words, for the log and for telling the model what they fit
+    forget: bool = True  # the words ask to forget a memory
 
     def changes(self, row: Mapping[str, Any] | None, key: int | None = None) -> bool:
         """The words name this row for a change (or for removing it)."""
