@@ -154,6 +154,7 @@ class Mandate:
     change: Named = EVERYTHING
     said: str = ""  # the words, for the log and for telling the model what they fit
     forget: bool = True  # the words ask to forget a memory
+    titles: tuple[tuple[int, str], ...] = ()  # the tasks named by id or title, as (id, title), to tell the model
 
     def changes(self, row: Mapping[str, Any] | None, key: int | None = None) -> bool:
         """The words name this row for a change (or for removing it)."""
