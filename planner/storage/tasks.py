@@ -113,6 +113,11 @@ def require(conn: sqlite3.Connection, task_id: int) -> Task:
     return task
 
 
+def titles(conn: sqlite3.Connection) -> dict[int, str]:
+    """Every task's title by id (what the user's words may name: agent/intent.py)."""
+    return {r[0]: r[1] for r in conn.execute("SELECT id, title FROM tasks")}
+
+
 def by_uid(conn: sqlite3.Connection, uid: str) -> Task | None:
     """One task by uid, or None."""
     row = conn.execute("SELECT id FROM tasks WHERE uid = ?", (uid,)).fetchone()
@@ -374,6 +379,14 @@ def changed_in_turn(conn: sqlite3.Connection, turn: str) -> set[int]:
     rows = conn.execute(
         "SELECT DISTINCT task_id FROM task_events WHERE turn = ? AND undone_at IS NULL AND before IS NOT NULL",
         (turn,),
+    )
+    return {r[0] for r in rows}
+
+
+def added_in_turn(conn: sqlite3.Connection, turn: str) -> set[int]:
+    """Tasks this request added (and did not undo): its own, named by it."""
+    rows = conn.execute(
+        "SELECT task_id FROM task_events WHERE turn = ? AND before IS NULL AND undone_at IS NULL", (turn,)
     )
     return {r[0] for r in rows}
 
