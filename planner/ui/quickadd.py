@@ -149,7 +149,7 @@ def _keyed(key: str, rest: list[str], out: Reading, today: dt.date) -> int:
         out.args["estimate"] = rest[0]
         return 1
     if key == "rec":
-        words = [w.replace("-", " ") for w in rest]  # rec:every-2-weeks, one word for the shell
+        words = [_spaced(w) for w in rest]  # rec:every-2-weeks, one word for the shell
         end, rule = _longest(words, 0, _repeat)
         if rule is not None:
             out.args["repeat"] = " ".join(words[:end])
@@ -166,10 +166,10 @@ def _keyed(key: str, rest: list[str], out: Reading, today: dt.date) -> int:
     if key == "remind":
         # The longest run that is a reminder (checked against a stand-in due date: the tool reads it again
         # against the real one); "remind:1-hour-before" works too.
-        end, _ = _longest([w.replace("-", " ") for w in rest], 0, _reminder)
+        end, _ = _longest([_spaced(w) for w in rest], 0, _reminder)
         if end == 0:
             raise NotationError(f"cannot read remind:{rest[0]!r}; write e.g. remind:1-hour-before or remind:friday-8am")
-        out.args["remind"] = " ".join(rest[:end]).replace("-", " ")
+        out.args["remind"] = " ".join(_spaced(w) for w in rest[:end])
         return end
     end, when = _longest(rest, 0, lambda run: _when(run, today))
     if when is None:
@@ -177,6 +177,11 @@ def _keyed(key: str, rest: list[str], out: Reading, today: dt.date) -> int:
     phrase = " ".join(rest[:end])
     out.args["due_date" if key == "due" else "start_date"] = phrase
     return end
+
+
+def _spaced(word: str) -> str:
+    """A word of key:PHRASE with its dashes as spaces ("1-hour-before"), except inside a date (2026-12-04)."""
+    return re.sub(r"(?<!\d)-|-(?!\d)", " ", word)
 
 
 def _reminder(run: list[str]) -> Any:
