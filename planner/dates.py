@@ -407,9 +407,12 @@ def resolve_remind(phrase: str, today: dt.date, due_date: str | None, due_time: 
     same_day = re.fullmatch(
         rf"(?:at\s+({_TIME})\s+)?(?:on\s+)?the\s+(?:same\s+)?day(?:\s+at\s+({_TIME}))?|that\s+(morning)", s
     )
-    if relative or day_before or same_day:
+    at_due = re.fullmatch(r"(?:at\s+)?(?:the\s+)?due(?:\s+time)?|when\s+(?:it\s+is\s+)?due|on\s+time", s)
+    if relative or day_before or same_day or at_due:
         if due is None:
             raise DateError(f"{phrase.strip()!r} needs the task's due date; give one, or a moment like 'friday 8am'")
+        if at_due:
+            return due
         if relative:
             count = number_word(relative.group(1)) if relative.group(1) else 1
             return due - dt.timedelta(minutes=count * UNIT_MINUTES[relative.group(2)])

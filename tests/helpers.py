@@ -440,4 +440,3 @@ def typescript_session(db, steps: list[dict], *flags: str, env: dict | None = No
     outcomes = [json.loads(line) for line in p.stdout.splitlines()]
     assert len(outcomes) == len(steps) + 1, p.stdout
     return outcomes[1:]
-

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from planner.storage.db import Store
-from planner.storage.fields import Task, TaskError
+from planner.storage.fields import Task, TaskError, describe_changes
 
 BULK_LIMIT = 3  # a request that would change more existing tasks than this asks the user first
 
@@ -342,12 +342,7 @@ def describe_undo(task_id: int, before: Task | None, after: Task | None) -> str:
         return f'removed task {task_id} "{(after or {}).get("title", "")}" (it was added)'
     if after is None:
         return f'restored task {task_id} "{before["title"]}" (it was deleted)'
-    hidden = ("id", "completed_at", "uid", "ical", "parent", "reminded_at")
-    changes = [
-        f"{k} {_show(after.get(k))} → {_show(before.get(k))}"
-        for k in before
-        if k not in hidden and before.get(k) != after.get(k)
-    ]
+    changes = describe_changes(after, before)  # what was after the change becomes what was before it
     return f'task {task_id} "{before["title"]}": ' + ("; ".join(changes) or "unchanged")
 
 
@@ -358,14 +353,6 @@ def describe_redo(task_id: int, before: Task | None, after: Task | None) -> str:
     if after is None:
         return f'deleted task {task_id} "{before["title"]}" again'
     return describe_undo(task_id, after, before)
-
-
-def _show(value: Any) -> str:
-    if value is None or value == [] or value == "":
-        return "none"
-    if isinstance(value, list):
-        return ",".join(map(str, value))
-    return str(value)
 
 
 def describe_call(conn: sqlite3.Connection, name: str, args: Any) -> str:
@@ -425,3 +412,12 @@ def mark_reminded(conn: sqlite3.Connection, ids: list[int], now: dt.datetime) ->
     conn.executemany(
         "UPDATE tasks SET reminded_at = ? WHERE id = ?", [(now.isoformat(timespec="seconds"), i) for i in ids]
     )
+
+
+def history(conn: sqlite3.Connection, task_id: int) -> list[dict[str, Any]]:
+    """Every logged change to one task, oldest first: {"at", "tool", "before", "after", "undone"} (for `show`)."""
+    rows = conn.execute(
+        "SELECT id, task_id, tool, before, after, created_at, undone_at FROM task_events WHERE task_id = ? ORDER BY id",
+        (task_id,),
+    ).fetchall()
+    return [{**_event(r), "at": r["created_at"], "undone": r["undone_at"] is not None} for r in rows]
