@@ -18,6 +18,7 @@ import signal
 import sqlite3
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -170,6 +171,32 @@ def serve_mcp(argv: list[str]) -> int:
         return mcp_server.run(config, store)
     finally:
         store.close()
+
+
+EXIT_GRACE = 1.0  # seconds the interpreter has to end once main() returned, before the process is ended anyway
+
+
+def entry() -> None:
+    """`python agent.py` and the `planner` command: main(), then the process ends with its status.
+
+    Every path that ends the program ends it: a thread or a progress display still running (a pull that
+    failed mid-stream, a tool call stuck in a read) must not keep it alive. The interpreter gets
+    EXIT_GRACE seconds to end the usual way (atexit, joining its threads); after that a daemon ends the
+    process with the same status, what was printed flushed first.
+    """
+    status = main()
+
+    def end_anyway() -> None:
+        time.sleep(EXIT_GRACE)
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(status)
+
+    threading.Thread(target=end_anyway, name="exit", daemon=True).start()
+    raise SystemExit(status)
 
 
 def main(argv: list[str] | None = None) -> int:
