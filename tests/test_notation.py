@@ -51,6 +51,8 @@ MEANS: dict[str, dict] = {
     "every monday": {"repeat": "every week on Mon", "due_date": "2026-12-07"},
     "every 2 weeks": {"repeat": "every 2 weeks", "due_date": "2026-12-01"},
     "every weekday": {"repeat": "every week on weekdays", "due_date": "2026-12-01"},
+    "monthly on the 1st": {"repeat": "every month on day 1", "due_date": "2026-12-01"},
+    "remind:at-due": {"with": "friday 3pm", "remind_at": "2026-12-04 15:00", "due_date": "2026-12-04"},
     "rec:every-2-weeks": {"repeat": "every 2 weeks", "due_date": "2026-12-01"},
     "rec:2w": {"repeat": "every 2 weeks", "due_date": "2026-12-01"},
     "start:monday": {"start_date": "2026-12-07"},

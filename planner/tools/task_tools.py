@@ -91,7 +91,9 @@ def read_remind(
         return None
     if notes is not None:  # what the words became, as for a date: the reminder is a guess the user sees
         notes.append(f"remind {value.strip()!r} -> {when:%A %Y-%m-%d %H:%M}")
-    if notes is not None and when < ctx.clock().astimezone().replace(tzinfo=None):
+    # Now, on the planner's today: a pretended one (--today) has its reminders judged against itself.
+    now = dt.datetime.combine(ctx.today(), ctx.clock().astimezone().time().replace(tzinfo=None))
+    if notes is not None and when < now:
         notes.append(f"the reminder time {when:%Y-%m-%d %H:%M} is already past, so it shows at once")
     return when.isoformat(timespec="minutes")
 
