@@ -187,8 +187,6 @@ def _word(key: str, task: dict[str, Any]) -> str:
         value = short(int(value))
     elif key in ("remind_at", "scheduled_at") and value:
         value = str(value).replace("T", " ")
-    elif key in ("title", "notes") and value:
-        value = json.dumps(str(value), ensure_ascii=False)
     return str(value) if value not in (None, "", []) else "none"
 
 

@@ -176,11 +176,13 @@ def _keyed(key: str, rest: list[str], out: Reading, today: dt.date) -> int:
             ) from None
         return 1
     if key == "remind":
-        # One word when it is a reminder by itself (remind:1-hour-before, remind:at-due), so the words after it
-        # stay the line's own ("remind:at-due friday 3pm": the due date is friday 3pm); else the longest run
-        # that is one (remind:1 hour before). Checked against a stand-in due date: the tool reads it again.
+        # A word written with dashes for spaces (remind:1-hour-before, remind:at-due) is the whole reminder
+        # when it reads as one, so the words after it stay the line's own ("remind:at-due friday 3pm": the due
+        # date is friday 3pm); else the longest run that is one (remind:1 hour before, remind:2026-12-04 08:00).
+        # Checked against a stand-in due date: the tool reads it again against the real one.
         spaced = [_spaced(w) for w in rest]
-        end = 1 if _reminder(spaced[:1]) is not None else _longest(spaced, 0, _reminder)[0]
+        dashed = spaced[0] != rest[0] and _reminder(spaced[:1]) is not None
+        end = 1 if dashed else _longest(spaced, 0, _reminder)[0]
         if end == 0:
             raise NotationError(f"cannot read remind:{rest[0]!r}; write e.g. remind:1-hour-before or remind:friday-8am")
         out.args["remind"] = " ".join(_spaced(w) for w in rest[:end])

@@ -203,26 +203,46 @@ def _one(ctx: ToolContext, store: Store, tool: str, verb: str, number: int) -> N
         print(safe(f"  {result['repeat']}"))
 
 
+def _replay(store: Store, args: argparse.Namespace, today: dt.date, redo: bool) -> int:
+    """undo / redo, said in words; a refusal in the shell's own words, from what the shell knows (whether
+    anyone could be asked, and what they answered), not from the policy's sentence, which is the model's."""
+    from planner.tools.policy import Door
+    from planner.tools.undo import redo_newest, undo_newest
+
+    ctx = context(store, today, yes=yes_given(args))
+    answers: list[bool] = []
+
+    def ask(question: str) -> bool:
+        answers.append(ask_yes_no(question))
+        return answers[-1]
+
+    door = Door("undo", ask=ask if ctx.confirm else None, yes=ctx.yes, how="run it in a terminal, or add --yes")
+    outcome = (redo_newest if redo else undo_newest)(ctx, door)
+    verb = "redo" if redo else "undo"
+    if outcome.refused:
+        if answers and not answers[-1]:
+            raise Refused(f"nothing was {verb}ne: you said no")
+        if not answers and ctx.confirm is None and not ctx.yes:
+            raise Refused(
+                f"nothing was {verb}ne: this {verb} deletes tasks or changes more than 3, which asks for your yes; "
+                "run it in a terminal, or add --yes"
+            )
+        raise Failure(outcome.refused)  # a task changed since the undo: the storage's sentence says which
+    if not outcome.lines:
+        print(f"nothing to {verb}")
+        return EXIT_OK
+    print(f"{verb}ne:\n" + "\n".join(safe(f"  {x}") for x in outcome.lines))
+    return EXIT_OK
+
+
 def undo(store: Store, args: argparse.Namespace, today: dt.date) -> int:
     """undo: revert the last change (asks before a large one), and say what changed, in words."""
-    from planner.tools.undo import undo_newest
-
-    outcome = undo_newest(context(store, today, yes=yes_given(args)))
-    if outcome.refused:
-        raise Refused(f"nothing was undone: {outcome.refused}")
-    print("undone:\n" + "\n".join(safe(f"  {x}") for x in outcome.lines) if outcome.lines else "nothing to undo")
-    return EXIT_OK
+    return _replay(store, args, today, redo=False)
 
 
 def redo(store: Store, args: argparse.Namespace, today: dt.date) -> int:
     """redo: make again what undo took back."""
-    from planner.tools.undo import redo_newest
-
-    outcome = redo_newest(context(store, today, yes=yes_given(args)))
-    if outcome.refused:
-        raise Refused(f"nothing was redone: {outcome.refused}")
-    print("redone:\n" + "\n".join(safe(f"  {x}") for x in outcome.lines) if outcome.lines else "nothing to redo")
-    return EXIT_OK
+    return _replay(store, args, today, redo=True)
 
 
 def tasks(store: Store, args: argparse.Namespace, today: dt.date) -> int:
