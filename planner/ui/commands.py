@@ -178,8 +178,8 @@ def sync_text(
     agent: Agent, progress: Callable[[int, int], None] | None = None, ask: Callable[[str], bool] | None = None
 ) -> str:
     """/sync: one sync, its report in lines (`progress(done, total)` hears it go; `ask` is the y/N)."""
+    from planner.policy import Door
     from planner.sync.runner import SyncError, report_lines, sync_config
-    from planner.tools.policy import Door
     from planner.ui.secrets import with_password
 
     how = f"run `{program()} sync --yes`"

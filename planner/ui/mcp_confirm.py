@@ -1,35 +1,34 @@
-"""How an MCP client brings the user's yes: the part of the server (PlannerServer, mcp_server.py) that decides
-whether a call needs it, asks the user through elicitation, and binds an answer to the call it answers.
+"""How an MCP client brings the user's yes: the part of the server (PlannerServer, mcp_server.py) that says how a
+call hears the user (the tool context's door), asks through elicitation, and carries an answer given in a later
+round back to the call it was for (mcp_answers.py signs and checks the request_state).
 
-Outside clients skip the terminal's y/N, so the policy (planner/tools/policy.py) is applied here:
-  - a deletion (delete_task, forget), and a change to an existing task once three others were changed in
-    the last two minutes, ask the user first: through elicitation when the client offers it (a request
-    mid-call on protocol 2025-11-25, an `input_required` round on 2026-07-28);
-  - else the call is refused with a sentence saying what works; `confirm: true` from a client that cannot
-    ask counts only where the user allowed it (`mcp --yes`, PLANNER_MCP_CONFIRM=1).
+Outside clients skip the terminal's y/N; the one gate (planner/storage/gate.py) applies the policy
+(planner/policy.py) to what each call would change:
+  - a client that offers elicitation asks its user, and only their answer counts (a request mid-call on
+    protocol 2025-11-25, an `input_required` round on 2026-07-28);
+  - one that does not is refused with a sentence saying what works; its `confirm: true` counts only where the
+    user allowed it (`mcp --yes`, PLANNER_MCP_CONFIRM=1).
 
-A mixin rather than functions: these methods read the server's context and settings, and keeping them
-methods kept the move from mcp_server.py a move (the code is as it was there).
+A mixin rather than functions: these methods read the server's context and settings, and keeping them methods
+kept the move from mcp_server.py a move (the code is as it was there).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
-import hashlib
-import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import anyio
-import anyio.to_thread
+import anyio.from_thread
 import mcp_types as types
 
-from planner.storage.listing import list_ids
-from planner.storage.tasks import BULK_LIMIT, describe_call, recently_changed, snapshot
-from planner.tools import CHANGES_EXISTING, Tool, ToolContext, dispatch
-from planner.tools.policy import BULK_WINDOW, Door, Effect
-from planner.tools.status_tools import subtasks_question
+from planner.policy import ALL, BULK_WINDOW, NOTHING, Grant, Mandate
+from planner.storage.gate import Pending
+from planner.storage.tasks import new_turn
+from planner.tools import Tool, ToolContext
+from planner.ui.mcp_answers import ANSWER, States, said_yes
 
 log = logging.getLogger("planner")
 
@@ -40,36 +39,41 @@ CONFIRM = {
 }
 
 
-class Refusal(Exception):
-    """A call that does not run; the message goes back to the client as the error."""
-
-
-def answer_key(name: str, args: dict[str, Any], question: str) -> str:
-    """What an answer to an input_required question is bound to: this tool, these arguments, this question."""
-    blob = json.dumps([name, args, question], sort_keys=True, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()[:32]
-
-
 class Confirmation:
-    """The server's side of the user's yes; PlannerServer sets `ctx`, `yes` and `confirm_allowed`."""
+    """The server's side of the user's yes; PlannerServer sets `ctx`, `yes`, `confirm_allowed` and `states`."""
 
     ctx: ToolContext
     yes: bool  # --yes: the user allowed every change in advance
     confirm_allowed: bool  # PLANNER_MCP_CONFIRM: `confirm: true` from a client without elicitation counts
+    states: States  # answers that come back in a later round (protocol 2026-07-28)
 
     def asks(self, t: Tool) -> bool:
         """Whether a call of this tool may need the user's yes (and so takes `confirm`)."""
         return t.destructive or t.changes_existing
 
-    def door(self, ctx: Any, confirmed: bool) -> Door:
-        """How this client can bring the user's yes: elicitation, or `confirm` where the user allowed it."""
-        asks = self.can_ask(ctx)
-        yes = self.yes or (confirmed and not asks and self.confirm_allowed)
+    def run_ctx(self, ctx: Any, confirmed: bool, grant: Grant | None = None) -> ToolContext:
+        """The tool context of one call: how this client brings the user's yes, and what a yes covers.
+
+        A client that offers elicitation asks its user (only their answer counts); one that does not may
+        pass `confirm: true` where the user allowed it (`--yes`, PLANNER_MCP_CONFIRM=1). A server started
+        with --yes trusts its client's requests as the user's words; otherwise they name nothing, so a
+        deletion, an overwrite or a large change asks."""
+        trusted = self.yes or (confirmed and not self.can_ask(ctx) and self.confirm_allowed)
         how = (
             "ask the user, then start the planner's MCP server with --yes or set PLANNER_MCP_CONFIRM=1 so "
             "that confirm: true stands for their yes"
         )
-        return Door("mcp", ask=(lambda q: False) if asks else None, yes=yes, how=how)
+        return dataclasses.replace(
+            self.ctx,
+            turn=new_turn(),
+            confirm=self.asker(ctx) if self.can_ask(ctx) else None,
+            yes=trusted,
+            mandate=ALL if trusted else Mandate(NOTHING, NOTHING),
+            window=BULK_WINDOW,
+            door_name="mcp",
+            how=how,
+            grant=grant or Grant(),
+        )
 
     @staticmethod
     def can_ask(ctx: Any) -> bool:
@@ -77,67 +81,50 @@ class Confirmation:
         caps = ctx.session.client_capabilities
         return bool(caps and caps.elicitation)
 
-    async def effect(self, t: Tool, args: dict[str, Any]) -> tuple[Effect | Refusal, str]:
-        """What this call would do, for the policy: its deletion, its tasks changed with the bulk window's,
-        and the question the tool itself would ask (worded by the tool: which task, which memory)."""
-        asked: list[str] = []
+    def asker(self, ctx: Any) -> Callable[[str], bool]:
+        """The door's question, from the thread the call runs on: a request to the client mid-call
+        (protocol 2025-11-25), or, where the client answers in a later round (2026-07-28), Pending."""
 
-        def capture(q: str) -> bool:
-            asked.append(q)
+        def ask(question: str) -> bool:
+            if not ctx.session.can_send_request:
+                raise Pending(question, [])
+            return anyio.from_thread.run(self.elicit, ctx, question)
+
+        return ask
+
+    async def elicit(self, ctx: Any, question: str) -> bool:
+        """Ask the user through the client; only an accepted form whose `confirm` is the boolean true is a yes."""
+        try:
+            reply = await ctx.session.elicit_form(question, ANSWER, ctx.request_id)
+        except Exception as e:  # the client failed to answer: nobody said yes
+            log.info("elicitation failed: %s", e)
             return False
+        return said_yes(reply)
 
-        if t.name in ("complete_task", "cancel_task"):
-            task = await anyio.to_thread.run_sync(snapshot, self.ctx.store.conn(), args["id"])
-            doing = "completing" if t.name == "complete_task" else "cancelling"
-            if task is not None and task["status"] == "open":
-                asked += [q for q in [subtasks_question(self.ctx.store.conn(), task, doing)] if q]
-        if t.destructive:
-            # A run that nobody confirms stops at its question, before any write, and hands it over.
-            out, ok = await anyio.to_thread.run_sync(
-                dispatch, dataclasses.replace(self.ctx, confirm=capture), t.name, args
-            )
-            if t.destructive and not asked:  # it failed before asking (no such task, a bad argument)
-                return Refusal(out.get("error", "the call did not run")), ""
-        if not t.changes_existing:
-            return Effect(deletes=tuple(asked)), (asked[0] if asked else "")
-        conn = self.ctx.store.conn()
-        since = self.ctx.clock() - dt.timedelta(seconds=BULK_WINDOW)
-        ids = set(list_ids(conn, args["name"])) if t.name == "rename_list" else {args.get("id")}
-        others = await anyio.to_thread.run_sync(recently_changed, conn, since, CHANGES_EXISTING)
-        what = await anyio.to_thread.run_sync(describe_call, conn, t.name, args)
-        effect = Effect(
-            deletes=tuple(asked) if t.destructive else (),
-            changes=tuple(f"{what} (task {i})" for i in ids),
-            recent=len(others - ids),
-            asks=asked[0] if asked and not t.destructive else "",
+    # -- an answer that comes back in a later round (protocol 2026-07-28)
+
+    def input_required(self, name: str, args: dict[str, Any], pending: Pending) -> types.InputRequiredResult:
+        """Hand the question out; the state binds the answer to this call, these rows as shown, once, for a while."""
+        grant = Grant()
+        grant.approve(pending.needs)
+        state = self.states.issue(name, args, grant)
+        request = types.ElicitRequest(
+            params=types.ElicitRequestFormParams(message=pending.question, requested_schema=ANSWER)
         )
-        question = asked[0] if asked else ""
-        if not question and effect.changed > BULK_LIMIT:
-            question = f"{what}? That makes {effect.changed} tasks changed in {BULK_WINDOW / 60:g} minutes"
-        return effect, question
+        return types.InputRequiredResult(input_requests={"confirm": request}, request_state=state)
 
-    async def ask(self, ctx: Any, params: types.CallToolRequestParams, question: str, key: str) -> Any:
-        """The user's yes or no through elicitation: True, False, an input_required round, or None (cannot ask)."""
-        if not self.can_ask(ctx):
-            return None
-        schema = {
-            "type": "object",
-            "properties": {"confirm": {"type": "boolean", "title": "Go ahead?", "default": False}},
-            "required": ["confirm"],
-        }
-        if ctx.session.can_send_request:  # protocol 2025-11-25: a request to the client mid-call
-            try:
-                reply = await ctx.session.elicit_form(question, schema, ctx.request_id)
-            except Exception as e:  # the client failed to answer: nobody said yes
-                log.info("elicitation failed: %s", e)
-                return None
-            return reply.action == "accept" and bool((reply.content or {}).get("confirm"))
-        # Protocol 2026-07-28: return the question; the client calls again with the answer. The
-        # state binds the answer to this exact call and question, so it cannot approve another one.
-        answer = (params.input_responses or {}).get("confirm")
-        if answer is not None and params.request_state == key:
-            return getattr(answer, "action", None) == "accept" and bool(
-                (getattr(answer, "content", None) or {}).get("confirm")
-            )
-        request = types.ElicitRequest(params=types.ElicitRequestFormParams(message=question, requested_schema=schema))
-        return types.InputRequiredResult(input_requests={"confirm": request}, request_state=key)
+    def answered(
+        self, ctx: Any, params: types.CallToolRequestParams, name: str, args: dict[str, Any]
+    ) -> tuple[Grant | None, bool | None]:
+        """The user's answer brought back with a request_state: (the rows it grants, True); (None, False) for
+        a no; (None, None) when there is none, or the state is not valid for this call (then it asks again)."""
+        answer = (getattr(params, "input_responses", None) or {}).get("confirm")
+        state = getattr(params, "request_state", None)
+        if answer is None or not state or not self.can_ask(ctx):
+            return None, None
+        rows = self.states.redeem(state, name, args)
+        if rows is None:
+            return None, None  # expired, used, or for another call: ask again
+        if not said_yes(answer):
+            return None, False
+        return Grant(rows), True

@@ -10,7 +10,8 @@ from the facts the tool declares (read_only, changes_existing, destructive).
 This module lists and calls the tools; the rest of the server is beside it:
   - mcp_confirm.py: a deletion, or a change to many tasks, asks the user
     first (elicitation) or is refused with what works; `--yes` runs them
-    without asking, as in the terminal;
+    without asking, as in the terminal; mcp_answers.py says what counts as
+    a yes and carries an answer given in a later round (request_state);
   - mcp_resources.py: the resources (planner://agenda, planner://tasks/open,
     planner://memories, JSON) with their subscriptions, and the prompts
     (daily_review, weekly_plan); mcp_views.py builds what they hold;
@@ -50,14 +51,14 @@ from planner.model.base import ChatModel
 from planner.model.client import Ollama
 from planner.settings import VERSION, Config
 from planner.storage.db import Store
-from planner.storage.tasks import new_turn
-from planner.tools import TOOLS, Tool, ToolContext, ToolError, dispatch, tool_specs, validate
+from planner.storage.gate import Pending
+from planner.tools import TOOLS, Tool, ToolContext, dispatch, tool_specs
 from planner.tools.plan_tools import hours_of, plan_from
-from planner.tools.policy import Door, Verdict, decide
 from planner.tools.schemas import CHANGES
 from planner.tools.undo import redo_newest, undo_newest
 from planner.tools.wikipedia import Web
-from planner.ui.mcp_confirm import CONFIRM, Confirmation, Refusal, answer_key
+from planner.ui.mcp_answers import States
+from planner.ui.mcp_confirm import CONFIRM, Confirmation
 from planner.ui.mcp_resources import Resources
 
 log = logging.getLogger("planner")
@@ -134,6 +135,7 @@ class PlannerServer(Confirmation, Resources):
         self.offered = [s["function"] for s in tool_specs(self.ctx)]  # lookup only with --web
         self.offered_names = {s["name"] for s in self.offered}
         self.start_resources()
+        self.states = States()  # answers that come back in a later round (protocol 2026-07-28)
         self.server: Server[Any] = Server(
             "planner",
             version=VERSION,
@@ -180,7 +182,7 @@ class PlannerServer(Confirmation, Resources):
             return result({"error": f"{params.name} failed inside the planner ({type(e).__name__}); try again"}, False)
 
     async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> Any:
-        """Run one tool call as one turn; a call the policy says needs the user's yes asks them first."""
+        """Run one tool call as one turn, through the gate: what it would change asks the user as the policy says."""
         name, args = params.name, dict(params.arguments or {})
         if name in (UNDO.name, REDO.name):
             return await self._undo(ctx, params, name == REDO.name)
@@ -192,28 +194,15 @@ class PlannerServer(Confirmation, Resources):
                 return result({"error": "confirm must be true or false"}, False)
             if confirmed and self.can_ask(ctx):
                 notes.append("confirm was not used: this client can ask its user, so only their answer counts")
+        grant, answered = self.answered(ctx, params, name, args)
+        if answered is False:
+            said = {"note": "; ".join(notes)} if notes else {}
+            return result({"error": "the user declined; nothing was changed", **said}, False)
+        run_ctx = self.run_ctx(ctx, confirmed, grant)
         try:
-            checked = validate(t, args) if t is not None else None
-        except ToolError:
-            checked = None  # dispatch says what is wrong, and writes nothing
-        door = self.door(ctx, confirmed)
-        if t is not None and checked is not None:
-            effect, question = await self.effect(t, checked)
-            if isinstance(effect, Refusal):
-                return result({"error": str(effect)}, False)
-            decision = decide(effect, door, question)
-            if decision.verdict is Verdict.REFUSE:
-                return result({"error": decision.reason, **({"note": "; ".join(notes)} if notes else {})}, False)
-            if decision.verdict is Verdict.ASK:
-                answer = await self.ask(ctx, params, decision.question, key=answer_key(name, args, decision.question))
-                if isinstance(answer, types.InputRequiredResult):
-                    return answer
-                if not answer:
-                    said = {"note": "; ".join(notes)} if notes else {}
-                    return result({"error": "the user declined; nothing was changed", **said}, False)
-                door = dataclasses.replace(door, yes=True)
-        run_ctx = dataclasses.replace(self.ctx, turn=new_turn(), confirm=None, yes=door.yes)
-        out, ok = await anyio.to_thread.run_sync(dispatch, run_ctx, name, args)
+            out, ok = await anyio.to_thread.run_sync(dispatch, run_ctx, name, args)
+        except Pending as p:
+            return self.input_required(name, args, p)
         if ok and t is not None and not t.read_only:
             await self.notify_all()
         if notes:
@@ -224,28 +213,15 @@ class PlannerServer(Confirmation, Resources):
         """undo_last_change / redo_last_change: the policy as for any change (a model asked, not the user)."""
         name = REDO.name if redo else UNDO.name
         confirmed = (params.arguments or {}).get("confirm") is True
-        question: list[str] = []
-
-        def capture(q: str) -> bool:
-            question.append(q)
-            return False
-
+        grant, answered = self.answered(ctx, params, name, {})
+        if answered is False:
+            return result({"error": "the user declined; nothing was changed"}, False)
         run = redo_newest if redo else undo_newest
-        door = self.door(ctx, confirmed)
-        first = await anyio.to_thread.run_sync(
-            lambda: run(
-                self.ctx,
-                Door("mcp", ask=capture if self.can_ask(ctx) else None, yes=door.yes, how=door.how),
-                by_user=False,
-            )
-        )
-        if question and not first.lines:
-            answer = await self.ask(ctx, params, question[0], key=answer_key(name, {}, question[0]))
-            if isinstance(answer, types.InputRequiredResult):
-                return answer
-            if not answer:
-                return result({"error": "the user declined; nothing was changed"}, False)
-            first = await anyio.to_thread.run_sync(lambda: run(self.ctx, Door("mcp", yes=True), by_user=False))
+        run_ctx = self.run_ctx(ctx, confirmed, grant)
+        try:
+            first = await anyio.to_thread.run_sync(lambda: run(run_ctx, by_user=False))
+        except Pending as p:
+            return self.input_required(name, {}, p)
         if first.refused:
             return result({"error": first.refused}, False)
         if first.lines:

@@ -230,8 +230,8 @@ def remind(store: Store, args: argparse.Namespace, today: dt.date) -> int:
 
 def sync(store: Store, args: argparse.Namespace, today: dt.date) -> int:
     """sync: the tasks with the CalDAV task lists of the settings, both ways, once."""
+    from planner.policy import Door
     from planner.sync.runner import SyncError, report_lines, sync_config
-    from planner.tools.policy import Door
     from planner.ui.secrets import with_password
 
     ask = _asker()

@@ -7,9 +7,10 @@ undo, redo, tasks, lists, show.
 
 Each command is one turn in the change log (one `undo`), and writes through
 the same tools the model calls (dispatch), so every value is checked the same
-way and every guard says what it did. Deleting asks y/N in a terminal and
-needs --yes elsewhere; undo asks before it would delete or change more than
-3 tasks (the policy, planner/tools/policy.py).
+way and every write passes the one gate (planner/storage/gate.py). What the
+policy asks about (planner/policy.py) is asked once per command, listing the
+tasks, in a terminal; elsewhere it needs --yes: deleting, changing more than
+3 tasks (done, cancel, reopen, edit, delete, undo, redo), undoing an import.
 
 What goes wrong is raised as a Failure (outcomes.py), whose class carries the
 exit status. The tools' errors are written for the model ("call list_tasks");
@@ -28,10 +29,11 @@ from collections.abc import Callable
 from typing import Any
 
 from planner.dates import DateError, check_time, time_only
+from planner.policy import Refusal
 from planner.settings import Config, program
 from planner.storage.db import Store
 from planner.storage.tasks import new_turn, snapshot
-from planner.tools import Dispatched, ToolContext, dispatch, run_call
+from planner.tools import Dispatched, ToolContext, batch, dispatch, run_call
 from planner.ui.outcomes import EXIT_OK, Failure, Refused, UsageError
 from planner.ui.quickadd import NotationError, Reading, read
 from planner.ui.text import ask_yes_no, safe
@@ -51,9 +53,11 @@ def context(store: Store, today: dt.date, yes: bool = False, pretended: bool = F
         today=lambda: today,
         turn=new_turn(),
         confirm=confirm,
-        yes=yes,
+        yes=yes or Config.from_env().yes,
         hours=hours_of(Config.from_env()),
         plan_from=dt.datetime.combine(today, dt.time()) if pretended else None,
+        door_name="shell",
+        how="run it in a terminal to be asked, or add --yes to the command",
     )
 
 
@@ -92,12 +96,21 @@ def existing(store: Store, word: str) -> dict[str, Any]:
     return task
 
 
+def not_done(numbers: list[int], verb: str, why: Refusal) -> Refused:
+    """Tasks a change did not reach because the user's yes was missing, said to a person (the policy's own
+    sentence is the model's)."""
+    which = f"task {numbers[0]} was" if len(numbers) == 1 else f"tasks {', '.join(map(str, numbers))} were"
+    if why in (Refusal.DECLINED, Refusal.ALREADY_DECLINED):
+        return Refused(f"{which} not {verb}: you said no")
+    if why is Refusal.CHANGING:
+        return Refused(f"{which} not {verb}: they changed while you were asked; try again")
+    return Refused(f"{which} not {verb}: that asks for your yes; run it in a terminal, or add --yes")
+
+
 def refused(out: Dispatched, number: int, verb: str) -> Failure:
     """A call that did not run, said to a person (the tool's own words are for the model)."""
-    if out.refused == "declined":
-        return Refused(f"task {number} was not {verb}: you said no")
     if out.refused is not None:
-        return Refused(f"task {number} was not {verb}: that asks for your yes; run it in a terminal, or add --yes")
+        return not_done([number], verb, out.refused)
     return Failure(f"task {number}: {out.result['error']}")
 
 
@@ -150,7 +163,7 @@ def edit(store: Store, args: argparse.Namespace, today: dt.date) -> int:
     changes = _only_what_is_written(dict(reading.args), task, today)
     if reading.title:
         changes["title"] = reading.title
-    out = run_call(context(store, today), "update_task", {"id": task["id"], **changes})
+    out = run_call(context(store, today, yes=yes_given(args)), "update_task", {"id": task["id"], **changes})
     if not out.ok:
         raise refused(out, task["id"], "changed")
     print(line("changed", out.result["updated"]))
@@ -173,10 +186,18 @@ def each(tool: str, verb: str) -> Handler:
     tried, and the exit status is the worst of them."""
 
     def run(store: Store, args: argparse.Namespace, today: dt.date) -> int:
-        numbers = [task_id(word) for word in args.ids]
+        numbers = list(dict.fromkeys(task_id(word) for word in args.ids))
         ctx = context(store, today, yes=yes_given(args))
+        decided = batch.confirm(ctx, [(tool, {"id": n}) for n in numbers])  # one question for the whole command
         status = EXIT_OK
-        for number in numbers:
+        kept = {i: why for i, (_, why) in decided.refused.items()}
+        for why in dict.fromkeys(kept.values()):  # said once for the command, naming its tasks
+            e = not_done([numbers[i] for i, w in kept.items() if w is why], verb, why)
+            print(safe(e.line()), file=sys.stderr, flush=True)
+            status = max(status, e.status)
+        for i, number in enumerate(numbers):
+            if i in kept:
+                continue
             try:
                 _one(ctx, store, tool, verb, number)
             except Failure as e:  # said for this id; the others are still tried
@@ -206,18 +227,17 @@ def _one(ctx: ToolContext, store: Store, tool: str, verb: str, number: int) -> N
 def _replay(store: Store, args: argparse.Namespace, today: dt.date, redo: bool) -> int:
     """undo / redo, said in words; a refusal in the shell's own words, from what the shell knows (whether
     anyone could be asked, and what they answered), not from the policy's sentence, which is the model's."""
-    from planner.tools.policy import Door
     from planner.tools.undo import redo_newest, undo_newest
 
-    ctx = context(store, today, yes=yes_given(args))
     answers: list[bool] = []
 
     def ask(question: str) -> bool:
         answers.append(ask_yes_no(question))
         return answers[-1]
 
-    door = Door("undo", ask=ask if ctx.confirm else None, yes=ctx.yes, how="run it in a terminal, or add --yes")
-    outcome = (redo_newest if redo else undo_newest)(ctx, door)
+    ctx = context(store, today, yes=yes_given(args))
+    ctx = dataclasses.replace(ctx, confirm=ask if ctx.confirm else None)
+    outcome = (redo_newest if redo else undo_newest)(ctx)
     verb = "redo" if redo else "undo"
     if outcome.refused:
         if answers and not answers[-1]:
