@@ -247,3 +247,24 @@ def test_a_failed_pull_ends_the_program_every_time(fake, tmp_path, term):
         child.wait()
         assert child.exitstatus == 1, (run, child.before)
         fake.pullable.add("main")
+
+
+def test_the_program_ends_with_its_status_whatever_thread_it_left_running():
+    """The way in (agent.py, the `planner` command) ends the process once main() returned: here main()
+    leaves a thread that would run for a minute, and the process still ends, with main()'s status."""
+    import subprocess
+
+    code = (
+        "import threading, time\n"
+        "from planner.ui import cli\n"
+        "def main():\n"
+        "    threading.Thread(target=time.sleep, args=(60,), name='stuck').start()\n"
+        "    print('done', flush=True)\n"
+        "    return 3\n"
+        "cli.main = main\n"
+        "cli.entry()\n"
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=clean_env(), capture_output=True, text=True, timeout=50
+    )
+    assert (p.returncode, p.stdout) == (3, "done\n")

@@ -18,7 +18,6 @@ import signal
 import sqlite3
 import sys
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -179,15 +178,16 @@ EXIT_GRACE = 1.0  # seconds the interpreter has to end once main() returned, bef
 def entry() -> None:
     """`python agent.py` and the `planner` command: main(), then the process ends with its status.
 
-    Every path that ends the program ends it: a thread or a progress display still running (a pull that
-    failed mid-stream, a tool call stuck in a read) must not keep it alive. The interpreter gets
-    EXIT_GRACE seconds to end the usual way (atexit, joining its threads); after that a daemon ends the
-    process with the same status, what was printed flushed first.
+    Every path that ends the program ends it: a thread still running (a pull that failed mid-stream, a
+    tool call stuck in a read) must not keep it alive. The interpreter gets EXIT_GRACE seconds to end the
+    usual way (joining its threads); an alarm then ends the process with the same status, what was printed
+    flushed first. The alarm is called off once the threads are over (the first atexit step, which comes after
+    them), so the interpreter's own last steps, however slow on a loaded machine, are never cut into; and an
+    alarm rather than a thread, so nothing of ours runs while the interpreter comes down.
     """
     status = main()
 
-    def end_anyway() -> None:
-        time.sleep(EXIT_GRACE)
+    def end_anyway(signum: int, frame: object) -> None:
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
@@ -195,7 +195,12 @@ def entry() -> None:
                 pass
         os._exit(status)
 
-    threading.Thread(target=end_anyway, name="exit", daemon=True).start()
+    if hasattr(signal, "setitimer"):
+        import atexit
+
+        signal.signal(signal.SIGALRM, end_anyway)
+        atexit.register(signal.setitimer, signal.ITIMER_REAL, 0)  # the threads ended: the usual way goes on
+        signal.setitimer(signal.ITIMER_REAL, EXIT_GRACE)
     raise SystemExit(status)
 
 
