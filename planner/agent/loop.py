@@ -37,7 +37,7 @@ from planner.agent.turn import Event, ToolCall, Turn, TurnResult
 from planner.memory.history import Budget, History, Message, estimate_tokens, prefix_share, session_messages
 from planner.memory.keeper import MemoryKeeper
 from planner.memory.longterm import LongTermMemory, LongTermMemoryError
-from planner.model.base import ChatModel, ChatResult, Failure, ModelError, clean
+from planner.model.base import ChatModel, ChatResult, ModelError, ModelFault, clean
 from planner.policy import ALL, Grant
 from planner.prompts import (
     CLAIM_PROMPT,
@@ -364,7 +364,7 @@ class Agent:
         try:
             reply = self.llm.chat_stream(self.config.model, messages, on_token=on_token, **kwargs)
         except ModelError as e:
-            if e.kind is not Failure.TOOL_PARSE or streaming:
+            if e.kind is not ModelFault.TOOL_PARSE or streaming:
                 raise
             log.info("retrying after a tool-call parse error")
             held.clear()
