@@ -465,8 +465,9 @@ def decide(effect: Effect, door: Door, question_text: str = "") -> Decision:
     if door.ask is not None:
         return Decision(Verdict.ASK, question=asked, why=rules)
     what = " and ".join(rules)
+    verb = "needs" if len(rules) == 1 and not rules[0][:1].isdigit() else "need"
     return Decision(
-        Verdict.REFUSE, reason=f"the user's yes is needed for {what}, and no one can answer here; {door.how}", why=rules
+        Verdict.REFUSE, reason=f"{what} {verb} the user's yes, and no one can answer here; {door.how}", why=rules
     )
 
 
