@@ -99,7 +99,8 @@ def test_one_empty_listing_deletes_nothing_and_the_recovered_server_adds_nothing
         before = [dict(r) for r in store.conn().execute("SELECT id, uid, title FROM tasks ORDER BY id")]
         server.empty_listings = 1
         report = go(store, server.url)
-        assert report.deleted_here == 0 and report.kept and "listed no to-dos" in report.kept[0]
+        assert report.deleted_here == 0 and report.kept == []  # nothing stated gone: nothing to ask about
+        assert "the listing left it out" in report.problems[0] and "looked at again next sync" in report.problems[0]
         again = go(store, server.url)
         assert (again.received, again.deleted_here, again.sent) == (0, 0, 0)
         assert [dict(r) for r in store.conn().execute("SELECT id, uid, title FROM tasks ORDER BY id")] == before
