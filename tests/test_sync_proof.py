@@ -287,3 +287,11 @@ def test_no_task_is_deleted_here_unless_the_server_stated_that_deletion(fates, t
         assert gone <= stated, (gone, stated)
         assert len(here) == len(fates) - len(gone)  # nothing was added twice
         store.close()
+
+
+def test_a_todo_holding_a_character_xml_cannot_carry_does_not_stop_the_sync(store):
+    with HostileDav() as server:
+        server.todos["/tasks/a.ics"] = vtodo("a@x", "odd \uffff\x01 title")  # the listing is no longer XML
+        server.todos["/tasks/b.ics"] = vtodo("b@x", "fine")
+        report = go(store, server.url)
+        assert report.problems == [] and set(titles(store)) == {"odd  title", "fine"}

@@ -16,6 +16,16 @@ This half reads (to_row, parse, components); ical_write.py writes the same mappi
     estimate_minutes  ESTIMATED-DURATION (the calext task extensions draft)
     parent            RELATED-TO;RELTYPE=PARENT (the parent's UID)
     remind_at         one VALARM with TRIGGER;VALUE=DATE-TIME (a relative one is read against DUE)
+    created_at        CREATED (UTC), so the age urgency counts survives a round trip
+
+A title iCalendar TEXT cannot hold as it is (control characters, U+2028,
+U+0085 and the like, which servers and parsers turn into line breaks or drop)
+is written twice: SUMMARY with those as the line break RFC 5545 escapes (or
+left out), for other apps, and X-PLANNER-TITLE with the title exactly,
+percent-encoded (RFC 3986: only letters, digits, - . _ ~ and %XX, so no
+server can alter it; Radicale refuses ENCODING=BASE64 on an X- property, and
+cuts a data: URI at its comma). Reading takes the exact one only while
+SUMMARY is still what it was written as, so another app's rename wins.
 
 Nothing else is the planner's. A to-do read from another app is kept whole
 (the task's `ical`), and writing it back starts from that copy and replaces
@@ -33,6 +43,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import re
+import urllib.parse
 from typing import Any
 
 import icalendar
@@ -67,9 +78,26 @@ class Text(icalendar.vText):
 
 
 def safe_text(text: str) -> str:
-    """Line breaks of any kind as the one iCalendar escapes (\\n); other control characters dropped."""
+    """Line breaks of any kind as the one iCalendar escapes (\\n); other control characters dropped, and
+    U+FFFE/U+FFFF, which XML cannot carry (a server's listing holding one is no longer XML)."""
     text = re.sub(r"\r\n?|[\u2028\u2029\x0b\x0c\x85]", "\n", text)
-    return re.sub(r"[\x00-\x08\x0e-\x1f\x7f]", "", text)
+    return re.sub(r"[\x00-\x08\x0e-\x1f\x7f\ufffe\uffff]", "", text)
+
+
+EXACT_TITLE = "x-planner-title"
+
+
+def exact_title(component: icalendar.cal.Component, summary: str) -> str:
+    """The title as the planner wrote it (X-PLANNER-TITLE), while SUMMARY is still what it was written as;
+    else SUMMARY."""
+    value = component.get(EXACT_TITLE)
+    if value is None or isinstance(value, list):
+        return summary
+    try:
+        exact = urllib.parse.unquote(str(value), errors="strict")
+    except (ValueError, UnicodeDecodeError):
+        return summary
+    return exact if safe_text(exact).strip() == summary else summary
 
 
 def uid_of(uid: str) -> str:
@@ -204,7 +232,7 @@ def to_row(component: icalendar.cal.Component) -> dict[str, Any]:
     estimate_td = _duration(value_of(component, "estimated-duration"))
     parent = parent_of(component)
     row: dict[str, Any] = {
-        "title": str(value_of(component, "summary") or "").strip(),
+        "title": exact_title(component, str(value_of(component, "summary") or "").strip()),
         "status": "cancelled" if status == "CANCELLED" else "done" if status == "COMPLETED" or completed else "open",
         "due_date": due_date,
         "due_time": due_time,
@@ -221,6 +249,14 @@ def to_row(component: icalendar.cal.Component) -> dict[str, Any]:
     }
     if completed is not None and isinstance(getattr(completed, "dt", None), dt.datetime):
         row["completed_at"] = completed.dt.isoformat()
+    created = getattr(value_of(component, "created", latest=True), "dt", None)
+    if isinstance(created, dt.datetime) and MIN_YEAR <= created.year <= MAX_YEAR:
+        try:
+            local = created.astimezone().replace(tzinfo=None) if created.tzinfo else created
+        except (OverflowError, ValueError):
+            local = None
+        if local is not None:
+            row["created_at"] = local.isoformat(timespec="seconds")  # as the planner stores it: local time
     row["remind_at"] = reminder_of(component, due)[0]
     return row
 

@@ -14,9 +14,13 @@
     rec:              repeat (1w, 2m, 1b for weekdays, or an RRULE)
     uid:              the task's uid
 
-todo.txt has no escapes and no place for notes, so notes are left out, and a
-title word todo.txt would read as metadata (+word, @word, due:...) is written
-with a backslash in front, which this reader removes. A line from another
+todo.txt has no escapes and no place for notes, so notes are left out (write()
+says so), and a title word todo.txt would read as metadata (+word, @word,
+due:...) is written with a backslash in front, which this reader removes. A
+title a line cannot hold as it is (a tab, two spaces, a line break of any
+kind) is written as its words, plus `title:` with the exact title
+percent-encoded (RFC 3986), a key:value extension; reading takes it while the
+words are still its words, so an edit in another tool wins. A line from another
 program has no uid, so it gets one from a hash of the line (and, for the 2nd
 identical line, its count), so the same file imports once and two identical
 lines are two tasks. Unknown key:value words stay in the title as written.
@@ -26,12 +30,13 @@ from __future__ import annotations
 
 import hashlib
 import re
+import urllib.parse
 from typing import Any
 
 from planner.durations import DurationError, minutes, short
 
 PRIORITY = {"high": "A", "medium": "B", "low": "C"}
-KEYS = ("due", "time", "rec", "uid", "pri", "t", "est")
+KEYS = ("due", "time", "rec", "uid", "pri", "t", "est", "title")
 _META = re.compile(rf"[+@]\S|(?:{'|'.join(KEYS)}):\S|\\")  # a title word todo.txt would misread
 _LEAD = re.compile(r"x|\([A-Z]\)|\d{4}-\d{2}-\d{2}")  # a first word read as done, priority or date
 _REC_UNITS = {"d": "DAILY", "w": "WEEKLY", "m": "MONTHLY", "y": "YEARLY"}
@@ -98,6 +103,8 @@ def write(tasks: list[dict[str, Any]]) -> str:
             parts.append(f"pri:{pri}")  # the spec drops (A) from done tasks; keep it as a key
         if t["status"] == "cancelled":
             parts.append("status:cancelled")
+        if " ".join(t["title"].split()) != t["title"]:
+            parts.append(f"title:{urllib.parse.quote(t['title'], safe='')}")  # the words alone would change it
         parts.append(f"uid:{t['uid']}")
         lines.append(" ".join(p for p in parts if p))
     return "".join(line + "\n" for line in lines)
@@ -133,6 +140,12 @@ def parse_line(line: str) -> dict[str, Any]:
         else:
             title.append(w)
     row["title"] = " ".join(title)
+    exact = row.pop("title_exact", None)
+    if exact is not None:
+        if " ".join(exact[1].split()) == row["title"]:
+            row["title"] = exact[1]
+        else:  # not (or no longer) this line's title: the word stays in the title as written
+            row["title"] = f"{row['title']} {exact[0]}".strip()
     if projects:
         row["list"] = projects[0]
         if projects[1:]:
@@ -142,6 +155,9 @@ def parse_line(line: str) -> dict[str, Any]:
 
 def _read_key(row: dict[str, Any], key: str, value: str) -> bool:
     """Read one key:value into the row; False leaves the word in the title (an estimate that is not one)."""
+    if key == "title":
+        row["title_exact"] = (f"{key}:{value}", urllib.parse.unquote(value))
+        return True
     if key == "est":
         try:
             row["estimate_minutes"] = minutes(value)

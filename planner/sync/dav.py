@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 import ssl
 import threading
 import urllib.parse
@@ -42,6 +43,7 @@ import httpx
 
 DEADLINE = 60.0  # seconds one request may take, start to end
 MAX_ANSWER = 50_000_000  # bytes of one answer
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")  # XML 1.0's Char, negated
 NS = {"d": "DAV:", "c": "urn:ietf:params:xml:ns:caldav", "cs": "http://calendarserver.org/ns/"}
 
 
@@ -450,6 +452,13 @@ class Dav:
     def _xml(self, answer: Answer) -> ET.Element:
         try:
             return ET.fromstring(answer.content)
+        except ET.ParseError:
+            pass
+        # A to-do another app wrote with a character XML cannot carry (a control character, U+FFFF) makes
+        # some servers' whole answer ill-formed: read it without those characters rather than not at all.
+        text = _NOT_XML.sub("", answer.content.decode("utf-8", "replace"))
+        try:
+            return ET.fromstring(text.encode("utf-8"))
         except ET.ParseError:
             raise DavError(f"the server at {self.url} sent an answer that is not WebDAV XML", "answer") from None
 
