@@ -25,16 +25,18 @@ import hashlib
 import json
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import icalendar
 
 from planner.dates import DateError, check_time, check_year
 from planner.repeats import parse_repeat
-from planner.storage import ical, ical_write, taskwarrior, todotxt
+from planner.storage import ical, ical_write, jsonrows, taskwarrior, todotxt
 from planner.storage.db import Store
 from planner.storage.fields import (
     PRIORITIES,
+    STATUSES,
     TaskError,
     annotations_of,
     check_annotations,
@@ -145,17 +147,103 @@ def to_ics(tasks: list[dict[str, Any]], now: dt.datetime | None = None, events: 
     return cal.to_ical().decode("utf-8")
 
 
-def export(store: Store, fmt: str, events: bool = False) -> str:
-    """All tasks in one of FORMATS (`events`: ics only, dated tasks as events too)."""
-    tasks = all_tasks(store)
+# The fields each format has a place for (the rest is named when an export leaves it out).
+HOLDS = {
+    "json": frozenset(FIELDS),
+    "ics": frozenset(FIELDS),
+    "taskwarrior": frozenset(FIELDS),  # its own attributes, and UDAs for the rest (taskwarrior.py)
+    "todotxt": frozenset(FIELDS) - {"notes", "annotations"},  # one line per task: no place for notes
+}
+NAMES = {"notes": "notes", "annotations": "later notes"}
+
+
+@dataclass
+class Exported:
+    """An export: its text, and what it could not hold."""
+
+    text: str
+    left_out: dict[str, int] = field(default_factory=dict)  # field -> tasks whose value the format has no place for
+    odd: list[str] = field(default_factory=list)  # values not written because they are not valid, one line each
+
+    def lines(self, fmt: str) -> list[str]:
+        """What was left out, a line per field and per odd value, for stderr."""
+        out = [
+            f"{fmt} has no place for {NAMES.get(k, k)}: left out of {n} task{'' if n == 1 else 's'}"
+            for k, n in self.left_out.items()
+        ]
+        return out + self.odd
+
+
+def writable(task: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """A stored task with every value a writer would choke on taken out (a row another tool or an older
+    planner wrote oddly), and a line for each."""
+    out = dict(task)
+    odd = []
+
+    def drop(key: str, why: str) -> None:
+        odd.append(f'task "{str(task.get("title"))[:40]}": its {key} {str(task.get(key))[:40]!r} {why}; left out')
+        out[key] = None
+
+    for key in ("due_date", "start_date"):
+        if out.get(key) is not None:
+            try:
+                check_year(dt.date.fromisoformat(str(out[key])))
+            except (ValueError, DateError):
+                drop(key, "is not a date")
+    if out.get("due_time") is not None and not re.fullmatch(r"([01]\d|2[0-3]):[0-5]\d", str(out["due_time"])):
+        drop("due_time", "is not a time of day")
+    for key in ("created_at", "completed_at", "remind_at"):
+        if out.get(key) is not None:
+            try:
+                when = dt.datetime.fromisoformat(str(out[key]))
+                check_year(when.date())
+                if when.tzinfo is not None:
+                    when.astimezone()
+            except (ValueError, DateError, OverflowError):
+                drop(key, "is not a date and time")
+    if out.get("priority") is not None and out["priority"] not in PRIORITIES:
+        drop("priority", "is not high, medium or low")
+    n = out.get("estimate_minutes")
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 43200):
+        drop("estimate_minutes", "is not a number of minutes")
+    if out.get("status") not in STATUSES:
+        odd.append(
+            f'task "{str(task.get("title"))[:40]}": its status {str(task.get("status"))[:20]!r} is unknown; written as open'
+        )
+        out["status"] = "open"
+    for key in ("list", "parent", "repeat", "uid"):
+        if out.get(key) is not None and not isinstance(out[key], str):
+            drop(key, "is not text")
+    if not isinstance(out.get("extra"), dict):
+        out["extra"] = {}
+    return out, odd
+
+
+def export_report(store: Store, fmt: str, events: bool = False) -> Exported:
+    """All tasks in one of FORMATS (`events`: ics only, dated tasks as events too), and what it left out."""
+    tasks, odd = [], []
+    for t in all_tasks(store):
+        clean, lines = writable(t) if fmt != "json" else (t, [])  # JSON keeps every value as stored
+        tasks.append(clean)
+        odd += lines
+    left: dict[str, int] = {}
+    for t in tasks:
+        for key in sorted(set(FIELDS) - HOLDS[fmt]):
+            if t.get(key):
+                left[key] = left.get(key, 0) + 1
     if fmt == "ics":
-        return to_ics(tasks, events=events)
+        return Exported(to_ics(tasks, events=events), left, odd)
     writer: dict[str, Callable[[list[dict[str, Any]]], str]] = {
         "json": to_json,
         "todotxt": todotxt.write,
         "taskwarrior": taskwarrior.write,
     }
-    return writer[fmt](tasks)
+    return Exported(writer[fmt](tasks), left, odd)
+
+
+def export(store: Store, fmt: str, events: bool = False) -> str:
+    """All tasks in one of FORMATS (`events`: ics only, dated tasks as events too)."""
+    return export_report(store, fmt, events).text
 
 
 # ---------------------------------------------------------------- import
@@ -179,9 +267,9 @@ def _moment(raw: dict[str, Any], key: str, spec: str = "seconds") -> str | None:
         when = dt.datetime.fromisoformat(str(raw[key]))
     except ValueError:
         raise TaskError(f"{key} {str(raw[key])[:40]!r} is not a date and time like 2026-12-01T09:30") from None
+    check_year(when.date())
     if when.tzinfo is not None:  # stored as local time, like the planner's own
         when = when.astimezone().replace(tzinfo=None)
-    check_year(when.date())
     return when.isoformat(timespec=spec)
 
 
@@ -189,6 +277,7 @@ def check_row(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """Task columns and tags from an imported row, checked; raises TaskError or DateError."""
     if not isinstance(raw, dict):
         raise TaskError("each task must be an object")
+    _text_only(raw)
     title = raw.get("title")
     if not isinstance(title, str):
         raise TaskError(f"title must be text, not {type(title).__name__}")
@@ -230,6 +319,26 @@ def check_row(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     return {k: v for k, v in fields.items() if v is not None}, clean_tags(raw.get("tags") or [])
 
 
+def _text_only(value: Any, depth: int = 0) -> None:
+    """Refuse a row holding a lone surrogate (JSON can write one as \\ud800; no database or file can store it)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise TaskError("it holds a character that is not text (a lone UTF-16 surrogate)") from None
+    elif isinstance(value, dict) and depth < 20:
+        for k, v in value.items():
+            _text_only(k, depth + 1)
+            _text_only(v, depth + 1)
+    elif isinstance(value, list) and depth < 20:
+        for v in value:
+            _text_only(v, depth + 1)
+
+
+# What a row another program wrote can raise while it is checked: named with its row, and the row skipped.
+ROW_ERRORS = (TaskError, DateError, ValueError, TypeError, OverflowError, KeyError, AttributeError, RecursionError)
+
+
 def give_uids(rows: list[tuple[str, Any]]) -> None:
     """A uid for each row written by another program without one: a hash of its title and due date and
     time (as earlier planners made it), and for the 2nd, 3rd ... identical row that count after it."""
@@ -238,18 +347,14 @@ def give_uids(rows: list[tuple[str, Any]]) -> None:
         if not isinstance(raw, dict) or str(raw.get("uid") or "").strip() or not isinstance(raw.get("title"), str):
             continue
         key = json.dumps([raw["title"].strip(), raw.get("due_date"), raw.get("due_time")], ensure_ascii=False)
-        digest = hashlib.sha256(key.encode()).hexdigest()[:20]
+        digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:20]  # check_row names a surrogate
         seen[digest] = seen.get(digest, 0) + 1
         raw["uid"] = f"import-{digest}" + (f"-{seen[digest]}" if seen[digest] > 1 else "")
 
 
 def parse_json(text: str) -> list[tuple[str, Any]]:
-    """(where, row) pairs from an export file (or a plain list of task objects)."""
-    data = json.loads(text)
-    rows = data.get("tasks") if isinstance(data, dict) else data
-    if not isinstance(rows, list):
-        raise ValueError('expected {"tasks": [...]} or a list of tasks')
-    return [(f"task {i + 1}", row) for i, row in enumerate(rows)]
+    """(where, row or ValueError) pairs from an export file (or a plain list of task objects), row by row."""
+    return [(f"task {i + 1}", row) for i, row in enumerate(jsonrows.elements(text, "tasks"))]
 
 
 def guess_format(name: str, text: str) -> str:
@@ -297,7 +402,7 @@ def import_text(
                 continue
             try:
                 fields, tags = check_row(raw)
-            except (TaskError, DateError, ValueError, TypeError) as e:
+            except ROW_ERRORS as e:
                 problems.append(f"{where}: {e}")
                 continue
             if conn.execute("SELECT 1 FROM tasks WHERE uid = ?", (fields["uid"],)).fetchone():

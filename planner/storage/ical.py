@@ -328,6 +328,9 @@ def parse(text: str, events: bool = False) -> list[tuple[str, Any]]:
         except ReadError as e:
             rows.append((where, e))
             continue
+        except (ValueError, TypeError, OverflowError, AttributeError, KeyError) as e:  # a value icalendar let by
+            rows.append((where, ReadError(f"it cannot be read ({type(e).__name__}: {str(e)[:80]})")))
+            continue
         if component.name == "VTODO":
             row["ical"] = copy_of(component, zones)  # kept whole: written back with what we do not own
         rows.append((where, row))

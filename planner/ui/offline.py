@@ -127,8 +127,7 @@ def _asker() -> object:
 
 def export(store: Store, args: argparse.Namespace, today: dt.date) -> int:
     """export: every task (and with --memories, the memories) to stdout or a file."""
-    from planner.storage.exchange import export as export_text
-    from planner.storage.exchange import export_memories
+    from planner.storage.exchange import export_memories, export_report
 
     if args.memories and args.format != "json":
         err("--memories needs --format json")
@@ -147,8 +146,13 @@ def export(store: Store, args: argparse.Namespace, today: dt.date) -> int:
         except ToolError as e:
             err(str(e))
             return EXIT_USAGE
+    elif args.memories:
+        text = export_memories(store)
     else:
-        text = export_memories(store) if args.memories else export_text(store, args.format, args.events)
+        report = export_report(store, args.format, args.events)
+        text = report.text
+        for line in report.lines(args.format):  # what this format could not hold, per field, with a count
+            print(safe(line), file=sys.stderr)
     if path is None:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -195,15 +199,20 @@ def import_(store: Store, args: argparse.Namespace, today: dt.date) -> int:
     if not (result["added"] or result["skipped"] or result["problems"] or result.get("events")):
         print(safe(f"nothing to import: {'standard input' if stdin else args.file} holds no tasks"), file=sys.stderr)
         return EXIT_OK
+    bad = len(result["problems"])
     if result["added"] or result["skipped"] or not result.get("events"):  # a calendar alone says only that
         n = result["added"]
-        print(f"imported {n} task{'' if n == 1 else 's'}, skipped {result['skipped']} already there", file=sys.stderr)
+        line = f"imported {n} task{'' if n == 1 else 's'}, skipped {result['skipped']} already there"
+        if bad:
+            line += f", {bad} row{'' if bad == 1 else 's'} not imported (below)"
+        print(line, file=sys.stderr)
     if result.get("events"):
         ev = result["events"]
         print(f"calendar: {ev['added']} events added, {ev['updated']} updated (busy time for `plan`)", file=sys.stderr)
     for problem in result["problems"]:
         print(safe(f"  not imported: {problem}"), file=sys.stderr)
-    return EXIT_ERROR if result["problems"] else EXIT_OK
+    read_something = result["added"] or result["skipped"] or result.get("events")
+    return EXIT_ERROR if bad and not read_something else EXIT_OK  # the good rows are in: odd ones are named
 
 
 def remind(store: Store, args: argparse.Namespace, today: dt.date) -> int:

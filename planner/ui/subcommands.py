@@ -58,8 +58,12 @@ def _tasks(p: argparse.ArgumentParser, c: Config) -> None:
         help="open|waiting|done|cancelled|all, +tag, #list, "
         "!high, due:today|tomorrow|week|overdue|DATE, start:DATE, words",
     )
-    p.add_argument("--limit", type=int, default=100, metavar="N", help="show at most N tasks (100)")
-    p.add_argument("--json", action="store_true", help="the tasks as JSON, for scripts")
+    p.add_argument(
+        "--limit", type=int, default=None, metavar="N", help="show at most N tasks (100; with --json, every match)"
+    )
+    p.add_argument(
+        "--json", action="store_true", help='the tasks as JSON, for scripts: {"tasks", "count", "more" when cut}'
+    )
 
 
 def _export(p: argparse.ArgumentParser, c: Config) -> None:
