@@ -368,9 +368,19 @@ def guess_format(name: str, text: str) -> str:
 
 
 def import_text(
-    store: Store, text: str, fmt: str, events: bool = False, progress: Callable[[int, int], None] | None = None
+    store: Store,
+    text: str,
+    fmt: str,
+    events: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+    source: str | None = None,
+    allow_removal: Callable[[list[str]], bool] | None = None,
 ) -> dict[str, Any]:
-    """Add the tasks of a file that are not there yet; returns counts and problems (`progress(done, total)`)."""
+    """Add the tasks of a file that are not there yet; returns counts and problems (`progress(done, total)`).
+
+    An .ics file's events are stored as the events of `source` ("file:PATH"): those it held before and holds
+    no more are removed when `allow_removal(lines)` says yes (asked by the caller, through the policy), and
+    everything is one /undo. Without a source (standard input) they are added and updated, never removed."""
     text = text.removeprefix("\ufeff")  # a byte-order mark from an editor on Windows
     if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
         return {
@@ -390,9 +400,19 @@ def import_text(
     except RecursionError:
         return {"added": 0, "skipped": 0, "problems": ["not a task file: it is nested too deeply to read"]}
     give_uids(rows)
+    found, remove, unread = None, False, []
+    if fmt == "ics" and not events:  # the file's events: busy time in the calendar, never tasks
+        from planner.storage import calendar
+
+        try:
+            found = calendar.objects(text)
+        except ValueError as e:  # an unreadable file states nothing about which events it no longer has
+            unread = [f"the events could not be read: {e}"]
+        else:
+            gone = calendar.vanishing(store.conn(), source, found) if source else []
+            remove = bool(gone) and (allow_removal is None or allow_removal(gone))  # asked before any write
     turn = new_turn()  # the whole import is one /undo
     added, skipped, problems = 0, 0, []
-    new = updated = 0
     with store.write() as conn:
         for n, (where, raw) in enumerate(rows, 1):
             if progress and n % 200 == 0:
@@ -410,18 +430,24 @@ def import_text(
                 continue
             insert(conn, turn, fields, tags, "import")
             added += 1
-        if fmt == "ics" and not events:  # the file's events: busy time in the calendar, never tasks
-            from planner.storage import calendar
-
-            try:
-                found = calendar.objects(text)
-            except ValueError as e:
-                problems.append(f"the events could not be read: {e}")
-                found = []
-            new, updated = calendar.put(conn, "file", found)
+        stored = None
+        problems += unread
+        if found is not None:
+            stored = calendar.store_source(
+                conn, turn, source or "file", found, replace=source is not None, allow=lambda _: remove, adopt="file"
+            )
     if progress:
         progress(len(rows), len(rows))
     out: dict[str, Any] = {"added": added, "skipped": skipped, "problems": problems}
-    if fmt == "ics" and not events and (new or updated):
-        out["events"] = {"added": new, "updated": updated}
+    if stored is not None and (stored.added or stored.updated or stored.removed or stored.kept):
+        out["events"] = {
+            "added": stored.added,
+            "updated": stored.updated,
+            "removed": len(stored.removed),
+            "kept": len(stored.kept),
+        }
+    if stored is not None and stored.dense:
+        out["notes"] = [
+            f'event "{title}" repeats by the second or minute: busy as one span while it runs' for title in stored.dense
+        ]
     return out

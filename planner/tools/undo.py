@@ -20,7 +20,13 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 
-from planner.storage.calendar import undo_preferences
+from planner.storage.calendar import (
+    newest_event_turn,
+    pending_event_changes,
+    redo_events,
+    undo_events,
+    undo_preferences,
+)
 from planner.storage.fields import TaskError
 from planner.storage.tasks import (
     newest_turn,
@@ -71,7 +77,10 @@ def _door(ctx: ToolContext, door: Door | None) -> Door:
 
 
 def undo_newest(ctx: ToolContext, door: Door | None = None, by_user: bool = True) -> Outcome:
-    """Revert the newest turn's task changes and forgotten memories, if the policy lets it."""
+    """Revert the newest turn's task changes, events and forgotten memories, if the policy lets it."""
+    events_turn = newest_event_turn(ctx.store.conn())
+    if events_turn is not None:  # a turn that changed only events (a calendar file, `event delete`) is newest
+        return _undo_events(ctx, events_turn, door)
     newest = newest_turn(ctx.store)
     turn = newest.turn
     out = Outcome()
@@ -86,7 +95,20 @@ def undo_newest(ctx: ToolContext, door: Door | None = None, by_user: bool = True
     if newest.preferences and turn:
         with ctx.store.write() as conn:
             out.lines += undo_preferences(conn, turn)
+    if turn:  # the events the same turn changed (an .ics import's): one undo with its tasks
+        with ctx.store.write() as conn:
+            out.lines += undo_events(conn, turn)
     return out
+
+
+def _undo_events(ctx: ToolContext, turn: str, door: Door | None) -> Outcome:
+    """Undo a turn that changed only events: more than 3 is a large change, asked like one."""
+    effect = Effect(changes=tuple(pending_event_changes(ctx.store.conn(), turn)), by_user=True)
+    ok, reason = settle(decide(effect, _door(ctx, door)), _door(ctx, door))
+    if not ok:
+        return Outcome(refused=f"nothing was undone: {reason}")
+    with ctx.store.write() as conn:
+        return Outcome(lines=undo_events(conn, turn))
 
 
 def redo_newest(ctx: ToolContext, door: Door | None = None, by_user: bool = True) -> Outcome:
@@ -98,6 +120,9 @@ def redo_newest(ctx: ToolContext, door: Door | None = None, by_user: bool = True
     if not ok:
         return Outcome(refused=f"nothing was redone: {reason}")
     try:
-        return Outcome(lines=redo_last_undo(ctx.store))
+        lines = redo_last_undo(ctx.store)
     except TaskError as e:
         return Outcome(refused=str(e))
+    with ctx.store.write() as conn:  # the events of the same turn come back with its tasks
+        lines += redo_events(conn, turn)
+    return Outcome(lines=lines)

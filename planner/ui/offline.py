@@ -22,6 +22,7 @@ import sys
 
 from planner.settings import Config, ConfigError, parse_today
 from planner.storage.db import DatabaseError, Store, explain
+from planner.tools.policy import Door, Effect, decide, settle
 from planner.ui.files import FileRefused, target, temporary, write_text
 from planner.ui.logs import setup_logging
 from planner.ui.subcommands import BY_NAME, EXIT_ERROR, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, parser
@@ -107,7 +108,7 @@ def _quiet_stdout() -> None:
 
 def handler(what: str):  # noqa: ANN201  (one of the handlers below, or shell.py's)
     """The function that runs a subcommand."""
-    from planner.ui import shell
+    from planner.ui import events, shell
 
     own = {
         "export": export,
@@ -117,6 +118,8 @@ def handler(what: str):  # noqa: ANN201  (one of the handlers below, or shell.py
         "sync": sync,
         "remind": remind,
         "plan": plan,
+        "events": events.listing,
+        "event": events.delete,
     }
     return own.get(what) or shell.HANDLERS[what]
 
@@ -194,7 +197,18 @@ def import_(store: Store, args: argparse.Namespace, today: dt.date) -> int:
         err("--events is for iCalendar files (.ics)")
         return EXIT_USAGE
     counter = Counter("importing", quiet=args.quiet)
-    result = import_text(store, text, fmt, args.events, progress=counter.show)
+    how = "run `import FILE --yes` to allow it"
+    door = Door("shell", ask=_asker(), yes=args.yes or Config.from_env().yes, how=how)  # type: ignore[arg-type]
+    refused: list[str] = []
+
+    def allow(lines: list[str]) -> bool:  # events the file no longer has: a deletion, decided by the policy
+        counter.done()
+        ok, reason = settle(decide(Effect(deletes=tuple(lines), by_user=True), door), door)
+        refused.extend([] if ok else [reason])
+        return ok
+
+    source = None if stdin else f"file:{args.file.resolve()}"
+    result = import_text(store, text, fmt, args.events, counter.show, source=source, allow_removal=allow)
     counter.done()
     if not (result["added"] or result["skipped"] or result["problems"] or result.get("events")):
         print(safe(f"nothing to import: {'standard input' if stdin else args.file} holds no tasks"), file=sys.stderr)
@@ -208,11 +222,18 @@ def import_(store: Store, args: argparse.Namespace, today: dt.date) -> int:
         print(line, file=sys.stderr)
     if result.get("events"):
         ev = result["events"]
-        print(f"calendar: {ev['added']} events added, {ev['updated']} updated (busy time for `plan`)", file=sys.stderr)
+        line = f"calendar: {ev['added']} events added, {ev['updated']} updated, {ev['removed']} removed"
+        print(line + " (busy time for `plan`; `events` lists them)", file=sys.stderr)
+        if ev["kept"]:
+            print(safe(f"  kept {ev['kept']} events the file no longer has ({refused[0]})"), file=sys.stderr)
+    for note in result.get("notes", []):
+        print(safe(f"  note: {note}"), file=sys.stderr)
     for problem in result["problems"]:
         print(safe(f"  not imported: {problem}"), file=sys.stderr)
     read_something = result["added"] or result["skipped"] or result.get("events")
-    return EXIT_ERROR if bad and not read_something else EXIT_OK  # the good rows are in: odd ones are named
+    if bad and not read_something:
+        return EXIT_ERROR
+    return EXIT_REFUSED if refused else EXIT_OK  # the good rows are in: odd ones are named
 
 
 def remind(store: Store, args: argparse.Namespace, today: dt.date) -> int:

@@ -83,7 +83,14 @@ def _import(p: argparse.ArgumentParser, c: Config) -> None:
     p.add_argument("file", type=Path, help="a json, todo.txt, iCalendar (.ics) or Taskwarrior file; - reads stdin")
     p.add_argument("--format", choices=FORMATS, help="default: from the file name and content")
     p.add_argument("--events", action="store_true", help="ics only: events as dated tasks (not busy time)")
+    p.add_argument("--yes", action="store_true", help="remove the file's vanished events without asking (over 3)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress")
+
+
+def _event(p: argparse.ArgumentParser, c: Config) -> None:
+    p.add_argument("action", choices=["delete"], help="delete: remove one event (undo brings it back)")
+    p.add_argument("id", type=int, metavar="ID", help="the event's id, as `events` shows it")
+    p.add_argument("--yes", action="store_true", help="delete without asking (when no one can answer y/N)")
 
 
 def _backup(p: argparse.ArgumentParser, c: Config) -> None:
@@ -174,6 +181,21 @@ SUBS = [
         _plan,
     ),
     Sub(
+        "events",
+        "",
+        "the calendar's events (busy time for plan)",
+        "The events imported from calendar files and read from CalDAV calendars, soonest first, with their ids "
+        "and where they came from.",
+        None,
+    ),
+    Sub(
+        "event",
+        "delete ID",
+        "remove one event (asks first)",
+        "Remove one event from the busy time: asks y/N in a terminal; elsewhere needs --yes. Undo brings it back.",
+        _event,
+    ),
+    Sub(
         "export",
         "[--format F] [-o FILE]",
         "your tasks as json, todotxt, ics, taskwarrior",
@@ -186,7 +208,8 @@ SUBS = [
         "FILE [--format F]",
         "add the tasks of a file, once",
         "Add the tasks of a json, todo.txt, iCalendar or Taskwarrior (`task export`) file that are not there "
-        "yet; a bad row is listed and not written.",
+        "yet; a bad row is listed and not written, the others are. An .ics file's events are the busy time of "
+        "that file: importing it again removes the events it no longer has (more than 3 ask first).",
         _import,
     ),
     Sub(
