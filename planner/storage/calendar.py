@@ -67,9 +67,10 @@ def _local(value: Any, end: bool = False) -> tuple[dt.datetime, bool]:
     return dt.datetime.combine(when, dt.time()), True
 
 
-def objects(text: str) -> list[tuple[str, str, icalendar.Calendar]]:
-    """(uid, title, a calendar of that event with its overrides and zones) for each event in a file."""
-    calendars = icalendar.Calendar.from_ical(text, multiple=True)
+def objects(text: str | list[icalendar.Calendar]) -> list[tuple[str, str, icalendar.Calendar]]:
+    """(uid, title, a calendar of that event with its overrides and zones) for each event in a file (its text, or
+    its calendars as parsed once by ical.read)."""
+    calendars = icalendar.Calendar.from_ical(text, multiple=True) if isinstance(text, str) else text
     grouped: dict[str, list[Any]] = {}
     zones: dict[str, Any] = {}
     for cal in calendars:
@@ -82,7 +83,7 @@ def objects(text: str) -> list[tuple[str, str, icalendar.Calendar]]:
         cal = icalendar.Calendar()
         cal.add("prodid", "-//planner//events//EN")
         cal.add("version", "2.0")
-        text_of = "".join(p.to_ical().decode() for p in parts)
+        text_of = "".join(p.to_ical().decode() for p in parts) if zones else ""  # only to find the zones named
         for tzid, zone in zones.items():
             if f"TZID={tzid}" in text_of:
                 cal.add_component(zone)

@@ -390,7 +390,8 @@ def import_text(
         }
     try:
         if fmt == "ics":
-            rows = ical.parse(text, events)
+            calendars = ical.read(text)  # parsed once: the to-dos, the events and the zones come from it
+            rows = ical.parse(calendars, events)
         elif fmt == "taskwarrior":
             rows = taskwarrior.parse(text)
         else:
@@ -405,7 +406,7 @@ def import_text(
         from planner.storage import calendar
 
         try:
-            found = calendar.objects(text)
+            found = calendar.objects(calendars)
         except ValueError as e:  # an unreadable file states nothing about which events it no longer has
             unread = [f"the events could not be read: {e}"]
         else:

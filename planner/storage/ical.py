@@ -288,17 +288,24 @@ def reminder_of(component: icalendar.cal.Component, due: Any) -> tuple[str | Non
     return None, None
 
 
-def components(text: str, kinds: tuple[str, ...] = ("VTODO",)) -> list[tuple[str, Any]]:
-    """(where, component or ReadError) for each top-level component of these kinds, in file order.
-
-    Components nested where iCalendar puts none (a VTODO inside a VTODO) are reported, not read.
-    """
+def read(text: str) -> list[icalendar.Calendar]:
+    """The calendars of a file, parsed once (the to-dos, the events and the zones are all read from them)."""
     try:
         calendars = icalendar.Calendar.from_ical(text, multiple=True)
     except ValueError as e:
         raise ValueError(f"not an iCalendar file ({e})") from None
     if not calendars:
         raise ValueError("not an iCalendar file (no complete BEGIN:VCALENDAR ... END:VCALENDAR in it)")
+    return calendars
+
+
+def components(text: str | list[Any], kinds: tuple[str, ...] = ("VTODO",)) -> list[tuple[str, Any]]:
+    """(where, component or ReadError) for each top-level component of these kinds, in file order (of a file's
+    text, or of its calendars as read() gives them).
+
+    Components nested where iCalendar puts none (a VTODO inside a VTODO) are reported, not read.
+    """
+    calendars = read(text) if isinstance(text, str) else text
     out: list[tuple[str, Any]] = []
     for cal in calendars:
         counts: dict[str, int] = {}
@@ -315,11 +322,13 @@ def components(text: str, kinds: tuple[str, ...] = ("VTODO",)) -> list[tuple[str
     return out
 
 
-def parse(text: str, events: bool = False) -> list[tuple[str, Any]]:
-    """(where, row or ReadError) for every VTODO in a calendar file, and every VEVENT when `events`."""
+def parse(text: str | list[Any], events: bool = False) -> list[tuple[str, Any]]:
+    """(where, row or ReadError) for every VTODO in a calendar file (its text, or its calendars as read() gives
+    them), and every VEVENT when `events`."""
     rows: list[tuple[str, Any]] = []
-    zones = zones_in(text)
-    for where, component in components(text, ("VTODO", "VEVENT") if events else ("VTODO",)):
+    calendars = read(text) if isinstance(text, str) else text
+    zones = zones_in(calendars)
+    for where, component in components(calendars, ("VTODO", "VEVENT") if events else ("VTODO",)):
         if isinstance(component, ReadError):
             rows.append((where, component))
             continue
@@ -342,7 +351,7 @@ def copy_of(component: icalendar.cal.Component, zones: dict[str, icalendar.cal.C
     cal = icalendar.Calendar()
     cal.add("prodid", "-//planner//copy//EN")
     cal.add("version", "2.0")
-    text = component.to_ical().decode()
+    text = component.to_ical().decode() if zones else ""  # rendered only to find the zones it names
     for tzid, zone in zones.items():
         if f"TZID={tzid}:" in text or f'TZID="{tzid}":' in text:
             cal.add_component(zone)
