@@ -18,10 +18,10 @@ from apps import Desk
 from helpers import TODAY
 from phone import PASSWORD, USER, add, edit, save_raw, todos
 
+from planner.policy import Door
 from planner.storage import exchange
 from planner.sync.runner import sync
 from planner.tools import dispatch
-from planner.tools.policy import Door
 
 
 def go(store, url, **kw):

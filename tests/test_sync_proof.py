@@ -15,11 +15,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from phone import PASSWORD, USER
 
+from planner.policy import Door
 from planner.storage import exchange
 from planner.storage.db import Store
 from planner.sync.runner import sync
 from planner.tools import ToolContext, dispatch
-from planner.tools.policy import Door
 
 
 def go(store, url, **kw):

@@ -20,6 +20,7 @@ each model never change, so Ollama can reuse the prompt prefix every turn.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import logging
@@ -36,6 +37,7 @@ from planner.memory.history import Budget, History, Message, estimate_tokens, pr
 from planner.memory.keeper import MemoryKeeper
 from planner.memory.longterm import LongTermMemory, LongTermMemoryError
 from planner.model.base import ChatModel, ChatResult, ModelError, clean
+from planner.policy import ALL, Grant
 from planner.prompts import (
     CLAIM_PROMPT,
     INTERRUPTED,
@@ -47,6 +49,7 @@ from planner.prompts import (
 )
 from planner.settings import Config
 from planner.storage.db import DatabaseError
+from planner.storage.tasks import new_turn
 from planner.tools import ToolContext, to_json, tool_specs
 from planner.tools.undo import Outcome, redo_newest, undo_newest
 
@@ -248,11 +251,15 @@ class Agent:
         The session's history gets the /undo and what it did, so the model
         does not go on believing the reverted changes happened.
         """
-        return self._remember_command("/undo", "Undone", undo_newest(self.context))
+        return self._remember_command("/undo", "Undone", undo_newest(self._own_request()))
 
     def redo_last_undo(self) -> Outcome:
         """Make again what the last undo took back (tools/undo.py)."""
-        return self._remember_command("/redo", "Redone", redo_newest(self.context))
+        return self._remember_command("/redo", "Redone", redo_newest(self._own_request()))
+
+    def _own_request(self) -> ToolContext:
+        """The tool context of a command the user typed (/undo, /redo): its own request, no yes given yet."""
+        return dataclasses.replace(self.context, turn=new_turn(), grant=Grant(), mandate=ALL)
 
     def _remember_command(self, command: str, done: str, outcome: Outcome) -> Outcome:
         if outcome.lines:

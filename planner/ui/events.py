@@ -8,11 +8,11 @@ import argparse
 import datetime as dt
 import sys
 
+from planner.policy import Door, Effect, decide, settle
 from planner.settings import Config
 from planner.storage import calendar
 from planner.storage.db import Store
 from planner.storage.tasks import new_turn
-from planner.tools.policy import Door, Effect, decide, settle
 from planner.ui.subcommands import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
 from planner.ui.text import ask_yes_no, err, safe
 

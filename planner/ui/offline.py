@@ -20,9 +20,9 @@ import logging
 import sqlite3
 import sys
 
+from planner.policy import Door, Effect, decide, settle
 from planner.settings import Config, ConfigError, parse_today
 from planner.storage.db import DatabaseError, Store, explain
-from planner.tools.policy import Door, Effect, decide, settle
 from planner.ui.files import FileRefused, target, temporary, write_text
 from planner.ui.logs import setup_logging
 from planner.ui.subcommands import BY_NAME, EXIT_ERROR, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, parser
@@ -250,8 +250,8 @@ def remind(store: Store, args: argparse.Namespace, today: dt.date) -> int:
 
 def sync(store: Store, args: argparse.Namespace, today: dt.date) -> int:
     """sync: the tasks with the CalDAV task lists of the settings, both ways, once."""
+    from planner.policy import Door
     from planner.sync.runner import SyncError, report_lines, sync_config
-    from planner.tools.policy import Door
 
     config = Config.from_env()
     ask = _asker()
