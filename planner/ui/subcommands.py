@@ -88,9 +88,8 @@ def _import(p: argparse.ArgumentParser, c: Config) -> None:
     p.add_argument("file", type=Path, help="a json, todo.txt, iCalendar (.ics) or Taskwarrior file; - reads stdin")
     p.add_argument("--format", choices=FORMATS, help="default: from the file name and content")
     p.add_argument("--events", action="store_true", help="ics only: events as dated tasks (not busy time)")
-    p.add_argument("--yes", action="store_true", help="remove the file's vanished events without asking (over 3)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress")
-    _yes(p, c)
+    _yes(p, c)  # also: remove the events a calendar file no longer has (more than 3) without asking
 
 
 def _event(p: argparse.ArgumentParser, c: Config) -> None:
