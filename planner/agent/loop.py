@@ -27,6 +27,7 @@ import logging
 import time
 from typing import Any
 
+from planner.agent import intent
 from planner.agent.claims import unbacked, what_changed
 from planner.agent.critic import Critic
 from planner.agent.guards import Guards, pick_profile
@@ -129,6 +130,11 @@ class Agent:
         if self.context.memory is not None:
             self.context.memory.begin_turn(turn.recent)  # "what did she say?" is searched with who she is
         self.runner.start(turn)  # a new turn id: its task changes are one /undo
+        # What the user's words name (intent.py): --yes covers a deletion or an overwrite only there.
+        conn = self.context.store.conn()
+        before = turn.recent[-1] if turn.recent else None
+        self.context.mandate = intent.mandate(text, intent.titles(conn), talked_about(self.history.messages), before)
+        turn.mandate = self.context.mandate
         try:
             self.history.append([{"role": "user", "content": self._with_memories(text)}])
         except DatabaseError as e:  # busy, disk full, read-only: nothing was sent or stored
@@ -414,3 +420,31 @@ def history_budget(config: Config, tools: ToolContext | None = None) -> Budget:
     fixed += 300  # the conversation summary, once there is one
     tokens = max(500, config.num_ctx - fixed - config.num_predict)
     return Budget(messages=config.history_messages, tokens=tokens)
+
+
+def talked_about(messages: list[Message], turns: int = 1) -> list[int]:
+    """The ids of the tasks the last turn's tool results showed, newest first: what "it" may mean next."""
+    ids: list[int] = []
+    for m in reversed(messages):
+        if m.get("role") == "user":
+            turns -= 1
+            if turns < 0:
+                break
+        elif m.get("role") == "tool":
+            try:
+                found = json.loads(m.get("content") or "")
+            except ValueError:
+                continue
+            ids += [i for i in _task_ids(found) if i not in ids]
+    return ids
+
+
+def _task_ids(value: Any, depth: int = 0) -> list[int]:
+    if depth > 6:
+        return []
+    if isinstance(value, dict):
+        own = [value["id"]] if isinstance(value.get("id"), int) and "title" in value else []
+        return own + [i for v in value.values() for i in _task_ids(v, depth + 1)]
+    if isinstance(value, list):
+        return [i for v in value for i in _task_ids(v, depth + 1)]
+    return []

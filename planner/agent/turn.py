@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-from planner.policy import Refusal
+from planner.policy import Mandate, Refusal
 from planner.tools import CHANGES_EXISTING, READ_ONLY_TOOLS  # the tool facts, as each tool declared them
 
 # What the agent reports while a turn runs, and the data each kind carries.
@@ -108,6 +108,7 @@ class Turn:
     declined: set[tuple[str, int]] = field(default_factory=set)  # (tool, task id) the user said no to
     overridden: set[str] = field(default_factory=set)  # guard changes the model may insist on (guards.py)
     critiques: list[str] = field(default_factory=list)
+    mandate: Mandate | None = None  # which tasks the user's words name (intent.py), once read
 
     @property
     def user_messages(self) -> list[str]:

@@ -81,7 +81,7 @@ def forget(ctx: ToolContext, query_or_id: str) -> dict[str, Any]:
     if not query_or_id.strip():
         raise ToolError("query_or_id must not be empty")
     memory = _memory(ctx)
-    named = bool(ctx.mandate.remove) and ctx.mandate.remove.sure
+    named = ctx.mandate.forget  # the user's words ask to forget (intent.py); --yes covers only that
     scene = memory.find_scene(query_or_id)
     if scene is not None:  # a scene is only a grouping: its memories stay
         line = f'forget the scene "{scene["name"]}" (its memories stay)'
