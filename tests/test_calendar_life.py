@@ -82,8 +82,8 @@ def test_an_ics_import_with_its_events_is_one_undo_and_a_second_file_can_be_undo
     assert p.returncode == 0 and "removed event" in p.stdout and "meeting 0, moved" in p.stdout, p.stdout + p.stderr
     assert busy(store) == ["meeting 0"]
     p = cli(env, "undo")  # the import itself: its task and its event in one step, asked first
-    assert p.returncode == 4 and "import" in p.stderr, p.stdout + p.stderr
-    p = run_cli(["undo"], {**env, "PLANNER_YES": "1"})
+    assert p.returncode == 4 and "--yes" in p.stderr, p.stdout + p.stderr
+    p = cli(env, "undo", "--yes")
     assert p.returncode == 0, p.stdout + p.stderr
     assert busy(store) == [] and store.conn().execute("SELECT COUNT(*) FROM tasks").fetchone()[0] == 0
     store.close()
