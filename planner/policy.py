@@ -466,7 +466,7 @@ def decide(effect: Effect, door: Door, question_text: str = "") -> Decision:
         return Decision(Verdict.ASK, question=asked, why=rules)
     what = " and ".join(rules)
     return Decision(
-        Verdict.REFUSE, reason=f"{what} needs the user's yes, and no one can answer here; {door.how}", why=rules
+        Verdict.REFUSE, reason=f"the user's yes is needed for {what}, and no one can answer here; {door.how}", why=rules
     )
 
 

@@ -422,18 +422,7 @@ def _todo(tmp_path, n):
     return path
 
 
-@pytest.mark.parametrize(
-    "command",
-    [
-        "tasks",
-        pytest.param(
-            "agenda",
-            marks=pytest.mark.xfail(
-                strict=True, reason="agenda prints the error on stdout: the views' 'error: …' strings (issue 36, 1)"
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("command", ["tasks", "agenda"])
 def test_a_damaged_page_is_one_line_for_tasks_and_agenda_and_the_advice_works(tmp_path, command):
     env = clean_env(PLANNER_HOME=str(tmp_path))
     cli(env, "import", str(_todo(tmp_path, 300)))
