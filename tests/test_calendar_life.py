@@ -156,3 +156,13 @@ def test_a_dense_repeat_is_cut_at_the_cap_and_the_rest_of_the_window_is_busy(sto
     assert last.end == window[1] and last.start == DAY + dt.timedelta(hours=calendar.MAX_OCCURRENCES)
     week = calendar.between(store.conn(), DAY, DAY + dt.timedelta(days=7))
     assert len(week) == 7 * 24  # inside the cap: every occurrence, exactly
+
+
+def test_the_global_options_stand_before_or_after_event_delete(tmp_path, env):
+    path = tmp_path / "work.ics"
+    path.write_text(ics(*SEVEN[:2]))
+    cli(env, "import", str(path))
+    glob = ["--db", str(tmp_path / "planner.db"), "--yes"]
+    assert run_cli([*glob, "event", "delete", "1"], env).returncode == 0
+    assert run_cli(["event", "delete", "2", *glob], env).returncode == 0
+    assert "no events" in cli(env, "events").stdout
