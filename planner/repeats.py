@@ -32,6 +32,8 @@ def parse_repeat(text: str) -> str:
         parts = dict(p.partition("=")[::2] for p in raw.split(";"))
         if parts.get("FREQ") not in FREQS:
             raise DateError(f"{text!r}: repeats can be DAILY, WEEKLY, MONTHLY or YEARLY")
+        if "INTERVAL" in parts and not (parts["INTERVAL"].isdigit() and int(parts["INTERVAL"]) >= 1):
+            raise DateError(f"{text!r}: an INTERVAL of {parts['INTERVAL'][:10]} never comes round; use 1 or more")
         try:
             rrule.rrulestr(raw, dtstart=dt.datetime(2026, 1, 1))
         except (ValueError, TypeError, OverflowError):
@@ -58,6 +60,8 @@ def parse_repeat(text: str) -> str:
         return plain[s]
     if m := re.fullmatch(rf"every\s+({NUMBER_WORDS})\s+(day|week|month|year)s?", s):
         n = number_word(m[1])
+        if n < 1:
+            raise DateError(f"{text!r}: every 0 {m[2]}s never comes round; use every 1 {m[2]} or more")
         freq = {"day": "DAILY", "week": "WEEKLY", "month": "MONTHLY", "year": "YEARLY"}[m[2]]
         return f"FREQ={freq}" + (f";INTERVAL={n}" if n > 1 else "")
     if m := re.fullmatch(
@@ -65,6 +69,8 @@ def parse_repeat(text: str) -> str:
     ):
         days = [WEEKDAYS[w] for w in re.findall(rf"({WEEKDAY_WORDS})s?", m[2])]
         n = number_word(m[1]) if m[1] else 1
+        if n < 1:
+            raise DateError(f"{text!r}: every 0 weeks never comes round; use every 1 week or more")
         byday = ",".join(_DAY_CODES[d] for d in sorted(set(days)))
         return "FREQ=WEEKLY" + (f";INTERVAL={n}" if n > 1 else "") + f";BYDAY={byday}"
     if m := re.fullmatch(
@@ -112,7 +118,10 @@ def first_due(rule: str, today: dt.date) -> dt.date | None:
 def describe_repeat(rule: str) -> str:
     """An RRULE in words, for listings."""
     parts = dict(p.split("=", 1) for p in rule.split(";") if "=" in p)
-    n = int(parts.get("INTERVAL", "1"))
+    interval = parts.get("INTERVAL", "1")
+    if not interval.isdigit():  # a rule another tool stored that the planner would not write: shown as it is
+        return f"repeats ({rule[:60]})"
+    n = int(interval)
     unit = {"DAILY": "day", "WEEKLY": "week", "MONTHLY": "month", "YEARLY": "year"}.get(parts.get("FREQ", ""), "?")
     text = f"every {n} {unit}s" if n > 1 else f"every {unit}"
     if "BYDAY" in parts:

@@ -139,7 +139,8 @@ def test_ics_import_and_export_from_the_command_line(store, tmp_path):
     cal = tmp_path / "calendar.ics"
     cal.write_text(OTHER_APP_ICS)
     p = run_cli(["import", str(cal), "--events"], env)
-    assert p.returncode == 1 and "imported 3 tasks" in p.stderr and "not imported: VTODO 3" in p.stderr
+    assert p.returncode == 0 and "imported 3 tasks" in p.stderr and "1 row not imported" in p.stderr
+    assert "not imported: VTODO 3" in p.stderr  # the good rows are in; the odd one is named, not a failure
     p = run_cli(["export", "--format", "ics", "--events"], env)
     assert p.returncode == 0 and p.stdout.count("BEGIN:VTODO") == 3 and p.stdout.count("BEGIN:VEVENT") == 3
     p = run_cli(["export", "--events"], env)

@@ -14,7 +14,8 @@ the same file still imports once. Rows are checked as the tools check them
 and the others are. One import is one transaction and one undoable turn.
 
 Formats: todotxt.py, ical.py (with ical_write.py) and taskwarrior.py read and write their own;
-this module holds the driver, the planner's JSON, and the one row check.
+this module holds the import's driver, the planner's JSON rows (jsonrows.py reads them one by one)
+and the one row check; export is exporting.py (its names are importable from here too).
 Parsing is linear in the file's size, and a file over MAX_BYTES is refused.
 """
 
@@ -27,16 +28,26 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-import icalendar
-
 from planner.dates import DateError, check_time, check_year
 from planner.repeats import parse_repeat
-from planner.storage import ical, ical_write, taskwarrior, todotxt
+from planner.storage import ical, jsonrows, taskwarrior, todotxt
 from planner.storage.db import Store
+from planner.storage.exporting import (  # noqa: F401  (the export half, importable from here as before)
+    FIELDS,
+    FORMATS,
+    HOLDS,
+    Exported,
+    all_tasks,
+    export,
+    export_memories,
+    export_report,
+    to_ics,
+    to_json,
+    writable,
+)
 from planner.storage.fields import (
     PRIORITIES,
     TaskError,
-    annotations_of,
     check_annotations,
     check_list,
     check_notes,
@@ -44,118 +55,9 @@ from planner.storage.fields import (
     check_title,
     clean_tags,
 )
-from planner.storage.tasks import insert, new_turn, tags_of
+from planner.storage.tasks import insert, new_turn
 
-FORMATS = ("json", "todotxt", "ics", "taskwarrior")
-FIELDS = ("uid", "title", "status", "due_date", "due_time", "start_date", "priority", "tags", "list")
-FIELDS += ("estimate_minutes", "parent", "notes", "annotations", "repeat", "created_at", "completed_at", "remind_at")
 MAX_BYTES = 20_000_000  # of one file to import: a year of a busy planner is well under 1 MB
-
-
-def all_tasks(store: Store, with_copies: bool = True) -> list[dict[str, Any]]:
-    """Every task, oldest first, as the formats write it: `repeat` for the rule, `parent` as the parent's uid,
-    annotations as a list; `ical` and `extra` (other apps' data) kept aside for the writers that use them."""
-    conn = store.conn()
-    out = []
-    for row in conn.execute("SELECT * FROM tasks ORDER BY id"):
-        task = {k: v.decode("utf-8", "replace") if isinstance(v, bytes) else v for k, v in dict(row).items()}
-        task["tags"] = tags_of(conn, task["id"])
-        task["repeat"] = task.pop("recurrence", None)
-        task["parent"] = task.pop("parent_uid", None)
-        task["annotations"] = annotations_of(task)
-        shown = {k: task.get(k) for k in FIELDS}
-        if with_copies:
-            shown["ical"], shown["extra"] = task.get("ical"), _extra(task)
-        out.append(shown)
-    return out
-
-
-def _extra(task: dict[str, Any]) -> dict[str, Any]:
-    try:
-        value = json.loads(task.get("extra") or "{}")
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
-# ---------------------------------------------------------------- export
-
-
-def to_json(
-    tasks: list[dict[str, Any]],
-    memories: list[dict[str, Any]] | None = None,
-    scenes: list[dict[str, Any]] | None = None,
-) -> str:
-    """All fields of every task (and, when given, the memories and their scenes); "contains" says which."""
-    rows = []
-    for t in tasks:
-        row = {k: t.get(k) for k in FIELDS}
-        if t.get("extra"):
-            row["extra"] = t["extra"]  # other tools' fields, so a JSON backup keeps them too
-        rows.append(row)
-    doc: dict[str, Any] = {"format": "planner-tasks", "version": 1, "contains": ["tasks"], "tasks": rows}
-    if memories is not None:
-        doc["contains"].append("memories")
-        doc["memories"] = memories
-    if scenes is not None:
-        doc["contains"].append("scenes")
-        doc["scenes"] = scenes
-    return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
-
-
-def export_memories(store: Store) -> str:
-    """The json export with the long-term memories added: their text, kind, topic and dates (no vectors),
-    and the scenes that group them (name, summary, member ids)."""
-    conn = store.conn()
-    rows = conn.execute(
-        "SELECT id, text, kind, topic, said_on, happened_on, happened_to, created_at, updated_at FROM memories "
-        "ORDER BY id"
-    )
-    scenes = conn.execute(
-        "SELECT s.id, s.name, s.summary, json_group_array(c.memory_id) AS memories FROM scenes s "
-        "JOIN scene_cells c ON c.scene_id = s.id GROUP BY s.id HAVING COUNT(*) >= 2 ORDER BY s.name"  # as scenes.MIN_CELLS
-    )
-    return to_json(
-        all_tasks(store), [dict(r) for r in rows], [dict(r) | {"memories": json.loads(r["memories"])} for r in scenes]
-    )
-
-
-def to_ics(tasks: list[dict[str, Any]], now: dt.datetime | None = None, events: bool = False) -> str:
-    """A calendar of to-dos, one per task (ical.py); with `events`, dated tasks as events as well.
-
-    Each to-do is written over the copy another app wrote, when there is one, so its other
-    properties come back as they were.
-    """
-    cal = icalendar.Calendar()
-    cal.add("prodid", "-//planner//tasks//EN")
-    cal.add("version", "2.0")
-    cal.add("calscale", "GREGORIAN")
-    stamp = now or dt.datetime.now(dt.UTC)
-    zones: dict[str, Any] = {}
-    for t in tasks:
-        if t.get("ical") and "TZID" in t["ical"]:
-            zones.update(ical.zones_in(t["ical"]))  # the time zones other apps' to-dos name, once each
-    for zone in zones.values():
-        cal.add_component(zone)
-    for t in tasks:
-        cal.add_component(ical_write.to_vtodo(t, stamp))
-        event = ical_write.to_vevent(t, stamp) if events else None
-        if event is not None:
-            cal.add_component(event)
-    return cal.to_ical().decode("utf-8")
-
-
-def export(store: Store, fmt: str, events: bool = False) -> str:
-    """All tasks in one of FORMATS (`events`: ics only, dated tasks as events too)."""
-    tasks = all_tasks(store)
-    if fmt == "ics":
-        return to_ics(tasks, events=events)
-    writer: dict[str, Callable[[list[dict[str, Any]]], str]] = {
-        "json": to_json,
-        "todotxt": todotxt.write,
-        "taskwarrior": taskwarrior.write,
-    }
-    return writer[fmt](tasks)
 
 
 # ---------------------------------------------------------------- import
@@ -179,9 +81,9 @@ def _moment(raw: dict[str, Any], key: str, spec: str = "seconds") -> str | None:
         when = dt.datetime.fromisoformat(str(raw[key]))
     except ValueError:
         raise TaskError(f"{key} {str(raw[key])[:40]!r} is not a date and time like 2026-12-01T09:30") from None
+    check_year(when.date())
     if when.tzinfo is not None:  # stored as local time, like the planner's own
         when = when.astimezone().replace(tzinfo=None)
-    check_year(when.date())
     return when.isoformat(timespec=spec)
 
 
@@ -189,6 +91,7 @@ def check_row(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """Task columns and tags from an imported row, checked; raises TaskError or DateError."""
     if not isinstance(raw, dict):
         raise TaskError("each task must be an object")
+    _text_only(raw)
     title = raw.get("title")
     if not isinstance(title, str):
         raise TaskError(f"title must be text, not {type(title).__name__}")
@@ -230,6 +133,26 @@ def check_row(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     return {k: v for k, v in fields.items() if v is not None}, clean_tags(raw.get("tags") or [])
 
 
+def _text_only(value: Any, depth: int = 0) -> None:
+    """Refuse a row holding a lone surrogate (JSON can write one as \\ud800; no database or file can store it)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise TaskError("it holds a character that is not text (a lone UTF-16 surrogate)") from None
+    elif isinstance(value, dict) and depth < 20:
+        for k, v in value.items():
+            _text_only(k, depth + 1)
+            _text_only(v, depth + 1)
+    elif isinstance(value, list) and depth < 20:
+        for v in value:
+            _text_only(v, depth + 1)
+
+
+# What a row another program wrote can raise while it is checked: named with its row, and the row skipped.
+ROW_ERRORS = (TaskError, DateError, ValueError, TypeError, OverflowError, KeyError, AttributeError, RecursionError)
+
+
 def give_uids(rows: list[tuple[str, Any]]) -> None:
     """A uid for each row written by another program without one: a hash of its title and due date and
     time (as earlier planners made it), and for the 2nd, 3rd ... identical row that count after it."""
@@ -238,18 +161,14 @@ def give_uids(rows: list[tuple[str, Any]]) -> None:
         if not isinstance(raw, dict) or str(raw.get("uid") or "").strip() or not isinstance(raw.get("title"), str):
             continue
         key = json.dumps([raw["title"].strip(), raw.get("due_date"), raw.get("due_time")], ensure_ascii=False)
-        digest = hashlib.sha256(key.encode()).hexdigest()[:20]
+        digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:20]  # check_row names a surrogate
         seen[digest] = seen.get(digest, 0) + 1
         raw["uid"] = f"import-{digest}" + (f"-{seen[digest]}" if seen[digest] > 1 else "")
 
 
 def parse_json(text: str) -> list[tuple[str, Any]]:
-    """(where, row) pairs from an export file (or a plain list of task objects)."""
-    data = json.loads(text)
-    rows = data.get("tasks") if isinstance(data, dict) else data
-    if not isinstance(rows, list):
-        raise ValueError('expected {"tasks": [...]} or a list of tasks')
-    return [(f"task {i + 1}", row) for i, row in enumerate(rows)]
+    """(where, row or ValueError) pairs from an export file (or a plain list of task objects), row by row."""
+    return [(f"task {i + 1}", row) for i, row in enumerate(jsonrows.elements(text, "tasks"))]
 
 
 def guess_format(name: str, text: str) -> str:
@@ -263,9 +182,19 @@ def guess_format(name: str, text: str) -> str:
 
 
 def import_text(
-    store: Store, text: str, fmt: str, events: bool = False, progress: Callable[[int, int], None] | None = None
+    store: Store,
+    text: str,
+    fmt: str,
+    events: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+    source: str | None = None,
+    allow_removal: Callable[[list[str]], bool] | None = None,
 ) -> dict[str, Any]:
-    """Add the tasks of a file that are not there yet; returns counts and problems (`progress(done, total)`)."""
+    """Add the tasks of a file that are not there yet; returns counts and problems (`progress(done, total)`).
+
+    An .ics file's events are stored as the events of `source` ("file:PATH"): those it held before and holds
+    no more are removed when `allow_removal(lines)` says yes (asked by the caller, through the policy), and
+    everything is one /undo. Without a source (standard input) they are added and updated, never removed."""
     text = text.removeprefix("\ufeff")  # a byte-order mark from an editor on Windows
     if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
         return {
@@ -275,7 +204,8 @@ def import_text(
         }
     try:
         if fmt == "ics":
-            rows = ical.parse(text, events)
+            calendars = ical.read(text)  # parsed once: the to-dos, the events and the zones come from it
+            rows = ical.parse(calendars, events)
         elif fmt == "taskwarrior":
             rows = taskwarrior.parse(text)
         else:
@@ -285,9 +215,19 @@ def import_text(
     except RecursionError:
         return {"added": 0, "skipped": 0, "problems": ["not a task file: it is nested too deeply to read"]}
     give_uids(rows)
+    found, remove, unread = None, False, []
+    if fmt == "ics" and not events:  # the file's events: busy time in the calendar, never tasks
+        from planner.storage import calendar
+
+        try:
+            found = calendar.objects(calendars)
+        except ValueError as e:  # an unreadable file states nothing about which events it no longer has
+            unread = [f"the events could not be read: {e}"]
+        else:
+            gone = calendar.vanishing(store.conn(), source, found) if source else []
+            remove = bool(gone) and (allow_removal is None or allow_removal(gone))  # asked before any write
     turn = new_turn()  # the whole import is one /undo
     added, skipped, problems = 0, 0, []
-    new = updated = 0
     with store.write() as conn:
         for n, (where, raw) in enumerate(rows, 1):
             if progress and n % 200 == 0:
@@ -297,7 +237,7 @@ def import_text(
                 continue
             try:
                 fields, tags = check_row(raw)
-            except (TaskError, DateError, ValueError, TypeError) as e:
+            except ROW_ERRORS as e:
                 problems.append(f"{where}: {e}")
                 continue
             if conn.execute("SELECT 1 FROM tasks WHERE uid = ?", (fields["uid"],)).fetchone():
@@ -305,18 +245,24 @@ def import_text(
                 continue
             insert(conn, turn, fields, tags, "import")
             added += 1
-        if fmt == "ics" and not events:  # the file's events: busy time in the calendar, never tasks
-            from planner.storage import calendar
-
-            try:
-                found = calendar.objects(text)
-            except ValueError as e:
-                problems.append(f"the events could not be read: {e}")
-                found = []
-            new, updated = calendar.put(conn, "file", found)
+        stored = None
+        problems += unread
+        if found is not None:
+            stored = calendar.store_source(
+                conn, turn, source or "file", found, replace=source is not None, allow=lambda _: remove, adopt="file"
+            )
     if progress:
         progress(len(rows), len(rows))
     out: dict[str, Any] = {"added": added, "skipped": skipped, "problems": problems}
-    if fmt == "ics" and not events and (new or updated):
-        out["events"] = {"added": new, "updated": updated}
+    if stored is not None and (stored.added or stored.updated or stored.removed or stored.kept):
+        out["events"] = {
+            "added": stored.added,
+            "updated": stored.updated,
+            "removed": len(stored.removed),
+            "kept": len(stored.kept),
+        }
+    if stored is not None and stored.dense:
+        out["notes"] = [
+            f'event "{title}" repeats by the second or minute: busy as one span while it runs' for title in stored.dense
+        ]
     return out

@@ -111,9 +111,14 @@ def annotations_of(task: Task) -> list[dict[str, str]]:
         items = json.loads(raw) if isinstance(raw, str) else raw
     except ValueError:
         return []  # written by another tool in a shape we do not read: shown as none, kept as it is
-    return (
-        [i for i in items if isinstance(i, dict) and isinstance(i.get("text"), str)] if isinstance(items, list) else []
-    )
+    if not isinstance(items, list):
+        return []
+    # Each with both keys as text, whatever another tool stored (an "at" missing or a number).
+    return [
+        {"at": str(i.get("at") or ""), "text": i["text"]}
+        for i in items
+        if isinstance(i, dict) and isinstance(i.get("text"), str)
+    ]
 
 
 def check_annotations(items: Any) -> str | None:

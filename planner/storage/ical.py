@@ -16,6 +16,16 @@ This half reads (to_row, parse, components); ical_write.py writes the same mappi
     estimate_minutes  ESTIMATED-DURATION (the calext task extensions draft)
     parent            RELATED-TO;RELTYPE=PARENT (the parent's UID)
     remind_at         one VALARM with TRIGGER;VALUE=DATE-TIME (a relative one is read against DUE)
+    created_at        CREATED (UTC), so the age urgency counts survives a round trip
+
+A title iCalendar TEXT cannot hold as it is (control characters, U+2028,
+U+0085 and the like, which servers and parsers turn into line breaks or drop)
+is written twice: SUMMARY with those as the line break RFC 5545 escapes (or
+left out), for other apps, and X-PLANNER-TITLE with the title exactly,
+percent-encoded (RFC 3986: only letters, digits, - . _ ~ and %XX, so no
+server can alter it; Radicale refuses ENCODING=BASE64 on an X- property, and
+cuts a data: URI at its comma). Reading takes the exact one only while
+SUMMARY is still what it was written as, so another app's rename wins.
 
 Nothing else is the planner's. A to-do read from another app is kept whole
 (the task's `ical`), and writing it back starts from that copy and replaces
@@ -33,6 +43,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import re
+import urllib.parse
 from typing import Any
 
 import icalendar
@@ -67,9 +78,26 @@ class Text(icalendar.vText):
 
 
 def safe_text(text: str) -> str:
-    """Line breaks of any kind as the one iCalendar escapes (\\n); other control characters dropped."""
+    """Line breaks of any kind as the one iCalendar escapes (\\n); other control characters dropped, and
+    U+FFFE/U+FFFF, which XML cannot carry (a server's listing holding one is no longer XML)."""
     text = re.sub(r"\r\n?|[\u2028\u2029\x0b\x0c\x85]", "\n", text)
-    return re.sub(r"[\x00-\x08\x0e-\x1f\x7f]", "", text)
+    return re.sub(r"[\x00-\x08\x0e-\x1f\x7f\ufffe\uffff]", "", text)
+
+
+EXACT_TITLE = "x-planner-title"
+
+
+def exact_title(component: icalendar.cal.Component, summary: str) -> str:
+    """The title as the planner wrote it (X-PLANNER-TITLE), while SUMMARY is still what it was written as;
+    else SUMMARY."""
+    value = component.get(EXACT_TITLE)
+    if value is None or isinstance(value, list):
+        return summary
+    try:
+        exact = urllib.parse.unquote(str(value), errors="strict")
+    except (ValueError, UnicodeDecodeError):
+        return summary
+    return exact if safe_text(exact).strip() == summary else summary
 
 
 def uid_of(uid: str) -> str:
@@ -204,7 +232,7 @@ def to_row(component: icalendar.cal.Component) -> dict[str, Any]:
     estimate_td = _duration(value_of(component, "estimated-duration"))
     parent = parent_of(component)
     row: dict[str, Any] = {
-        "title": str(value_of(component, "summary") or "").strip(),
+        "title": exact_title(component, str(value_of(component, "summary") or "").strip()),
         "status": "cancelled" if status == "CANCELLED" else "done" if status == "COMPLETED" or completed else "open",
         "due_date": due_date,
         "due_time": due_time,
@@ -221,6 +249,14 @@ def to_row(component: icalendar.cal.Component) -> dict[str, Any]:
     }
     if completed is not None and isinstance(getattr(completed, "dt", None), dt.datetime):
         row["completed_at"] = completed.dt.isoformat()
+    created = getattr(value_of(component, "created", latest=True), "dt", None)
+    if isinstance(created, dt.datetime) and MIN_YEAR <= created.year <= MAX_YEAR:
+        try:
+            local = created.astimezone().replace(tzinfo=None) if created.tzinfo else created
+        except (OverflowError, ValueError):
+            local = None
+        if local is not None:
+            row["created_at"] = local.isoformat(timespec="seconds")  # as the planner stores it: local time
     row["remind_at"] = reminder_of(component, due)[0]
     return row
 
@@ -252,17 +288,24 @@ def reminder_of(component: icalendar.cal.Component, due: Any) -> tuple[str | Non
     return None, None
 
 
-def components(text: str, kinds: tuple[str, ...] = ("VTODO",)) -> list[tuple[str, Any]]:
-    """(where, component or ReadError) for each top-level component of these kinds, in file order.
-
-    Components nested where iCalendar puts none (a VTODO inside a VTODO) are reported, not read.
-    """
+def read(text: str) -> list[icalendar.Calendar]:
+    """The calendars of a file, parsed once (the to-dos, the events and the zones are all read from them)."""
     try:
         calendars = icalendar.Calendar.from_ical(text, multiple=True)
     except ValueError as e:
         raise ValueError(f"not an iCalendar file ({e})") from None
     if not calendars:
         raise ValueError("not an iCalendar file (no complete BEGIN:VCALENDAR ... END:VCALENDAR in it)")
+    return calendars
+
+
+def components(text: str | list[Any], kinds: tuple[str, ...] = ("VTODO",)) -> list[tuple[str, Any]]:
+    """(where, component or ReadError) for each top-level component of these kinds, in file order (of a file's
+    text, or of its calendars as read() gives them).
+
+    Components nested where iCalendar puts none (a VTODO inside a VTODO) are reported, not read.
+    """
+    calendars = read(text) if isinstance(text, str) else text
     out: list[tuple[str, Any]] = []
     for cal in calendars:
         counts: dict[str, int] = {}
@@ -279,11 +322,13 @@ def components(text: str, kinds: tuple[str, ...] = ("VTODO",)) -> list[tuple[str
     return out
 
 
-def parse(text: str, events: bool = False) -> list[tuple[str, Any]]:
-    """(where, row or ReadError) for every VTODO in a calendar file, and every VEVENT when `events`."""
+def parse(text: str | list[Any], events: bool = False) -> list[tuple[str, Any]]:
+    """(where, row or ReadError) for every VTODO in a calendar file (its text, or its calendars as read() gives
+    them), and every VEVENT when `events`."""
     rows: list[tuple[str, Any]] = []
-    zones = zones_in(text)
-    for where, component in components(text, ("VTODO", "VEVENT") if events else ("VTODO",)):
+    calendars = read(text) if isinstance(text, str) else text
+    zones = zones_in(calendars)
+    for where, component in components(calendars, ("VTODO", "VEVENT") if events else ("VTODO",)):
         if isinstance(component, ReadError):
             rows.append((where, component))
             continue
@@ -291,6 +336,9 @@ def parse(text: str, events: bool = False) -> list[tuple[str, Any]]:
             row = to_row(component)
         except ReadError as e:
             rows.append((where, e))
+            continue
+        except (ValueError, TypeError, OverflowError, AttributeError, KeyError) as e:  # a value icalendar let by
+            rows.append((where, ReadError(f"it cannot be read ({type(e).__name__}: {str(e)[:80]})")))
             continue
         if component.name == "VTODO":
             row["ical"] = copy_of(component, zones)  # kept whole: written back with what we do not own
@@ -303,7 +351,7 @@ def copy_of(component: icalendar.cal.Component, zones: dict[str, icalendar.cal.C
     cal = icalendar.Calendar()
     cal.add("prodid", "-//planner//copy//EN")
     cal.add("version", "2.0")
-    text = component.to_ical().decode()
+    text = component.to_ical().decode() if zones else ""  # rendered only to find the zones it names
     for tzid, zone in zones.items():
         if f"TZID={tzid}:" in text or f'TZID="{tzid}":' in text:
             cal.add_component(zone)

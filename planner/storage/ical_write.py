@@ -11,6 +11,7 @@ a zone another app wrote stays on its copy) and events of the planner's own beyo
 from __future__ import annotations
 
 import datetime as dt
+import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +19,7 @@ import icalendar
 
 from planner.storage.ical import (
     EVENT_SUFFIX,
+    EXACT_TITLE,
     PRIORITY_OUT,
     STATUS_OUT,
     ReadError,
@@ -45,6 +47,14 @@ def _when(day: str | None, time: str | None) -> dt.date | dt.datetime | None:
 def _utc_of(local: str) -> dt.datetime:
     """A stored local time as UTC (the planner stores local wall-clock times)."""
     return dt.datetime.fromisoformat(local).astimezone(dt.UTC)
+
+
+def _dated(task: dict[str, Any]) -> bool:
+    """Whether the task has a creation time CREATED can hold (a UTC date-time in the years dates allow)."""
+    try:
+        return bool(task.get("created_at")) and 1900 < _utc_of(task["created_at"]).year < 9999
+    except (ValueError, OverflowError, TypeError):
+        return False
 
 
 def _put(item: icalendar.cal.Component, names: tuple[str, ...], values: list[tuple[str, Any, dict | None]]) -> None:
@@ -84,6 +94,16 @@ def _write_parent(item: icalendar.cal.Component, task: dict[str, Any]) -> None:
         item.add("related-to", uid_of(task["parent"]), parameters={"RELTYPE": "PARENT"})
 
 
+def _write_title(item: icalendar.cal.Component, task: dict[str, Any]) -> None:
+    """SUMMARY as TEXT can hold it, and the title exactly beside it when it cannot (ical.py)."""
+    title = task["title"]
+    shown = safe_text(title)
+    values: list[tuple[str, Any, dict | None]] = [("summary", Text(shown), None)]
+    if shown != title:
+        values.append((EXACT_TITLE, urllib.parse.quote(title, safe=""), None))
+    _put(item, ("summary", EXACT_TITLE), values)
+
+
 def _write_alarm(item: icalendar.cal.Component, task: dict[str, Any], due: Any) -> None:
     _, mine = reminder_of(item, due)
     if mine is not None:
@@ -100,7 +120,7 @@ def _write_alarm(item: icalendar.cal.Component, task: dict[str, Any], due: Any) 
 # same keeps its properties exactly as they were.
 Writer = Callable[[icalendar.cal.Component, dict[str, Any], Any], None]
 WRITERS: dict[str, tuple[tuple[str, ...], Writer]] = {
-    "title": (("title",), lambda i, t, d: _put(i, ("summary",), [("summary", Text(safe_text(t["title"])), None)])),
+    "title": (("title",), lambda i, t, d: _write_title(i, t)),
     "due": (
         ("due_date", "due_time"),
         lambda i, t, d: _put(
@@ -158,6 +178,10 @@ WRITERS: dict[str, tuple[tuple[str, ...], Writer]] = {
         ),
     ),
     "parent": (("parent",), lambda i, t, d: _write_parent(i, t)),
+    "created": (
+        ("created_at",),
+        lambda i, t, d: _put(i, ("created",), [("created", _utc_of(t["created_at"]), None)] if _dated(t) else []),
+    ),
     "reminder": (("remind_at",), lambda i, t, d: _write_alarm(i, t, d)),
 }
 

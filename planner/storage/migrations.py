@@ -382,6 +382,27 @@ def _m14_scenes(conn: sqlite3.Connection) -> None:
     )
 
 
+def _m15_event_log(conn: sqlite3.Connection) -> None:
+    # The change log of the calendar's events, as task_events is for tasks (storage/calendar.py): an import that
+    # adds, replaces or removes events is one /undo with its tasks. after_event: the newest task_events.id then.
+    _script(
+        conn,
+        """
+        CREATE TABLE IF NOT EXISTS event_log (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            turn TEXT,
+            event_id INTEGER NOT NULL,
+            before TEXT,
+            after TEXT,
+            after_event INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP,
+            undone_at TEXT
+        );
+        CREATE INDEX IF NOT EXISTS event_log_turn ON event_log (turn, id)
+        """,
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m1_tutorial_tables,
     _m2_sessions_and_models,
@@ -397,5 +418,6 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m12_calendar,
     _m13_happened_on,
     _m14_scenes,
+    _m15_event_log,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -15,6 +15,13 @@
     uuid                  uid
     depends               parent: a task that depends on exactly one other is that one's subtask
     estimate (a UDA)      estimate_minutes
+    planner_rrule (UDA)   the repeat rule whole, when recur cannot say it (every monday and thursday,
+                          monthly on the 15th): recur holds Taskwarrior's nearest, the UDA the rule
+    planner_remind (UDA)  remind_at (Taskwarrior has no reminders)
+    planner_uid (UDA)     the planner's uid, when it is not a uuid
+
+`task import` keeps attributes it has no definition for (orphan UDAs) and
+`task export` gives them back, so a round trip through Taskwarrior keeps them.
 
 A recurring series is a template (status recurring) and its instances
 (pending, with `parent` = the template). The planner keeps a series as one
@@ -32,7 +39,9 @@ import re
 import uuid
 from typing import Any
 
+from planner.dates import MAX_YEAR, MIN_YEAR
 from planner.durations import DurationError, iso, minutes
+from planner.storage import jsonrows
 
 OWN = {
     "description",
@@ -54,6 +63,8 @@ OWN = {
     "parent",
     "depends",
     "planner_uid",
+    "planner_rrule",
+    "planner_remind",
 }
 PRIORITY_IN = {"H": "high", "M": "medium", "L": "low"}
 PRIORITY_OUT = {v: k for k, v in PRIORITY_IN.items()}
@@ -113,7 +124,20 @@ def _time(value: Any) -> dt.datetime | None:
             when = dt.datetime.fromisoformat(value)
         except ValueError:
             return None
+    if not MIN_YEAR <= when.year <= MAX_YEAR:
+        return None  # a year the planner does not keep (near year 1 or 9999, where an offset overflows)
     return when.astimezone().replace(tzinfo=None) if when.tzinfo else when
+
+
+def _read_time(t: dict[str, Any], key: str) -> dt.datetime | None:
+    """A time attribute of a row: None when absent; a ValueError naming it when it is there but unreadable."""
+    value = t.get(key)
+    if value in (None, ""):
+        return None
+    when = _time(value)
+    if when is None:
+        raise ValueError(f"its {key} {str(value)[:40]!r} is not a Taskwarrior date in {MIN_YEAR}-{MAX_YEAR}")
+    return when
 
 
 def _out(local: str | None, date_only: bool = False) -> str | None:
@@ -132,30 +156,59 @@ def recur_rule(value: str) -> str:
     m = re.fullmatch(r"(\d{1,3})\s*([a-z]+)", v) or re.fullmatch(r"p(\d{1,3})([dwmy])", v)
     if m and (m[2] in UNITS or m[2] == "m"):
         n, unit = int(m[1]), UNITS.get(m[2], "MONTHLY")
+        if n < 1:
+            raise ValueError(f"the repeat {value[:30]!r} has an interval of 0: it would never come round again")
         if unit == "QUARTER":
             n, unit = n * 3, "MONTHLY"
         return f"FREQ={unit}" + (f";INTERVAL={n}" if n > 1 else "")
     raise ValueError(f"the repeat {value[:30]!r} has no planner form (daily, weekly, 2wk, monthly, yearly)")
 
 
+STATUSES = ("pending", "completed", "deleted", "waiting", "recurring")
+
+
+def _check_types(t: dict[str, Any]) -> None:
+    """A ValueError naming the first attribute Taskwarrior would never write in this shape."""
+    status = t.get("status", "pending")
+    if status not in STATUSES:
+        raise ValueError(f"its status must be one of {', '.join(STATUSES)}, not {str(status)[:40]!r}")
+    for key in ("description", "project", "uuid", "planner_uid", "recur", "priority", "parent"):
+        if t.get(key) is not None and not isinstance(t[key], str):
+            raise ValueError(f"its {key} must be text, not {type(t[key]).__name__}")
+    for key in ("tags", "annotations"):
+        if t.get(key) is not None and not isinstance(t[key], list):
+            raise ValueError(f"its {key} must be a list, not {type(t[key]).__name__}")
+    if not isinstance(t.get("depends"), str | list | None):
+        raise ValueError(f"its depends must be a list of uuids, not {type(t['depends']).__name__}")
+
+
+def _depends(t: Any) -> list[str]:
+    """The uuids a row depends on (a list, or Taskwarrior 2.5's comma-separated text); [] when odd."""
+    deps = t.get("depends") if isinstance(t, dict) else None
+    if isinstance(deps, str):
+        return [d for d in deps.split(",") if d]
+    return [d for d in deps if isinstance(d, str)] if isinstance(deps, list) else []
+
+
 def _row(t: dict[str, Any]) -> dict[str, Any]:
+    _check_types(t)
     status = t.get("status", "pending")
     row: dict[str, Any] = {
         "title": t.get("description"),
         "status": {"completed": "done", "deleted": "cancelled"}.get(status, "open"),
         "uid": str(t.get("planner_uid") or t.get("uuid") or ""),
         "list": t.get("project"),
-        "tags": t.get("tags") if isinstance(t.get("tags"), list) else [],
+        "tags": t.get("tags") or [],
         "priority": PRIORITY_IN.get(str(t.get("priority") or "")),
     }
     for key, name in (("entry", "created_at"), ("end", "completed_at")):
-        if (when := _time(t.get(key))) is not None:
+        if (when := _read_time(t, key)) is not None:
             row[name] = when.isoformat(timespec="seconds")
-    if (due := _time(t.get("due"))) is not None:
+    if (due := _read_time(t, "due")) is not None:
         row["due_date"] = due.date().isoformat()
         if due.time() != dt.time():
             row["due_time"] = f"{due:%H:%M}"
-    starts = [w for w in (_time(t.get("scheduled")), _time(t.get("wait"))) if w is not None]
+    starts = [w for w in (_read_time(t, "scheduled"), _read_time(t, "wait")) if w is not None]
     if starts:
         row["start_date"] = max(starts).date().isoformat()
     notes = [a for a in t.get("annotations") or [] if isinstance(a, dict) and isinstance(a.get("description"), str)]
@@ -167,6 +220,10 @@ def _row(t: dict[str, Any]) -> dict[str, Any]:
         ]
     if t.get("recur"):
         row["repeat"] = recur_rule(str(t["recur"]))
+        if isinstance(t.get("planner_rrule"), str) and _recur_out(t["planner_rrule"]) == t["recur"]:
+            row["repeat"] = t["planner_rrule"]  # the whole rule, while recur is still what it was written as
+    if (remind := _read_time(t, "planner_remind")) is not None:
+        row["remind_at"] = remind.isoformat(timespec="minutes")
     if t.get("estimate"):
         try:
             row["estimate_minutes"] = minutes(str(t["estimate"]))
@@ -182,26 +239,22 @@ def _row(t: dict[str, Any]) -> dict[str, Any]:
 
 def parse(text: str) -> list[tuple[str, Any]]:
     """(where, row or ValueError) for each task of `task export` (a JSON array, or one object per line)."""
-    stripped = text.strip()
-    if stripped.startswith("["):
-        items = json.loads(stripped)
-    else:
-        items = [json.loads(line) for line in stripped.splitlines() if line.strip()]
-    if not isinstance(items, list):
-        raise ValueError("expected a list of Taskwarrior tasks")
+    items = jsonrows.elements(text, key=None)
     instances: dict[str, list[dict[str, Any]]] = {}
     for t in items:
-        if isinstance(t, dict) and t.get("parent") and t.get("status") in ("pending", "waiting"):
-            instances.setdefault(str(t["parent"]), []).append(t)
+        if isinstance(t, dict) and isinstance(t.get("parent"), str) and t.get("status") in ("pending", "waiting"):
+            instances.setdefault(t["parent"], []).append(t)
     first = {p: min(ts, key=lambda t: str(t.get("due") or "")) for p, ts in instances.items()}
     depended: dict[str, list[str]] = {}  # uuid -> the tasks that depend on it
     for t in items:
-        deps = t.get("depends") if isinstance(t, dict) else None
-        for d in deps.split(",") if isinstance(deps, str) else deps or []:
-            depended.setdefault(str(d), []).append(str(t.get("uuid")))
+        for d in _depends(t):  # the dependant's uid as the planner reads it (its planner_uid, else its uuid)
+            depended.setdefault(d, []).append(str(t.get("planner_uid") or t.get("uuid")))
     rows: list[tuple[str, Any]] = []
     for n, t in enumerate(items, 1):
         where = f"task {n} ({str(t.get('description'))[:40]!r})" if isinstance(t, dict) else f"task {n}"
+        if isinstance(t, ValueError):
+            rows.append((where, t))
+            continue
         if not isinstance(t, dict):
             rows.append((where, ValueError("each task must be an object")))
             continue
@@ -214,8 +267,8 @@ def parse(text: str) -> list[tuple[str, Any]]:
             parents = depended.get(str(t.get("uuid")), [])
             if len(parents) == 1:
                 row["parent"] = parents[0]
-        except ValueError as e:
-            rows.append((where, e))
+        except (ValueError, TypeError, OverflowError) as e:
+            rows.append((where, e if isinstance(e, ValueError) else ValueError(f"it cannot be read ({e})")))
             continue
         rows.append((where, row))
     return rows
@@ -247,6 +300,12 @@ def write(tasks: list[dict[str, Any]]) -> str:
             item["status"] = "recurring"  # a template: Taskwarrior makes the instances
             item["recur"] = _recur_out(t["repeat"])
             item["mask"] = item.get("mask", "")
+        item.pop("planner_rrule", None)
+        if t.get("repeat") and _rule_of(_recur_out(t["repeat"])) != t["repeat"]:
+            item["planner_rrule"] = t["repeat"]  # recur says less (BYDAY, BYMONTHDAY): the rule whole, as a UDA
+        item.pop("planner_remind", None)
+        if t.get("remind_at"):
+            item["planner_remind"] = _out(t["remind_at"])
         for key, value in (("entry", _out(t.get("created_at"))), ("end", _out(t.get("completed_at")))):
             if value:
                 item[key] = value
@@ -284,6 +343,14 @@ def write(tasks: list[dict[str, Any]]) -> str:
             item["depends"] = children[t["uid"]]
         out.append(json.dumps(item, ensure_ascii=False))
     return "[\n" + ",\n".join(out) + "\n]\n"
+
+
+def _rule_of(recur: str) -> str | None:
+    """What Taskwarrior's recur reads back as, or None when it has no planner form."""
+    try:
+        return recur_rule(recur)
+    except ValueError:
+        return None
 
 
 def _recur_out(rule: str) -> str:

@@ -43,7 +43,10 @@ def urgency(task: dict[str, Any], today: dt.date, open_children: int = 0) -> flo
         return 0.0
     score = 0.0
     if task.get("due_date"):
-        score += DUE * due_factor(dt.date.fromisoformat(task["due_date"]), today)
+        try:
+            score += DUE * due_factor(dt.date.fromisoformat(task["due_date"]), today)
+        except (ValueError, TypeError):  # a date another tool stored oddly: no urgency from it, still listed
+            pass
     score += PRIORITY * PRIORITY_FACTOR.get(task.get("priority") or "", 0.0)
     created = str(task.get("created_at") or "")[:10]
     if created:

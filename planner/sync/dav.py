@@ -1,8 +1,10 @@
 """A small CalDAV client over httpx: the few requests a sync needs, each with a deadline and one-line errors.
 
     Dav(url, user, password).info()         PROPFIND: is it a calendar collection, its components, sync-token
-    .objects("VTODO")                       REPORT calendar-query: every to-do with its href, ETag and data
-    .token_valid(token)                     REPORT sync-collection: does the server still know our token?
+    .listing("VTODO")                       REPORT calendar-query: every to-do with its href, ETag and data, and
+                                            the objects it named without giving them whole (Odd)
+    .changes_since(token)                   REPORT sync-collection: is the token still known, what was removed
+    .exists(href)                           PROPFIND on one object: True, False (404/410: it is gone), None
     .put(href, data, etag=... | create=True)   PUT with If-Match / If-None-Match: never over someone's change
     .delete(href, etag)                     DELETE with If-Match
     .mkcalendar(name)                       MKCALENDAR, for `sync --create`
@@ -18,13 +20,19 @@ second device, so the two are checked against each other.
 
 Every request runs in a thread of its own with an overall deadline; on time
 out the thread is left to end by itself (a daemon), and the sync reports one
-line. Redirects are followed only within the same origin. Answers are capped
-at MAX_ANSWER bytes. Nothing here prints; DavError carries a line for the user.
+line. No request leaves the origin (scheme, host, port) of the configured
+URL: a redirect elsewhere is refused, and so is an href in a listing that
+names another server (it is reported, never written to), so the password
+goes nowhere else. Answers are capped at MAX_ANSWER bytes. Nothing here
+prints; DavError carries a line for the user.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
+import re
+import ssl
 import threading
 import urllib.parse
 import xml.etree.ElementTree as ET
@@ -35,6 +43,7 @@ import httpx
 
 DEADLINE = 60.0  # seconds one request may take, start to end
 MAX_ANSWER = 50_000_000  # bytes of one answer
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")  # XML 1.0's Char, negated
 NS = {"d": "DAV:", "c": "urn:ietf:params:xml:ns:caldav", "cs": "http://calendarserver.org/ns/"}
 
 
@@ -46,7 +55,8 @@ class DavError(Exception):
 
     def __init__(self, message: str, kind: str = "http", status: int | None = None, body: str = ""):
         super().__init__(" ".join(message.split())[:400])
-        self.kind = kind  # unreachable | tls | timeout | auth | missing | precondition | redirect | http | answer
+        # unreachable | tls | timeout | auth | missing | precondition | redirect | origin | http | answer
+        self.kind = kind
         self.status = status
         self.body = body  # the start of the server's answer, for callers that look for a precondition
 
@@ -73,6 +83,31 @@ class Resource:
     href: str  # absolute URL
     etag: str | None
     data: str
+
+
+@dataclass(frozen=True)
+class Odd:
+    """An object a listing named without giving it whole (a per-item error, no data, another server's href):
+    neither there nor gone, as far as this listing tells."""
+
+    href: str  # absolute URL, or the href as the server wrote it when it is not one of ours
+    why: str  # in words, for the report
+
+
+@dataclass(frozen=True)
+class Listing:
+    """A calendar-query's answer: the objects given whole, and those only named."""
+
+    resources: list[Resource]
+    odd: list[Odd]
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What a sync-collection REPORT (RFC 6578) says about a token of ours."""
+
+    valid: bool | None  # False: the server no longer knows it (the collection was replaced); None: no tokens here
+    removed: frozenset[str]  # the absolute hrefs it states removed since the token (a response with 404)
 
 
 @dataclass(frozen=True)
@@ -150,10 +185,13 @@ class Dav:
         if not url.endswith("/"):
             url += "/"
         self.url = safe_url(url)
+        self.origin = _origin(self.url)  # the only place a request (and the password) goes
         self.deadline = deadline
         auth = httpx.BasicAuth(user, password or "") if user else None
         timeout = httpx.Timeout(min(deadline, 30.0), connect=min(deadline, 10.0))
-        self.client = httpx.Client(auth=auth, timeout=timeout, follow_redirects=False, transport=transport)
+        self.client = httpx.Client(
+            auth=auth, timeout=timeout, follow_redirects=False, transport=transport, verify=_tls_context()
+        )
 
     def close(self) -> None:
         """Release the connections."""
@@ -170,11 +208,17 @@ class Dav:
         ok: tuple[int, ...] = (200, 201, 204, 207),
     ) -> Answer:
         """One request with the deadline, same-origin redirects, the size cap and errors in words."""
+        if _origin(url) != self.origin:
+            raise DavError(
+                f"refused to send a request to {safe_url(url)}: it is not the server of {self.url}, so the password "
+                "is not sent there",
+                "origin",
+            )
         for _ in range(5):
             answer = self._timed(method, url, body, headers or {})
             if answer.status_code in (301, 302, 303, 307, 308) and answer.headers.get("location"):
                 target = urllib.parse.urljoin(url, answer.headers["location"])
-                if _origin(target) != _origin(url):
+                if _origin(target) != self.origin:
                     raise DavError(
                         f"the server at {safe_url(url)} redirects to another server ({safe_url(target)}); refused, "
                         "so the password is not sent there; set PLANNER_CALDAV_URL to that address if you trust it",
@@ -269,7 +313,13 @@ class Dav:
         )
 
     def objects(self, component: str = "VTODO", start: str | None = None, end: str | None = None) -> list[Resource]:
-        """REPORT calendar-query: every object holding this component (in the time range, for events)."""
+        """REPORT calendar-query: every object holding this component that came whole (in the time range, for
+        events); see listing() for the ones it only named."""
+        return self.listing(component, start, end).resources
+
+    def listing(self, component: str = "VTODO", start: str | None = None, end: str | None = None) -> Listing:
+        """REPORT calendar-query: the objects holding this component, and the ones the answer named without
+        giving them whole (a per-item error status, no calendar-data, an href on another server)."""
         span = f'<c:time-range start="{start}" end="{end}"/>' if start and end else ""
         body = (
             '<?xml version="1.0" encoding="utf-8"?><c:calendar-query xmlns:d="DAV:" '
@@ -278,34 +328,97 @@ class Dav:
             "</c:comp-filter></c:comp-filter></c:filter></c:calendar-query>"
         )
         answer = self.request("REPORT", self.url, body, {"Depth": "1", "Content-Type": "application/xml"})
-        out = []
+        out: list[Resource] = []
+        odd: list[Odd] = []
         for response in self._xml(answer).findall("d:response", NS):
-            href = response.findtext("d:href", "", NS).strip()
+            raw = response.findtext("d:href", "", NS).strip()
+            if not raw:
+                odd.append(Odd("(no href)", "the server named an object without its address"))
+                continue
+            href = self.resolve(raw)
+            if href is None:
+                odd.append(
+                    Odd(raw[:200], "its address is on another server; refused, so the password is not sent there")
+                )
+                continue
+            if href.rstrip("/") == self.url.rstrip("/"):
+                continue  # the collection itself (some servers list it, with a 507 when they cut the answer short)
+            status = _code(response.findtext("d:status", "", NS))
+            if status is not None and status != 200:
+                odd.append(Odd(href, f"the server answered {status} for it in the listing"))
+                continue
+            found = None
+            why = "the listing gave no calendar-data for it"
             for propstat in response.findall("d:propstat", NS):
-                if "200" not in propstat.findtext("d:status", "", NS):
-                    continue
+                code = _code(propstat.findtext("d:status", "", NS))
                 data = propstat.findtext("d:prop/c:calendar-data", None, NS)
-                if data is not None and href:
-                    etag = propstat.findtext("d:prop/d:getetag", None, NS)
-                    out.append(Resource(urllib.parse.urljoin(self.url, href), etag, data))
-        return out
+                if code == 200 and data is not None and data.strip():
+                    found = Resource(href, propstat.findtext("d:prop/d:getetag", None, NS), data)
+                elif propstat.find("d:prop/c:calendar-data", NS) is not None and code != 200:
+                    why = f"the server answered {code} for its calendar-data"
+            if found is not None:
+                out.append(found)
+            else:
+                odd.append(Odd(href, why))
+        return Listing(out, odd)
 
-    def token_valid(self, token: str) -> bool | None:
-        """Whether the server still knows a sync-token it gave us (False: the collection was replaced);
-        None when it does not do sync tokens."""
+    def resolve(self, href: str) -> str | None:
+        """An href from an answer as an absolute URL, or None when it names another server."""
+        url = urllib.parse.urljoin(self.url, href)
+        return url if _origin(url) == self.origin else None
+
+    def changes_since(self, token: str) -> Changes:
+        """REPORT sync-collection: whether the server still knows a sync-token it gave us, and the objects it
+        states removed since (RFC 6578: a response with status 404)."""
         body = (
             '<?xml version="1.0" encoding="utf-8"?><d:sync-collection xmlns:d="DAV:">'
             f"<d:sync-token>{_xml_text(token)}</d:sync-token><d:sync-level>1</d:sync-level>"
             "<d:prop><d:getetag/></d:prop></d:sync-collection>"
         )
         try:
-            self.request("REPORT", self.url, body, {"Depth": "1", "Content-Type": "application/xml"})
+            answer = self.request("REPORT", self.url, body, {"Depth": "1", "Content-Type": "application/xml"})
         except DavError as e:
             if e.status in (403, 409) and "valid-sync-token" in e.body:
-                return False  # RFC 6578 3.2: the token is not one of this collection's
+                return Changes(False, frozenset())  # RFC 6578 3.2: the token is not one of this collection's
             if e.status is not None and 400 <= e.status < 600:
-                return None  # no sync tokens here (or not for this REPORT): nothing to tell by
+                return Changes(None, frozenset())  # no sync tokens here (or not for this REPORT): nothing to tell by
             raise
+        try:
+            root = ET.fromstring(answer.content)
+        except ET.ParseError:
+            return Changes(None, frozenset())  # an answer we cannot read states nothing
+        removed = set()
+        for response in root.findall("d:response", NS):
+            href = self.resolve(response.findtext("d:href", "", NS).strip())
+            if href is not None and _code(response.findtext("d:status", "", NS)) in (404, 410):
+                removed.add(href)
+        return Changes(True, frozenset(removed))
+
+    def token_valid(self, token: str) -> bool | None:
+        """Whether the server still knows a sync-token it gave us (False: the collection was replaced);
+        None when it does not do sync tokens."""
+        return self.changes_since(token).valid
+
+    def exists(self, href: str) -> bool | None:
+        """Whether one object is still there, asked of it directly: False only when the server answers 404 or
+        410 for it (that is a deletion it states); None when it could not tell (an error, a time out)."""
+        body = '<?xml version="1.0" encoding="utf-8"?><d:propfind xmlns:d="DAV:"><d:prop><d:getetag/></d:prop></d:propfind>'
+        try:
+            answer = self.request("PROPFIND", href, body, {"Depth": "0", "Content-Type": "application/xml"})
+        except DavError as e:
+            if e.status in (404, 410):
+                return False
+            if e.kind in ("origin", "redirect", "http", "answer", "precondition", "missing"):
+                return None
+            raise  # unreachable, a time out, a refused password: the whole sync stops here, nothing changed
+        try:
+            root = ET.fromstring(answer.content) if answer.content.strip() else None
+        except ET.ParseError:
+            return None
+        if root is not None:
+            codes = {_code(r.findtext("d:status", "", NS)) for r in root.findall("d:response", NS)}
+            if codes == {404} or codes == {410}:
+                return False
         return True
 
     def put(self, href: str, data: str, etag: str | None = None, create: bool = False) -> str | None:
@@ -340,7 +453,27 @@ class Dav:
         try:
             return ET.fromstring(answer.content)
         except ET.ParseError:
+            pass
+        # A to-do another app wrote with a character XML cannot carry (a control character, U+FFFF) makes
+        # some servers' whole answer ill-formed: read it without those characters rather than not at all.
+        text = _NOT_XML.sub("", answer.content.decode("utf-8", "replace"))
+        try:
+            return ET.fromstring(text.encode("utf-8"))
+        except ET.ParseError:
             raise DavError(f"the server at {self.url} sent an answer that is not WebDAV XML", "answer") from None
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """The certificates httpx trusts by default, loaded once per process (each load takes a fifth of a second
+    here, and every collection of a sync opens a client)."""
+    return httpx.create_ssl_context()
+
+
+def _code(status_line: str) -> int | None:
+    """The status code of a DAV:status line ("HTTP/1.1 404 Not Found"), or None."""
+    parts = status_line.split()
+    return int(parts[1]) if len(parts) >= 2 and parts[1].isdigit() else None
 
 
 def _xml_text(text: str) -> str:

@@ -56,6 +56,11 @@ def fingerprint(task: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(synced_fields(task), sort_keys=True).encode()).hexdigest()[:24]
 
 
+# How far ahead of our clock another clock's LAST-MODIFIED is believed: a phone a few minutes fast is a phone;
+# a stamp in 9999 is a broken clock, and it would win every later conflict.
+CLOCK_TOLERANCE = dt.timedelta(minutes=10)
+
+
 @dataclass
 class Remote:
     """One to-do as the server has it."""
@@ -64,7 +69,10 @@ class Remote:
     resource: Resource
     row: dict[str, Any]  # read as an import row
     todo: icalendar.Todo
-    modified: dt.datetime
+    modified: dt.datetime  # LAST-MODIFIED (else DTSTAMP), never later than when it was read
+    stamp: str = ""  # LAST-MODIFIED as written, to tell a bumped one from one copied along
+    future: str = ""  # set when the stamp was in the future: the stamp as written (it was taken as now)
+    patched: bool = False  # row holds changes from a duplicate copy: the server's copy is behind it
 
     @property
     def fields(self) -> dict[str, Any]:
@@ -72,8 +80,9 @@ class Remote:
         return synced_fields(self.row)
 
 
-def read_remote(resource: Resource) -> Remote:
-    """A server's to-do, read; raises ical.ReadError with what is wrong."""
+def read_remote(resource: Resource, now: dt.datetime | None = None) -> Remote:
+    """A server's to-do, read; raises ical.ReadError with what is wrong. A LAST-MODIFIED later than `now`
+    (plus CLOCK_TOLERANCE) is taken as `now`, and `future` says so."""
     try:
         cal = icalendar.Calendar.from_ical(resource.data)
     except ValueError as e:
@@ -88,7 +97,24 @@ def read_remote(resource: Resource) -> Remote:
     modified = ical.value_of(todo, "last-modified", latest=True) or ical.value_of(todo, "dtstamp", latest=True)
     when = getattr(modified, "dt", None)
     when = ical.as_utc(when) if isinstance(when, dt.date) else dt.datetime.min.replace(tzinfo=dt.UTC)
-    return Remote(row["uid"], resource, row, todo, when)
+    now = now or dt.datetime.now(dt.UTC)
+    future = ""
+    if when > now + CLOCK_TOLERANCE:
+        future, when = f"{when:%Y-%m-%d %H:%M} UTC", now
+    return Remote(row["uid"], resource, row, todo, when, stamp=stamp_of(todo), future=future)
+
+
+def stamp_of(todo: icalendar.Todo | None) -> str:
+    """LAST-MODIFIED as written in a to-do ("" when it has none)."""
+    if todo is None:
+        return ""
+    value = todo.get("last-modified")
+    if isinstance(value, list):
+        value = value[-1] if value else None
+    try:
+        return value.to_ical().decode() if value is not None else ""
+    except (AttributeError, ValueError):
+        return str(value)
 
 
 def as_export(task: dict[str, Any]) -> dict[str, Any]:

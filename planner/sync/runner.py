@@ -148,7 +148,7 @@ def _run_one(
 def _add(total: Report, one: Report) -> None:
     for name in ("sent", "received", "deleted_here", "deleted_there"):
         setattr(total, name, getattr(total, name) + getattr(one, name))
-    for name in ("merged", "conflicts", "kept", "problems"):
+    for name in ("merged", "conflicts", "kept", "problems", "notes"):
         getattr(total, name).extend(getattr(one, name))
 
 
@@ -157,5 +157,6 @@ def report_lines(config: Any, report: Report) -> list[str]:
     lines = [f"synced with {safe_url(config.caldav_url)}: {report.line()}"] if config.caldav_url else []
     lines += report.calendars
     lines += [f"  {k}" for k in report.kept]
+    lines += [f"  note: {n}" for n in report.notes]
     lines += [f"  not synced: {p}" for p in report.problems]
     return lines

@@ -23,8 +23,14 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from planner.policy import Door
-from planner.storage.calendar import undo_preferences
+from planner.policy import Door, Effect, decide, settle
+from planner.storage.calendar import (
+    newest_event_turn,
+    pending_event_changes,
+    redo_events,
+    undo_events,
+    undo_preferences,
+)
 from planner.storage.fields import TaskError
 from planner.storage.gate import Refused, commit
 from planner.storage.tasks import newest_turn
@@ -53,7 +59,10 @@ def _door(ctx: ToolContext, door: Door | None, name: str) -> Door:
 
 
 def undo_newest(ctx: ToolContext, door: Door | None = None, by_user: bool = True) -> Outcome:
-    """Revert the newest turn's task changes and forgotten memories, if the policy lets it."""
+    """Revert the newest turn's task changes, events and forgotten memories, if the policy lets it."""
+    events_turn = newest_event_turn(ctx.store.conn())
+    if events_turn is not None:  # a turn that changed only events (a calendar file, `event delete`) is newest
+        return _undo_events(ctx, events_turn, _door(ctx, door, "undo"))
     newest = newest_turn(ctx.store)
     turn = newest.turn
     out = Outcome()
@@ -70,7 +79,21 @@ def undo_newest(ctx: ToolContext, door: Door | None = None, by_user: bool = True
     if newest.preferences and turn:
         with ctx.store.write() as conn:
             out.lines += undo_preferences(conn, turn)
+    if turn:  # the events the same turn changed (an .ics import's): one undo with its tasks
+        with ctx.store.write() as conn:
+            out.lines += undo_events(conn, turn)
     return out
+
+
+def _undo_events(ctx: ToolContext, turn: str, door: Door) -> Outcome:
+    """Undo a turn that changed only events: more than 3 is a large change, asked like one. (Events are not
+    under the gate yet: their change log is storage/calendar.py's event_log.)"""
+    effect = Effect(changes=tuple(pending_event_changes(ctx.store.conn(), turn)), by_user=True)
+    ok, reason = settle(decide(effect, door), door)
+    if not ok:
+        return Outcome(refused=f"nothing was undone: {reason}")
+    with ctx.store.write() as conn:
+        return Outcome(lines=undo_events(conn, turn))
 
 
 def redo_newest(ctx: ToolContext, door: Door | None = None, by_user: bool = True) -> Outcome:
@@ -84,4 +107,8 @@ def redo_newest(ctx: ToolContext, door: Door | None = None, by_user: bool = True
         return Outcome(refused=f"nothing was redone: {e}")
     except TaskError as e:
         return Outcome(refused=str(e))
-    return Outcome(lines=planned.lines if applied.changes else [])
+    lines = planned.lines if applied.changes else []
+    if applied.changes and planned.turn:  # the events of the same turn come back with its tasks
+        with ctx.store.write() as conn:
+            lines += redo_events(conn, planned.turn)
+    return Outcome(lines=lines)

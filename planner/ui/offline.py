@@ -21,6 +21,7 @@ import logging
 import sqlite3
 import sys
 
+from planner.policy import Door, Effect, decide, settle
 from planner.settings import Config, ConfigError, parse_today, program
 from planner.storage.db import DatabaseError, Store, explain
 from planner.ui.files import FileRefused, target, temporary, write_text
@@ -113,7 +114,7 @@ def _quiet_stdout() -> None:
 
 def handler(what: str):  # noqa: ANN201  (one of the handlers below, or shell.py's)
     """The function that runs a subcommand."""
-    from planner.ui import shell
+    from planner.ui import events, shell
 
     own = {
         "export": export,
@@ -123,6 +124,8 @@ def handler(what: str):  # noqa: ANN201  (one of the handlers below, or shell.py
         "sync": sync,
         "remind": remind,
         "plan": plan,
+        "events": events.listing,
+        "event": events.delete,
     }
     return own.get(what) or shell.HANDLERS[what]
 
@@ -133,8 +136,7 @@ def _asker() -> object:
 
 def export(store: Store, args: argparse.Namespace, today: dt.date) -> int:
     """export: every task (and with --memories, the memories) to stdout or a file."""
-    from planner.storage.exchange import export as export_text
-    from planner.storage.exchange import export_memories
+    from planner.storage.exchange import export_memories, export_report
 
     if args.memories and args.format != "json":
         raise UsageError("--memories needs --format json")
@@ -150,8 +152,13 @@ def export(store: Store, args: argparse.Namespace, today: dt.date) -> int:
             text = plan_ics(context(store, today, pretended=args.pretended), args.plan)
         except ToolError as e:
             raise UsageError(str(e)) from None
+    elif args.memories:
+        text = export_memories(store)
     else:
-        text = export_memories(store) if args.memories else export_text(store, args.format, args.events)
+        report = export_report(store, args.format, args.events)
+        text = report.text
+        for line in report.lines(args.format):  # what this format could not hold, per field, with a count
+            print(safe(line), file=sys.stderr)
     if path is None:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -199,21 +206,42 @@ def import_(store: Store, args: argparse.Namespace, today: dt.date) -> int:
     if args.events and fmt != "ics":
         raise UsageError("--events is for iCalendar files (.ics)")
     counter = Counter("importing", quiet=args.quiet)
-    result = import_text(store, text, fmt, args.events, progress=counter.show)
+    how = "run `import FILE --yes` to allow it"
+    door = Door("shell", ask=_asker(), yes=args.yes or Config.from_env().yes, how=how)  # type: ignore[arg-type]
+    refused: list[str] = []
+
+    def allow(lines: list[str]) -> bool:  # events the file no longer has: a deletion, decided by the policy
+        counter.done()
+        ok, reason = settle(decide(Effect(deletes=tuple(lines), by_user=True), door), door)
+        refused.extend([] if ok else [reason])
+        return ok
+
+    source = None if stdin else f"file:{args.file.resolve()}"
+    result = import_text(store, text, fmt, args.events, counter.show, source=source, allow_removal=allow)
     counter.done()
     if not (result["added"] or result["skipped"] or result["problems"] or result.get("events")):
         print(safe(f"nothing to import: {'standard input' if stdin else args.file} holds no tasks"), file=sys.stderr)
         return EXIT_OK
+    bad = len(result["problems"])
     if result["added"] or result["skipped"] or not result.get("events"):  # a calendar alone says only that
         said = f"imported {plural(result['added'], 'task')}, skipped {result['skipped']} already there"
+        if bad:
+            said += f", {plural(bad, 'row')} not imported (below)"
         print(said, file=sys.stderr)
     if result.get("events"):
         ev = result["events"]
-        said = f"calendar: {plural(ev['added'], 'event')} added, {ev['updated']} updated (busy time for `plan`)"
-        print(said, file=sys.stderr)
+        said = f"calendar: {plural(ev['added'], 'event')} added, {ev['updated']} updated, {ev['removed']} removed"
+        print(said + " (busy time for `plan`; `events` lists them)", file=sys.stderr)
+        if ev["kept"]:
+            print(safe(f"  kept {ev['kept']} events the file no longer has ({refused[0]})"), file=sys.stderr)
+    for note in result.get("notes", []):
+        print(safe(f"  note: {note}"), file=sys.stderr)
     for problem in result["problems"]:
         print(safe(f"  not imported: {problem}"), file=sys.stderr)
-    return EXIT_ERROR if result["problems"] else EXIT_OK
+    read_something = result["added"] or result["skipped"] or result.get("events")
+    if bad and not read_something:
+        return EXIT_ERROR
+    return EXIT_REFUSED if refused else EXIT_OK  # the good rows are in: odd ones are named
 
 
 def remind(store: Store, args: argparse.Namespace, today: dt.date) -> int:

@@ -268,13 +268,18 @@ def redo(store: Store, args: argparse.Namespace, today: dt.date) -> int:
 def tasks(store: Store, args: argparse.Namespace, today: dt.date) -> int:
     """tasks [STATUS] [FILTER...] [--limit N] [--json]."""
     ctx = dataclasses.replace(context(store, today), confirm=None)
-    if args.limit < 1:
+    if args.limit is not None and args.limit < 1:
         raise UsageError("--limit must be 1 or more")
-    if args.json:
-        view = listing(ctx, args.filters, args.limit, where="tasks")
-        print(json.dumps({"tasks": view.tasks}, ensure_ascii=False, indent=1))
+    if args.json:  # every match unless --limit says otherwise; a cut one says how many more, here and on stderr
+        view = listing(ctx, args.filters, args.limit or 10**9, where="tasks")
+        out: dict[str, Any] = {"tasks": view.tasks, "count": len(view.tasks)}
+        more = (view.total or 0) - len(view.tasks)
+        if more > 0:
+            out["more"] = more
+            print(f"{more} more tasks match; --limit {view.total} gives them all", file=sys.stderr)
+        print(json.dumps(out, ensure_ascii=False, indent=1))
         return EXIT_OK
-    print(safe(tasks_text(ctx, args.filters, args.limit, where="tasks")))
+    print(safe(tasks_text(ctx, args.filters, args.limit or 100, where="tasks")))
     return EXIT_OK
 
 

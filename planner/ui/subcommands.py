@@ -71,8 +71,12 @@ def _tasks(p: argparse.ArgumentParser, c: Config) -> None:
         help="open|waiting|done|cancelled|all, +tag, #list, "
         "!high, due:today|tomorrow|week|overdue|DATE, start:DATE, words",
     )
-    p.add_argument("--limit", type=int, default=100, metavar="N", help="show at most N tasks (100)")
-    p.add_argument("--json", action="store_true", help="the tasks as JSON, for scripts")
+    p.add_argument(
+        "--limit", type=int, default=None, metavar="N", help="show at most N tasks (100; with --json, every match)"
+    )
+    p.add_argument(
+        "--json", action="store_true", help='the tasks as JSON, for scripts: {"tasks", "count", "more" when cut}'
+    )
 
 
 def _export(p: argparse.ArgumentParser, c: Config) -> None:
@@ -93,7 +97,13 @@ def _import(p: argparse.ArgumentParser, c: Config) -> None:
     p.add_argument("--format", choices=FORMATS, help="default: from the file name and content")
     p.add_argument("--events", action="store_true", help="ics only: events as dated tasks (not busy time)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress")
-    _yes(p, c)
+    _yes(p, c)  # also: remove the events a calendar file no longer has (more than 3) without asking
+
+
+def _event(p: argparse.ArgumentParser, c: Config) -> None:
+    p.add_argument("action", choices=["delete"], help="delete: remove one event (undo brings it back)")
+    p.add_argument("id", type=int, metavar="ID", help="the event's id, as `events` shows it")
+    p.add_argument("--yes", action="store_true", help="delete without asking (when no one can answer y/N)")
 
 
 def _backup(p: argparse.ArgumentParser, c: Config) -> None:
@@ -191,6 +201,21 @@ SUBS = [
         _plan,
     ),
     Sub(
+        "events",
+        "",
+        "the calendar's events (busy time for plan)",
+        "The events imported from calendar files and read from CalDAV calendars, soonest first, with their ids "
+        "and where they came from.",
+        None,
+    ),
+    Sub(
+        "event",
+        "delete ID",
+        "remove one event (asks first)",
+        "Remove one event from the busy time: asks y/N in a terminal; elsewhere needs --yes. Undo brings it back.",
+        _event,
+    ),
+    Sub(
         "export",
         "[--format F] [-o FILE]",
         "your tasks as json, todotxt, ics, taskwarrior",
@@ -203,7 +228,8 @@ SUBS = [
         "FILE [--format F]",
         "add the tasks of a file, once",
         "Add the tasks of a json, todo.txt, iCalendar or Taskwarrior (`task export`) file that are not there "
-        "yet; a bad row is listed and not written.",
+        "yet; a bad row is listed and not written, the others are. An .ics file's events are the busy time of "
+        "that file: importing it again removes the events it no longer has (more than 3 ask first).",
         _import,
     ),
     Sub(

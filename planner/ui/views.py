@@ -66,6 +66,7 @@ class Listing:
     tasks: list[dict[str, Any]] = field(default_factory=list)
     footer: list[str] = field(default_factory=list)
     status: str = "open"
+    total: int | None = None  # how many matched in all (None: not counted)
 
 
 def listing(ctx: ToolContext, words: list[str], limit: int = SHOWN, where: str = "/tasks") -> Listing:
@@ -86,7 +87,7 @@ def listing(ctx: ToolContext, words: list[str], limit: int = SHOWN, where: str =
         tasks = [brief(t) for t in found]
     if "start_before" in shell_only:
         tasks = [t for t in tasks if t.get("start_date") and t["start_date"] <= shell_only["start_before"]]
-    view = Listing(tasks=tasks, status=status)
+    view = Listing(tasks=tasks, status=status, total=None if shell_only else result["count"])
     if result["count"] > len(tasks) and not shell_only:
         view.footer.append(f"… {result['count'] - len(tasks)} more: narrow with filters, or {where} --limit N")
     return view
