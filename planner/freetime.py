@@ -1,10 +1,11 @@
 """Free time in whole minutes, for the scheduler (planner/schedule.py): no dates, no tasks, only spans.
 
-- Board: the time taken (events, pinned blocks, placed blocks, reservations), and the free gaps it
-  leaves in the time a task may use, a break away from everything else;
-- whole, split, fit, within: placing some minutes into gaps (whole, in parts of a minimum length,
-  inside preferred windows);
-- drop, sequence: the order of due work for the least priority-weighted lateness, on a fluid model.
+- Board: the time taken (events, pinned blocks, placed blocks, the last plan's blocks), and the free
+  gaps it leaves in the time a task may use, a break away from everything else;
+- whole, fewest, split, within: placing some minutes into gaps (whole; in as few parts of a minimum
+  length as the gaps allow; in the earliest parts; inside preferred windows);
+- drop, sequence: which due work can be on time, for the least priority-weighted lateness, on a fluid
+  model; Deadlines: keeping that work feasible while other work takes time.
 
 Spans are (start, end) minutes since some midnight, end exclusive. What it leaves out: calendars,
 rules and reasons, which schedule.py reads and reports.
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 from itertools import accumulate
 
 Span = tuple[int, int]
@@ -36,12 +37,15 @@ class Board:
         self.owners.insert(i, owner)
 
     def release(self, owner: int) -> None:
+        """Free the spans of one owner."""
+        if owner not in self.owners:
+            return
         keep = [i for i, o in enumerate(self.owners) if o != owner]
         self.starts, self.ends = [self.starts[i] for i in keep], [self.ends[i] for i in keep]
         self.owners = [self.owners[i] for i in keep]
 
-    def gaps(self, base: tuple[list[int], list[int]], lo: int, hi: int, skip: int | None = None) -> Iterator[Span]:
-        """Free spans of `base` in [lo, hi), a break away from all taken time except `skip`'s."""
+    def gaps(self, base: tuple[list[int], list[int]], lo: int, hi: int, skip: Container = ()) -> Iterator[Span]:
+        """Free spans of `base` in [lo, hi), a break away from all taken time except that of the owners in `skip`."""
         bs, be = base
         starts, ends, owners, brk, n = self.starts, self.ends, self.owners, self.brk, len(self.starts)
         j = bisect_right(ends, lo - brk)
@@ -53,7 +57,7 @@ class Board:
                 j += 1
             k, cur = j, a
             while k < n and starts[k] - brk < b:
-                if owners[k] is None or owners[k] != skip:
+                if owners[k] is None or owners[k] not in skip:
                     if starts[k] - brk > cur:
                         yield cur, starts[k] - brk
                     if ends[k] + brk > cur:
@@ -62,8 +66,17 @@ class Board:
             if cur < b:
                 yield cur, b
 
+    def holds(self, base: tuple[list[int], list[int]], parts: Iterable[Span], skip: Container = ()) -> bool:
+        """Whether every part lies in free time of `base` (a break away from the rest)."""
+        return all(next(self.gaps(base, a, b, skip), None) == (a, b) for a, b in parts)
+
+    def owned(self) -> set[int]:
+        """The owners of placed spans (task ids and the like), not events."""
+        return {o for o in self.owners if o is not None}
+
 
 def union(spans: Iterable[Span]) -> list[Span]:
+    """The spans merged into sorted, disjoint ones."""
     out: list[Span] = []
     for a, b in sorted(spans):
         if out and a <= out[-1][1]:
@@ -74,6 +87,7 @@ def union(spans: Iterable[Span]) -> list[Span]:
 
 
 def minus(spans: list[Span], cut: list[Span]) -> list[Span]:
+    """The sorted, disjoint spans with the cut taken out."""
     out, cut = [], union(cut)
     for a, b in spans:
         for c, d in cut:
@@ -87,6 +101,7 @@ def minus(spans: list[Span], cut: list[Span]) -> list[Span]:
 
 
 def whole(gaps: Iterable[Span], m: int) -> list[Span] | None:
+    """The first gap that holds m minutes in one block, m minutes from its start; None if none does."""
     return next(([(a, a + m)] for a, b in gaps if b - a >= m), None)
 
 
@@ -105,22 +120,53 @@ def split(gaps: Iterable[Span], m: int, min_block: int, backward: bool = False) 
     return None
 
 
-def fit(gaps: Iterable[Span], m: int, min_block: int) -> list[Span] | None:
-    """In one pass: the first gap that holds m whole, else parts as split finds them."""
-    low, rest, parts = min(min_block, m), m, []
+def fewest(gaps: Iterable[Span], m: int, min_block: int) -> list[Span] | None:
+    """m minutes in as few parts as the gaps allow (each at least min_block, or one block of its own length),
+    finishing as early as that number of parts can; None if the gaps cannot hold m.
+
+    The fewest parts k is the smallest k whose k largest usable gaps hold m; among the placements with k
+    parts the earliest finish uses the k largest gaps of the shortest run of gaps, from the first, that
+    holds m in k. Each gap is filled from its start; a part shortened leaves the last one long enough.
+    """
+    gaps = list(gaps)
+    one = whole(gaps, m)
+    if one:
+        return one
+    low = min(min_block, m)
+    usable = [(b - a, i) for i, (a, b) in enumerate(gaps) if b - a >= low]
+    sizes = sorted((size for size, _ in usable), reverse=True)
+    k, total = 0, 0
+    while total < m and k < len(sizes):
+        total += sizes[k]
+        k += 1
+    if total < m or k * low > m:
+        return None
+    chosen: list[tuple[int, int]] = []  # the k largest (size, index) of the usable gaps seen so far
+    for size, i in usable:
+        chosen.append((size, i))
+        chosen.sort(key=lambda x: (-x[0], x[1]))
+        del chosen[k:]
+        if len(chosen) == k and sum(s for s, _ in chosen) >= m:
+            break
+    parts, rest = [], m
+    for n, (_, i) in enumerate(sorted(chosen, key=lambda x: x[1])):
+        a, b = gaps[i]
+        take = min(b - a, rest - low * (k - n - 1))
+        parts.append((a, a + take))
+        rest -= take
+    return parts
+
+
+def clip(gaps: Iterable[Span], hi: int) -> Iterator[Span]:
+    """The gaps cut at `hi`."""
     for a, b in gaps:
-        if b - a >= m:
-            return [(a, a + m)]
-        take = min(b - a, rest)
-        if take < rest and rest - take < low:
-            take = rest - low
-        if rest and take >= low:
-            parts.append((a, a + take))
-            rest -= take
-    return None if rest else parts
+        if a >= hi:
+            return
+        yield a, min(b, hi)
 
 
 def within(gaps: Iterable[Span], pref: list[Span]) -> Iterator[Span]:
+    """The parts of the gaps inside the preferred windows (sorted, disjoint)."""
     ends = [q for _, q in pref]
     for a, b in gaps:
         for p, q in pref[bisect_right(ends, a) :]:
@@ -234,3 +280,136 @@ def sequence(jobs: list[Job], gaps: list[Span], end: int) -> list[tuple[int, int
     for i, j in enumerate(sorted(dropped, key=lambda j: jobs[j][3])):
         out[j] = (len(order) + i, end + 1)
     return out
+
+
+class Deadlines:
+    """Due work kept feasible while other work takes time: Horn's condition on a fluid model.
+
+    Work may stop at any minute here (rules, breaks and the minimum block are left out), so the check is
+    necessary, not sufficient, for the real plan; it is what keeps a task placed early from taking the time
+    a due task needs. For every start r among the jobs' starts and every job's due date d, the minutes of
+    the jobs not yet placed that may not start before r and are due by d must fit in the free time between
+    r and d (`free`, the common working time less events). Each such pair keeps its slack; a placement
+    is allowed when no slack goes below zero, and the slacks are updated when it is made.
+    """
+
+    def __init__(self, jobs: dict[int, tuple[int, int, int]], free: list[Span], pad: int = 0):
+        # pad: the break each block takes beyond its own minutes, counted against the time left
+        self.pad = pad
+        jobs = {i: (m + pad, start, d) for i, (m, start, d) in jobs.items()}
+        self.jobs = jobs  # id -> (minutes, may not start before, due)
+        self.edges, self.before = [a for a, _ in free], [0]  # before[i]: free minutes before free[i] starts
+        self.ends = [b for _, b in free]
+        for a, b in free:
+            self.before.append(self.before[-1] + b - a)
+        self.chains: list[tuple[int, list[int], list[int], list[int]]] = []  # (r, dues, slack, suffix minimum)
+        self.place: dict[int, list[tuple[int, int]]] = {}  # job -> (chain, entry) where it counts
+        self.live: list[set[int]] = []  # per chain, the entries whose job is not placed yet
+        for r in sorted({start for _, start, _ in jobs.values()}):
+            members = sorted((d, i) for i, (_, start, d) in jobs.items() if start >= r)
+            dues, slack, load = [], [], 0
+            for k, (d, i) in enumerate(members):
+                load += jobs[i][0]
+                dues.append(d)
+                slack.append(self.free(r, d) - load)
+                self.place.setdefault(i, []).append((len(self.chains), k))
+            self.chains.append((r, dues, slack, self._suffix(slack)))
+            self.live.append(set(range(len(members))))
+
+    def free(self, a: int, b: int) -> int:
+        """Free minutes in [a, b)."""
+        return max(0, self._upto(b) - self._upto(a))
+
+    def _upto(self, x: int) -> int:
+        i = bisect_right(self.edges, x) - 1
+        if i < 0:
+            return 0
+        return self.before[i] + min(x, self.ends[i]) - self.edges[i]
+
+    @staticmethod
+    def _suffix(slack: list[int]) -> list[int]:
+        return list(accumulate(reversed(slack), min))[::-1] + [math.inf]  # type: ignore[list-item]
+
+    def feasible(self) -> bool:
+        """Whether the due work not placed yet still fits (every slack at least zero)."""
+        return all(s[0] >= 0 for _, _, _, s in self.chains if s[:-1])
+
+    def short(self) -> Span | None:
+        """The first (start, due date) whose due work does not fit, if one does not: the time to free."""
+        for r, dues, slack, _ in self.chains:
+            for d, s in zip(dues, slack, strict=True):
+                if s < 0:
+                    return r, d
+        return None
+
+    def _taken(self, parts: list[Span], r: int, d: int) -> int:
+        """The free minutes the parts (each with its break after it) take in [r, d)."""
+        if self.pad:
+            parts = [(a, b + self.pad) for a, b in parts]
+        if len(parts) == 1:
+            a, b = parts[0]
+            return self._upto(min(b, d)) - self._upto(max(a, r)) if b > r and a < d else 0
+        return sum(self._upto(min(b, d)) - self._upto(max(a, r)) for a, b in parts if b > r and a < d)
+
+    def _affected(self, job: int | None, parts: list[Span]):
+        """Per chain the placement reaches: its index, dues, slack, suffix minimum, the entries from which
+        it counts (`start`) and counts whole (`full`), its whole take in that chain, and the job's own entry
+        there (None if the job is not in it)."""
+        own = dict(self.place.get(job, ())) if job is not None else {}
+        first, last = parts[0][0], parts[-1][1]
+        for c, (r, dues, slack, suffix) in enumerate(self.chains):
+            if not dues or last <= r or (dues[-1] <= first and c not in own):
+                continue
+            start, full = bisect_right(dues, first), bisect_left(dues, last)
+            yield c, r, dues, slack, suffix, start, full, self._taken(parts, r, last), own.get(c)
+
+    def allows(self, job: int | None, parts: list[Span]) -> bool:
+        """Whether placing `job` (None, or a job not due: work that is not protected) in these parts keeps
+        the due work feasible."""
+        parts = sorted(parts)
+        minutes = self.jobs[job][0] if job in self.jobs else 0
+        for _, r, dues, slack, suffix, start, full, total, mine in self._affected(job, parts):
+            for k in range(start, min(full, len(dues))):
+                back = minutes if mine is not None and k >= mine else 0
+                if slack[k] - self._taken(parts, r, dues[k]) + back < 0:
+                    return False
+            if full >= len(dues):
+                continue
+            cut = len(dues) if mine is None else max(full, mine)
+            if cut > full and (suffix[full] < total and min(slack[full:cut]) < total):
+                return False
+            if cut < len(dues) and suffix[cut] + minutes < total:
+                return False
+        return True
+
+    def release(self, job: int) -> None:
+        """Stop protecting a job (it cannot be on time after all): its minutes no longer count."""
+        minutes = self.jobs.pop(job, (0,))[0]
+        for c, k in self.place.pop(job, []):
+            r, dues, slack, _ = self.chains[c]
+            slack[k:] = [s + minutes for s in slack[k:]]
+            self._done(c, k, slack)
+            self.chains[c] = (r, dues, slack, self._suffix(slack))
+
+    def _done(self, c: int, k: int, slack: list) -> None:
+        """Entry k of chain c has no job waiting: a due date before every job still waiting binds nothing."""
+        self.live[c].discard(k)
+        first = min(self.live[c], default=len(slack))
+        slack[:first] = [math.inf] * first
+
+    def commit(self, job: int | None, parts: list[Span]) -> None:
+        """Take the placement into account: its time is gone, and a due job placed no longer counts."""
+        parts = sorted(parts)
+        minutes = self.jobs[job][0] if job in self.jobs else 0
+        for c, r, dues, slack, _, start, full, total, mine in list(self._affected(job, parts)):
+            for k in range(start, min(full, len(dues))):
+                slack[k] -= self._taken(parts, r, dues[k])
+            if total:
+                slack[full:] = [s - total for s in slack[full:]]
+            if mine is not None:
+                slack[mine:] = [s + minutes for s in slack[mine:]]
+                self._done(c, mine, slack)
+            self.chains[c] = (r, dues, slack, self._suffix(slack))
+        if job is not None:
+            self.place.pop(job, None)
+            self.jobs.pop(job, None)

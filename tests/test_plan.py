@@ -212,7 +212,9 @@ def test_plan_json_from_the_shell_has_the_promised_shape_and_is_the_same_each_ti
     day = json.loads(p.stdout)
     assert set(day) == {"day", "blocks", "unscheduled"} and day["day"] == "2026-12-01"
     assert {"start", "end", "kind", "title"} <= set(day["blocks"][0])
-    assert day["unscheduled"] == [{"task_id": 2, "title": "pay rent", "reason": "past due"}]
+    assert day["unscheduled"] == [
+        {"task_id": 2, "title": "pay rent", "reason": "past due", "detail": "was due Fri 2026-11-20 23:59"}
+    ]
     assert shell(tmp_path, "plan", "--json").stdout == p.stdout  # deterministic
     week = json.loads(shell(tmp_path, "plan", "week", "--json").stdout)
     assert [d["day"] for d in week["days"]] == [f"2026-12-0{i}" for i in range(1, 7)]

@@ -31,7 +31,7 @@ import icalendar
 
 from planner.dates import DateError, check_time, check_year
 from planner.repeats import parse_repeat
-from planner.storage import ical, ical_write, taskwarrior, todotxt
+from planner.storage import ical, ical_write, taskwarrior, todotxt, worklog
 from planner.storage.db import Store
 from planner.storage.fields import (
     PRIORITIES,
@@ -90,6 +90,8 @@ def to_json(
     rows = []
     for t in tasks:
         row = {k: t.get(k) for k in FIELDS}
+        if t.get("worklog"):
+            row["worklog"] = t["worklog"]  # tracked time: [{"start", "end" (None while it runs), "minutes"}]
         if t.get("extra"):
             row["extra"] = t["extra"]  # other tools' fields, so a JSON backup keeps them too
         rows.append(row)
@@ -138,7 +140,7 @@ def to_ics(tasks: list[dict[str, Any]], now: dt.datetime | None = None, events: 
     for zone in zones.values():
         cal.add_component(zone)
     for t in tasks:
-        cal.add_component(ical_write.to_vtodo(t, stamp))
+        cal.add_component(ical_write.with_worklog(ical_write.to_vtodo(t, stamp), t.get("worklog")))
         event = ical_write.to_vevent(t, stamp) if events else None
         if event is not None:
             cal.add_component(event)
@@ -146,8 +148,12 @@ def to_ics(tasks: list[dict[str, Any]], now: dt.datetime | None = None, events: 
 
 
 def export(store: Store, fmt: str, events: bool = False) -> str:
-    """All tasks in one of FORMATS (`events`: ics only, dated tasks as events too)."""
+    """All tasks in one of FORMATS (`events`: ics only, dated tasks as events too), with their tracked time."""
     tasks = all_tasks(store)
+    tracked = worklog.by_uid(store.conn())
+    for t in tasks:
+        if t.get("uid") in tracked:
+            t["worklog"] = tracked[t["uid"]]
     if fmt == "ics":
         return to_ics(tasks, events=events)
     writer: dict[str, Callable[[list[dict[str, Any]]], str]] = {

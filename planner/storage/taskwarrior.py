@@ -32,7 +32,7 @@ import re
 import uuid
 from typing import Any
 
-from planner.durations import DurationError, iso, minutes
+from planner.durations import DurationError, iso, minutes, short
 
 OWN = {
     "description",
@@ -280,10 +280,23 @@ def write(tasks: list[dict[str, Any]]) -> str:
                 }
                 for a in notes
             ]
+        _worked(item, t.get("worklog"))
         if t["uid"] in children:
             item["depends"] = children[t["uid"]]
         out.append(json.dumps(item, ensure_ascii=False))
     return "[\n" + ",\n".join(out) + "\n]\n"
+
+
+def _worked(item: dict[str, Any], stretches: list[dict[str, Any]] | None) -> None:
+    """Tracked time as Taskwarrior keeps it: `start` while the clock runs, an annotation per stretch done."""
+    for s in stretches or ():
+        if s["end"] is None:
+            item["start"] = _out(s["start"])
+            continue
+        note = (
+            f"worked {s['start'].replace('T', ' ')}-{s['end'][11:]} ({short(s['minutes']) if s['minutes'] else '0m'})"
+        )
+        item.setdefault("annotations", []).append({"entry": _out(s["end"]), "description": note})
 
 
 def _recur_out(rule: str) -> str:

@@ -142,6 +142,8 @@ class ToolContext:
     # The local moment a plan starts from; None: now. Set when today is pretended (--today), so a plan is
     # the same whenever it is made.
     plan_from: dt.datetime | None = None
+    # Plans correct estimates by the time tracked on finished tasks (PLANNER_LEARN_ESTIMATES).
+    learn_estimates: bool = True
 
 
 class Declined(ToolError):

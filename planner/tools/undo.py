@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 
+from planner.storage import worklog
 from planner.storage.calendar import undo_preferences
 from planner.storage.fields import TaskError
 from planner.storage.tasks import (
@@ -86,6 +87,9 @@ def undo_newest(ctx: ToolContext, door: Door | None = None, by_user: bool = True
     if newest.preferences and turn:
         with ctx.store.write() as conn:
             out.lines += undo_preferences(conn, turn)
+    if newest.worklog and turn:
+        with ctx.store.write() as conn:
+            out.lines += worklog.undo(conn, turn)
     return out
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from planner.settings import GUARD_PROFILES, VERSION, Config, ConfigError, parse_today
+from planner.settings import GUARD_PROFILES, VERSION, Config, ConfigError, clock
 from planner.storage.db import DatabaseError, Store, explain
 from planner.ui import offline
 from planner.ui.logs import setup_logging
@@ -45,7 +45,8 @@ ENVIRONMENT = (
     "PLANNER_NUM_PREDICT PLANNER_CRITIC_NUM_CTX PLANNER_MAX_STEPS PLANNER_MAX_TURNS PLANNER_TIMEOUT "
     "PLANNER_REPLY_TIMEOUT PLANNER_KEEP_ALIVE PLANNER_CRITIC_KEEP_ALIVE PLANNER_CALDAV_URL PLANNER_CALDAV_USER "
     "PLANNER_CALDAV_PASSWORD PLANNER_CALDAV_LISTS PLANNER_CALDAV_CALENDARS PLANNER_CALDAV_PLAN "
-    "PLANNER_CALDAV_TIMEOUT PLANNER_WORK_HOURS PLANNER_MIN_BLOCK PLANNER_BREAK PLANNER_MCP_CONFIRM OLLAMA_HOST"
+    "PLANNER_CALDAV_TIMEOUT PLANNER_WORK_HOURS PLANNER_MIN_BLOCK PLANNER_BREAK PLANNER_MCP_CONFIRM PLANNER_NOW "
+    "PLANNER_LEARN_ESTIMATES OLLAMA_HOST"
 )
 EXAMPLES = [
     ("", "talk to it in the terminal"),
@@ -66,7 +67,7 @@ def epilog(prog: str, home: Path) -> str:
     examples = "\n".join(f"  {f'{prog} {cmd}'.strip():<{width}}{what}" for cmd, what in EXAMPLES)
     env = textwrap.fill(ENVIRONMENT, width=78, initial_indent="  ", subsequent_indent="  ")
     return (
-        "subcommands (no model needed; --db and --today may stand before or after them):\n"
+        "subcommands (no model needed; --db, --today, --now may stand before or after):\n"
         f"{summary()}\n\nenvironment:\n{env}\n\ndata: {home}/planner.db\n  (agent.log and input_history beside it)"
         f"\n\nexamples:\n{examples}\n"
     )
@@ -131,6 +132,7 @@ def build_parser(defaults: Config) -> argparse.ArgumentParser:
         "--num-ctx", type=int, default=defaults.num_ctx, help=f"main model context (default {defaults.num_ctx})"
     )
     p.add_argument("--today", default=None, help="pretend today is this date (YYYY-MM-DD)")
+    p.add_argument("--now", default=None, metavar="'DATE TIME'", help="pretend it is this moment ('2026-12-01 14:30')")
     p.add_argument("--plain", action="store_true", help="plain lines, one per turn, even in a terminal")
     p.add_argument("-q", "--quiet", action="store_true", help="hide the trace of tool calls (every mode)")
     p.add_argument(
@@ -181,7 +183,7 @@ def load(argv: list[str] | None, env: dict[str, str] | None = None) -> tuple[Con
         auto_memory=args.auto_memory and args.memory,
         memory=args.memory,
         num_ctx=args.num_ctx,
-        today=parse_today(args.today, "--today") if args.today else base.today,
+        **clock(args.today, args.now, base),
     )
     return config, options
 

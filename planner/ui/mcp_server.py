@@ -138,6 +138,7 @@ class PlannerServer:
             web=web,
             hours=hours_of(config),
             plan_from=plan_from(config),
+            learn_estimates=config.learn_estimates,
         )
         if clock is not None:
             self.ctx = dataclasses.replace(self.ctx, clock=clock)

@@ -20,7 +20,7 @@ import logging
 import sqlite3
 import sys
 
-from planner.settings import Config, ConfigError, parse_today
+from planner.settings import Config, ConfigError, clock
 from planner.storage.db import DatabaseError, Store, explain
 from planner.ui.files import FileRefused, target, temporary, write_text
 from planner.ui.logs import setup_logging
@@ -32,7 +32,17 @@ log = logging.getLogger("planner")
 SUBCOMMANDS = tuple(BY_NAME)
 OWN_PARSER = ("doctor", "mcp")  # they read the main command's flags too
 # Options of the main command that take a value, so their values are never taken for a subcommand.
-VALUE_OPTIONS = {"--model", "--critic-model", "--embed-model", "--db", "--session", "--num-ctx", "--today", "--guards"}
+VALUE_OPTIONS = {
+    "--model",
+    "--critic-model",
+    "--embed-model",
+    "--db",
+    "--session",
+    "--num-ctx",
+    "--today",
+    "--now",
+    "--guards",
+}
 
 
 def split(argv: list[str]) -> tuple[str | None, list[str]]:
@@ -58,10 +68,11 @@ def run(what: str, argv: list[str]) -> int:
         return EXIT_USAGE
     args = parser(what, base).parse_args(argv)
     try:
-        today = parse_today(args.today, "--today") if args.today else base.today
+        moment = clock(args.today, args.now, base)
     except ConfigError as e:
         err(str(e))
         return EXIT_USAGE
+    today, args.now = moment["today"], moment["now"]
     try:
         store = Store(args.db.expanduser())
     except DatabaseError as e:
@@ -69,7 +80,7 @@ def run(what: str, argv: list[str]) -> int:
         return EXIT_ERROR
     setup_logging(store.path.parent / "agent.log")
     log.info("subcommand %s", what)
-    args.pretended = today is not None  # --today or PLANNER_TODAY: plans start at that day's start
+    args.pretended = today is not None  # --today or PLANNER_TODAY: plans start at that day's start (or --now)
     try:
         return handler(what)(store, args, today or dt.date.today())
     except BrokenPipeError:  # the reader went away (`tasks | head`): as `git log | head` does, quietly
@@ -143,7 +154,7 @@ def export(store: Store, args: argparse.Namespace, today: dt.date) -> int:
         from planner.ui.shell import context
 
         try:
-            text = plan_ics(context(store, today, pretended=args.pretended), args.plan)
+            text = plan_ics(context(store, today, pretended=args.pretended, now=args.now), args.plan)
         except ToolError as e:
             err(str(e))
             return EXIT_USAGE
@@ -264,7 +275,7 @@ def agenda(store: Store, args: argparse.Namespace, today: dt.date) -> int:
     from planner.tools import ToolContext
     from planner.ui.views import agenda_text
 
-    text = agenda_text(ToolContext(store=store, today=lambda: today), str(args.days), where="tasks")
+    text = agenda_text(ToolContext(store=store, today=lambda: today, plan_from=args.now), str(args.days), where="tasks")
     print(safe(text))
     return EXIT_USAGE if text.startswith(("error:", "usage:")) else EXIT_OK
 
@@ -274,25 +285,25 @@ def plan(store: Store, args: argparse.Namespace, today: dt.date) -> int:
     import json
 
     from planner.tools import ToolError
-    from planner.tools.plan_tools import horizon_of, make_plan, plan_json
+    from planner.tools.plan_tools import make_plan, plan_json, span_of
     from planner.ui.shell import context
     from planner.ui.views import plan_text
 
     when = " ".join(args.when) or None
     try:
-        ctx = context(store, today, pretended=args.pretended)
+        ctx = context(store, today, pretended=args.pretended, now=args.now)
     except ConfigError as e:
         err(str(e))
         return EXIT_USAGE
     if args.json:
         try:
-            horizon = horizon_of(ctx, when)
+            span = span_of(ctx, when)
         except ToolError as e:
             err(str(e))
             return EXIT_USAGE
-        print(json.dumps(plan_json(make_plan(ctx, horizon), horizon), ensure_ascii=False, indent=1))
+        print(json.dumps(plan_json(make_plan(ctx, span.horizon, span.note), why=True), ensure_ascii=False, indent=1))
         return EXIT_OK
-    text = plan_text(ctx, when)
+    text = plan_text(ctx, when, why=args.why)
     if text.startswith("error: "):
         err(text.removeprefix("error: "))
         return EXIT_USAGE

@@ -4,7 +4,7 @@
     python agent.py add --help      one subcommand: its usage line, what it does, its options
 
 Every help line stays under 80 columns (a test checks). The options each
-subcommand shares (--db, --today) stand before or after it. None of these
+subcommand shares (--db, --today, --now) stand before or after it. None of these
 needs the model; `doctor` is the one that asks Ollama.
 """
 
@@ -102,8 +102,18 @@ def _sync(p: argparse.ArgumentParser, c: Config) -> None:
 
 
 def _plan(p: argparse.ArgumentParser, c: Config) -> None:
-    p.add_argument("when", nargs="*", metavar="DAY|week", help="today (the default), a day, or week")
-    p.add_argument("--json", action="store_true", help="the plan as JSON, for scripts")
+    p.add_argument("when", nargs="*", metavar="DAY|week", help="today (the default), a day, the afternoon, or week")
+    p.add_argument("--json", action="store_true", help="the plan as JSON, for scripts (with why, per block)")
+    p.add_argument("--why", action="store_true", help="under each task, why it is where it is")
+
+
+def _start(p: argparse.ArgumentParser, c: Config) -> None:
+    p.add_argument("id", metavar="ID", help="the task's id, as `tasks` shows it")
+
+
+def _stop(p: argparse.ArgumentParser, c: Config) -> None:
+    p.add_argument("id", nargs="?", metavar="ID", help="the task's id (the running one if left out)")
+    p.add_argument("--took", nargs="+", metavar="TIME", help="how long it took (3h, 90m), if the clock did not run")
 
 
 SUBS = [
@@ -168,6 +178,21 @@ SUBS = [
         "Your open tasks placed into the free time of your working hours, around your calendar, most urgent "
         "first; without the model.",
         _plan,
+    ),
+    Sub(
+        "start",
+        "ID",
+        "start the clock on a task",
+        "Start the clock on a task: the time you spend on it is kept (another running task stops), the plan "
+        "starts it now, and finished tasks teach the estimates.",
+        _start,
+    ),
+    Sub(
+        "stop",
+        "[ID] [--took TIME]",
+        "stop the clock (or say how long it took)",
+        "Stop the clock on the running task; with --took, how long a task took when the clock did not run.",
+        _stop,
     ),
     Sub(
         "export",
@@ -239,11 +264,12 @@ def summary() -> str:
 
 
 def parser(name: str, base: Config) -> argparse.ArgumentParser:
-    """The options of one subcommand (and --db, --today, which every one takes)."""
+    """The options of one subcommand (and --db, --today, --now, which every one takes)."""
     sub = BY_NAME[name]
     p = argparse.ArgumentParser(prog=f"{prog()} {name}", description=sub.about, formatter_class=_Narrow)
     p.add_argument("--db", type=Path, default=base.db_path, help="the database file")
     p.add_argument("--today", default=None, help="pretend today is this date (YYYY-MM-DD)")
+    p.add_argument("--now", default=None, metavar="'DATE TIME'", help="pretend it is this moment")
     if sub.options:
         sub.options(p, base)
     return p
