@@ -217,12 +217,35 @@ def plan(
     tasks it left out or placed late), keeps a re-plan stable. Raises ScheduleError on input it cannot use."""
     last = previous or Plan((), (), ())
     _check(tasks, events, horizon, hours, rules, last.blocks)
+    tasks, going = in_progress(tasks, last, horizon)
     day = Day(horizon, hours, rules, events, tasks)
+    day.going = going
     ready, notes = screen(tasks, day)
     order = placing_order(ready, day)
     placed = place_all(order, day, last)
     settle(placed, day)
     return assemble(tasks, events, placed, notes, day, last.blocks)
+
+
+def in_progress(tasks: Sequence[Task], last: Plan, horizon: Horizon) -> tuple[list[Task], set[int]]:
+    """The tasks whose whole block of the last plan is under way at the horizon's start (it began before and
+    ends after): held there, as if pinned, so a re-plan in the middle of a block leaves it where it is. A
+    task split into parts, or whose estimate changed, is placed again instead."""
+    blocks: dict[int, list[Block]] = {}
+    for b in last.blocks:
+        if b.kind == "task" and b.task_id is not None:
+            blocks.setdefault(b.task_id, []).append(b)
+    out, going = [], set()
+    for t in tasks:
+        mine = blocks.get(t.task_id, [])
+        if t.pinned is None and t.minutes is not None and len(mine) == 1:
+            b = mine[0]
+            if b.start < horizon.start < b.end and (b.end - b.start) == t.minutes * MINUTE:
+                out.append(replace(t, pinned=b.start))
+                going.add(t.task_id)
+                continue
+        out.append(t)
+    return out, going
 
 
 # ---------------------------------------------------------------- the horizon in minutes
@@ -287,6 +310,7 @@ class Day:
         self.board = Board(self.brk, fixed)
         self._bases: dict[tuple[int, ...], tuple[tuple[list[int], list[int]], list[Span]]] = {}
         self._room: dict[tuple[int, int, int], list[Span]] = {}
+        self.going: set[int] = set()  # tasks held in the block the last plan gave them, under way now
 
     def floor(self, d: dt.datetime) -> int:
         return (d - self.origin) // MINUTE
@@ -561,9 +585,10 @@ class Placer:
 def place_all(order: list[Work], day: Day, previous: Plan) -> list[Work]:
     """The last plan's blocks that still hold, all at once (`keep`); then each other task in order where
     `spot` finds room. A task for which neither works stays out (`assemble` says why)."""
-    was: dict[int, list[Span]] = {}
+    was: dict[int, list[Span]] = {}  # of the tasks still to place: a task done since frees its blocks
+    ids = {w.tid for w in order}
     for b in sorted(previous.blocks, key=lambda b: (b.start, b.end)):
-        if b.kind == "task" and b.task_id is not None and b.start >= day.horizon.start:
+        if b.kind == "task" and b.task_id in ids and b.start >= day.horizon.start:
             was.setdefault(b.task_id, []).append((day.floor(b.start), day.ceil(b.end)))
     placer = Placer(day, was, [w for w in order if w.on_time])
     placer.rank = {w.tid: i for i, w in enumerate(order)}
@@ -918,11 +943,12 @@ def assemble(
         start, end = t.pinned, t.pinned + t.minutes * MINUTE  # type: ignore[operator]
         if end > hz.start and start < hz.end:  # type: ignore[operator]
             late = t.due is not None and end > t.due and not t.running
-            why = "running now" if t.running else "pinned"
+            going = t.task_id in day.going
+            why = "running now" if t.running else f"under way since {start:%H:%M}, as planned" if going else "pinned"
             blocks.append(
-                Block(start, end, "task", t.title, t.task_id, guessed=t.guessed, pinned=True, late=late)  # type: ignore[arg-type]
+                Block(start, end, "task", t.title, t.task_id, guessed=t.guessed, pinned=not going, late=late)  # type: ignore[arg-type]
             )
-            blocks[-1] = replace(blocks[-1], running=t.running, why=why)
+            blocks[-1] = replace(blocks[-1], running=t.running, stayed=going, why=why)
     late_notes, unplaced = [], []
     for w in sorted(placed, key=lambda w: w.tid):
         if not w.parts:

@@ -398,6 +398,8 @@ def _m15_worklog(conn: sqlite3.Connection) -> None:
             after_event INTEGER,
             stop_turn TEXT,
             stop_after INTEGER,
+            seq INTEGER,
+            stop_seq INTEGER,
             undone_at TEXT
         );
         CREATE INDEX IF NOT EXISTS worklog_task ON worklog (task_id);

@@ -1,6 +1,6 @@
 """Tracked time: when the user worked on a task (`start` / `stop`, or "that took three hours"), and undo.
 
-    worklog(id, task_id, start, end, minutes, turn, after_event, stop_turn, stop_after, undone_at)
+    worklog(id, task_id, start, end, minutes, turn, after_event, stop_turn, stop_after, seq, stop_seq, undone_at)
         one stretch of work on a task, in local time to the minute; `end` NULL while it runs; `minutes`
         when the user said how long it took (it wins over end - start); made by `turn` and stopped by
         `stop_turn`, each with the change-log id it came after, so /undo finds the newest (as the
@@ -52,6 +52,12 @@ def _last_event(conn: sqlite3.Connection) -> int:
     return conn.execute("SELECT COALESCE(MAX(id), 0) FROM task_events").fetchone()[0]
 
 
+def _next(conn: sqlite3.Connection) -> int:
+    """The next number in the order of starts and stops (which came last, between two task changes)."""
+    row = conn.execute("SELECT MAX(MAX(COALESCE(seq, 0)), MAX(COALESCE(stop_seq, 0))) FROM worklog").fetchone()
+    return (row[0] or 0) + 1
+
+
 def running(conn: sqlite3.Connection) -> Stretch | None:
     """The stretch that runs now, if one does."""
     r = conn.execute("SELECT * FROM worklog WHERE end IS NULL AND undone_at IS NULL ORDER BY id DESC LIMIT 1")
@@ -67,8 +73,8 @@ def start(conn: sqlite3.Connection, turn: str, task_id: int, at: dt.datetime) ->
     if was is not None:
         stopped = stop(conn, turn, was, at)
     cur = conn.execute(
-        "INSERT INTO worklog (task_id, start, turn, after_event) VALUES (?, ?, ?, ?)",
-        (task_id, _stamp(at), turn, _last_event(conn)),
+        "INSERT INTO worklog (task_id, start, turn, after_event, seq) VALUES (?, ?, ?, ?, ?)",
+        (task_id, _stamp(at), turn, _last_event(conn), _next(conn)),
     )
     return Stretch(cur.lastrowid, task_id, at.replace(second=0, microsecond=0), None, None), stopped  # type: ignore[arg-type]
 
@@ -77,8 +83,8 @@ def stop(conn: sqlite3.Connection, turn: str, stretch: Stretch, at: dt.datetime,
     """Stop a running stretch at `at` (never before it started); `minutes`, when the user said how long."""
     end = max(at.replace(second=0, microsecond=0), stretch.start)
     conn.execute(
-        "UPDATE worklog SET end = ?, minutes = ?, stop_turn = ?, stop_after = ? WHERE id = ?",
-        (_stamp(end), minutes, turn, _last_event(conn), stretch.id),
+        "UPDATE worklog SET end = ?, minutes = ?, stop_turn = ?, stop_after = ?, stop_seq = ? WHERE id = ?",
+        (_stamp(end), minutes, turn, _last_event(conn), _next(conn), stretch.id),
     )
     return Stretch(stretch.id, stretch.task_id, stretch.start, end, minutes)
 
@@ -87,9 +93,10 @@ def log(conn: sqlite3.Connection, turn: str, task_id: int, end: dt.datetime, min
     """Record work already done: `minutes` up to `end` ("that took three hours")."""
     start_at = end.replace(second=0, microsecond=0) - dt.timedelta(minutes=minutes)
     cur = conn.execute(
-        "INSERT INTO worklog (task_id, start, end, minutes, turn, after_event, stop_turn, stop_after) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (task_id, _stamp(start_at), _stamp(end), minutes, turn, _last_event(conn), turn, _last_event(conn)),
+        "INSERT INTO worklog (task_id, start, end, minutes, turn, after_event, stop_turn, stop_after, seq, stop_seq) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (task_id, _stamp(start_at), _stamp(end), minutes, turn, _last_event(conn), turn, _last_event(conn))
+        + (_next(conn),) * 2,
     )
     return Stretch(cur.lastrowid, task_id, start_at, end.replace(second=0, microsecond=0), minutes)  # type: ignore[arg-type]
 
@@ -160,10 +167,10 @@ def by_uid(conn: sqlite3.Connection) -> dict[str, list[dict[str, Any]]]:
 def newest_turn(conn: sqlite3.Connection) -> tuple[str, int] | None:
     """The newest turn that started or stopped the clock (not undone), and the change-log id it came after."""
     row = conn.execute(
-        "SELECT turn, after, id FROM ("
-        " SELECT turn, after_event AS after, id FROM worklog WHERE undone_at IS NULL AND turn IS NOT NULL"
-        " UNION ALL SELECT stop_turn, stop_after, id FROM worklog WHERE undone_at IS NULL AND stop_turn IS NOT NULL)"
-        " ORDER BY after DESC, id DESC LIMIT 1"
+        "SELECT turn, after, seq FROM ("
+        " SELECT turn, after_event AS after, seq FROM worklog WHERE undone_at IS NULL AND turn IS NOT NULL"
+        " UNION ALL SELECT stop_turn, stop_after, stop_seq FROM worklog WHERE undone_at IS NULL AND stop_turn IS NOT NULL)"
+        " ORDER BY after DESC, seq DESC LIMIT 1"
     ).fetchone()
     return (row[0], row[1]) if row else None
 
@@ -187,7 +194,8 @@ def undo(conn: sqlite3.Connection, turn: str) -> list[str]:
     rows = conn.execute(pick + "WHERE w.stop_turn = ? AND w.turn IS NOT ? AND w.undone_at IS NULL", (turn, turn))
     for r in rows.fetchall():
         conn.execute(
-            "UPDATE worklog SET end = NULL, minutes = NULL, stop_turn = NULL, stop_after = NULL WHERE id = ?",
+            "UPDATE worklog SET end = NULL, minutes = NULL, stop_turn = NULL, stop_after = NULL, stop_seq = NULL "
+            "WHERE id = ?",
             (r["id"],),
         )
         lines.append(f'task {r["task_id"]} "{r["title"]}" runs again, from {r["start"][11:]}')

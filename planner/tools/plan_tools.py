@@ -189,7 +189,8 @@ def plan_json(made: Made | Plan, horizon: Horizon | None = None, why: bool = Tru
         extra["replanned"] = [_note(n) for n in p.replanned]
     if made.note:
         extra["note"] = made.note
-    if made.now.time() != dt.time(0) and horizon.start <= made.now < horizon.end:  # a pretended day has no now
+    first = dt.datetime.combine(horizon.start.date(), dt.time())
+    if made.now.time() != dt.time(0) and first <= made.now < horizon.end:  # a pretended day (--today) has no now
         extra["now"] = f"{made.now:%Y-%m-%dT%H:%M}"
     if made.inputs.running is not None:
         extra["running"] = made.inputs.running
