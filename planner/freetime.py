@@ -299,6 +299,7 @@ class Deadlines:
         jobs = {i: (m + pad, start, d) for i, (m, start, d) in jobs.items()}
         self.jobs = jobs  # id -> (minutes, may not start before, due)
         self.edges, self.before = [a for a, _ in free], [0]  # before[i]: free minutes before free[i] starts
+        self._seen: dict[int, int] = {}
         self.ends = [b for _, b in free]
         for a, b in free:
             self.before.append(self.before[-1] + b - a)
@@ -321,10 +322,13 @@ class Deadlines:
         return max(0, self._upto(b) - self._upto(a))
 
     def _upto(self, x: int) -> int:
-        i = bisect_right(self.edges, x) - 1
-        if i < 0:
-            return 0
-        return self.before[i] + min(x, self.ends[i]) - self.edges[i]
+        """Free minutes before x (remembered: the same due dates are asked again and again)."""
+        got = self._seen.get(x)
+        if got is None:
+            i = bisect_right(self.edges, x) - 1
+            got = 0 if i < 0 else self.before[i] + min(x, self.ends[i]) - self.edges[i]
+            self._seen[x] = got
+        return got
 
     @staticmethod
     def _suffix(slack: list[int]) -> list[int]:
@@ -333,6 +337,19 @@ class Deadlines:
     def feasible(self) -> bool:
         """Whether the due work not placed yet still fits (every slack at least zero)."""
         return all(s[0] >= 0 for _, _, _, s in self.chains if s[:-1])
+
+    def room_for(self, minutes: int, start: int, due: int) -> bool:
+        """Whether one more job might fit: a quick test that no (start, due date) pair the job would join goes
+        short. Necessary, not sufficient, for a new start date: build the guard again to be sure."""
+        need = minutes + self.pad
+        for r, dues, slack, suffix in self.chains:
+            if r > start:
+                continue
+            k = bisect_right(dues, due)
+            load = self.free(r, dues[k - 1]) - slack[k - 1] if k and slack[k - 1] != math.inf else 0
+            if self.free(r, due) - load < need or suffix[k] < need:
+                return False
+        return self.free(start, due) >= need
 
     def short(self) -> Span | None:
         """The first (start, due date) whose due work does not fit, if one does not: the time to free."""

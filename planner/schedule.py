@@ -488,13 +488,14 @@ def deadlines(ready: list[Work], day: Day) -> list[Work]:
     # The fluid order can give up work that still fits: add back what keeps all of it feasible (Horn's test),
     # the costliest hour late first.
     jobs_on = {w.tid: (w.minutes, w.lo, w.due) for w in due if w.on_time}
+    guard = Deadlines(dict(jobs_on), gaps, day.brk)  # type: ignore[arg-type]
     for w in sorted(late, key=lambda w: (-PRIORITY_WEIGHT[w.task.priority], w.minutes, w.tid)):
-        if (
-            w.lo + w.minutes <= w.due
-            and Deadlines({**jobs_on, w.tid: (w.minutes, w.lo, w.due)}, gaps, day.brk).feasible()
-        ):  # type: ignore[dict-item,operator]
+        if w.lo + w.minutes > w.due or not guard.room_for(w.minutes, w.lo, w.due):  # type: ignore[operator]
+            continue
+        more = Deadlines({**jobs_on, w.tid: (w.minutes, w.lo, w.due)}, gaps, day.brk)  # type: ignore[dict-item]
+        if more.feasible():
             jobs_on[w.tid] = (w.minutes, w.lo, w.due)  # type: ignore[assignment]
-            w.on_time = True
+            guard, w.on_time = more, True
     return [w for w in late if not w.on_time]
 
 
@@ -564,16 +565,18 @@ class Placer:
         """Whether these parts keep the due work feasible."""
         return bool(parts) and self.guard.allows(w.tid if w.on_time else None, parts)  # type: ignore[arg-type]
 
-    def full(self, w: Work, hi: int, gaps: list[Span]) -> bool:
-        """Whether the gaps cannot hold the task at all; remembered (the board only fills while placing),
-        so the many tasks of an overloaded week do not each search it again."""
+    def full(self, w: Work, hi: int) -> list[Span] | None:
+        """The free gaps the task may use by `hi`, or None when they cannot hold it at all; a None is remembered
+        (the board only fills while placing; `forget` when it frees), so the many tasks of an overloaded week
+        do not each search it again."""
         key = (id(w.base[0]), w.lo, hi)
         if w.minutes >= self.failed.get(key, math.inf):
-            return True
+            return None
+        gaps = _gaps(self.day, w, hi)
         if fewest(gaps, w.minutes, self.day.mb) is None:
             self.failed[key] = w.minutes
-            return True
-        return False
+            return None
+        return gaps
 
     def give_up(self, w: Work) -> None:
         """The task cannot be on time after all (the minimum block, rules): it stops holding time."""
@@ -606,6 +609,7 @@ def place_all(order: list[Work], day: Day, previous: Plan) -> list[Work]:
             found = _on_time(w, _gaps(placer.day, w, w.due), placer) or late_spot(w, placer)  # type: ignore[arg-type]
             if found and found[0][-1][1] < was_end:
                 placer.put(w, *found)
+                placer.failed.clear()  # its old time is free again
             elif w.parts:
                 placer.put(w, w.parts, w.how, w.stayed)
     for w in order:
@@ -732,8 +736,8 @@ def spot(w: Work, placer: Placer) -> tuple[list[Span], str] | None:
     day = placer.day
     if w.due is None or w.on_time:
         hi = w.deadline(day.h1)
-        hard = _gaps(day, w, hi)
-        if not placer.full(w, hi, hard):
+        hard = placer.full(w, hi)
+        if hard is not None:
             for board in placer.boards():
                 found = _on_time(w, hard if board is day.board else _gaps(day, w, hi, board), placer)
                 if found:

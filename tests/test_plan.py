@@ -463,3 +463,17 @@ def test_the_phone_follows_a_re_plan_moving_only_what_moved_and_keeping_the_morn
     assert set(phone) == {"write report", "read paper"}
     assert phone["write report"]["dtstart"].dt == dt.datetime(2026, 12, 1, 12, 30)
     assert phone["read paper"]["dtstart"].dt == dt.datetime(2026, 12, 1, 11, 30)
+
+
+def test_slash_plan_in_the_full_terminal_marks_now(fake, pty_planner, tmp_path):
+    shell(tmp_path, "add", "write", "report", "~1h")
+    shell(tmp_path, "add", "call", "the", "bank", "~30m")
+    child = pty_planner("--no-auto-memory", term="xterm", prompt="you>", PLANNER_NOW="2026-12-01 10:32")
+    child.sendline("/plan")
+    child.expect("Tuesday 2026-12-01")
+    child.expect("── now 10:32 ──")  # a line at now, before what comes after it
+    child.expect("10:35-11:35")  # the plan starts at now, on the five-minute grid
+    child.expect("11:35-12:05")
+    child.sendline("/plan why")
+    child.expect("why: the earliest free time that holds it whole")
+    assert not fake.chats("main")
