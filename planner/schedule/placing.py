@@ -61,7 +61,52 @@ def deadlines(ready: list[Work], day: Day) -> list[Work]:
         if more.feasible():
             jobs_on[w.tid] = (w.minutes, w.lo, w.due)  # type: ignore[assignment]
             guard, w.on_time = more, True
+    late = [w for w in late if not w.on_time]
+    _exchange(late, due, jobs_on, gaps, day)
     return [w for w in late if not w.on_time]
+
+
+def _exchange(late: list[Work], due: list[Work], jobs_on: dict, gaps: list[Span], day: Day, tries: int = 6) -> None:
+    """Fewer deadlines missed, weighed by priority: a late task of more weight goes on time in place of lighter
+    ones (the lightest per minute first, as few as will do, found by halving) when they weigh less in all; what
+    fits again after all comes back. Moved tasks are appended to `late`."""
+    weight = {w.tid: PRIORITY_WEIGHT[w.task.priority] for w in due}
+    by_id = {w.tid: w for w in due}
+
+    def fits(jobs: dict) -> bool:
+        return Deadlines(dict(jobs), gaps, day.brk).feasible()
+
+    for w in sorted(late, key=lambda w: (-weight[w.tid], w.minutes, w.tid))[:tries]:
+        if weight[w.tid] < 2 or w.on_time or w.lo + w.minutes > w.due:  # type: ignore[operator]
+            continue
+        lighter = sorted(
+            (t for t in jobs_on if weight[t] < weight[w.tid] and jobs_on[t][2] > w.lo and jobs_on[t][1] < w.due),
+            key=lambda t: (weight[t] / jobs_on[t][0], -jobs_on[t][2], t),
+        )
+        mine = {w.tid: (w.minutes, w.lo, w.due)}
+        if not lighter or not fits({k: v for k, v in jobs_on.items() if k not in lighter} | mine):
+            continue
+        lo, hi = 1, len(lighter)  # the fewest of the lightest to give way
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if fits({k: v for k, v in jobs_on.items() if k not in lighter[:mid]} | mine):
+                hi = mid
+            else:
+                lo = mid + 1
+        out = lighter[:lo]
+        if sum(weight[t] for t in out) >= weight[w.tid]:
+            continue
+        trial = {k: v for k, v in jobs_on.items() if k not in out} | mine
+        for t in list(out)[:4]:  # what fits again after all comes back
+            if fits({**trial, t: jobs_on[t]}):
+                trial[t] = jobs_on[t]
+                out.remove(t)
+        jobs_on.clear()
+        jobs_on.update(trial)
+        w.on_time = True
+        for t in out:
+            by_id[t].on_time = False
+            late.append(by_id[t])
 
 
 class Placer:

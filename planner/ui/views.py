@@ -19,7 +19,7 @@ from planner.durations import short
 from planner.storage.fields import brief
 from planner.storage.listing import search
 from planner.tools import ToolContext, dispatch
-from planner.ui.layout import Column, fit, width
+from planner.ui.layout import Column, fit, width, wrap
 from planner.ui.quickadd import NotationError, filters
 from planner.ui.text import inline
 
@@ -230,7 +230,7 @@ def plan_text(ctx: ToolContext, when: str | None, room: int | None = None, why: 
     for day in data.get("days", [data]):
         d = dt.date.fromisoformat(day["day"])
         out.append(f"{d:%A} {d.isoformat()}")
-        rows, lines = [], []
+        rows, reasons = [], {}  # reasons: row -> why its block is there, shown on a line of its own under it
         for b in day["blocks"]:
             if not marked and b["start"] >= data["now"] and not b.get("all_day"):
                 rows.append(["", f"── now {data['now'][11:]} ──", ""])
@@ -242,12 +242,16 @@ def plan_text(ctx: ToolContext, when: str | None, room: int | None = None, why: 
             span_text = "all day" if b.get("all_day") else f"{b['start'][11:]}-{b['end'][11:]}"
             rows.append([span_text, title, more])
             if why and b["kind"] == "task" and b.get("why"):
-                rows.append(["", f"  why: {inline(b['why'])}", ""])
+                reasons[len(rows) - 1] = inline(b["why"])
         if not marked and data["now"][:10] == day["day"]:
             rows.append(["", f"── now {data['now'][11:]} ──", ""])
             marked = True
-        lines = ["  " + line for line in fit(columns, rows, room, header=False)]
-        out += lines or ["  nothing planned"]
+        for i, line in enumerate(fit(columns, rows, room, header=False)):
+            out.append("  " + line)
+            if i in reasons:
+                out.append(wrap(f"{' ' * 15}why: {reasons[i]}", room + 2, 20))
+        if not rows:
+            out.append("  nothing planned")
     notes = (
         ("late", "placed after their due date:"),
         ("unscheduled", "not planned:"),
