@@ -205,7 +205,12 @@ def _shown(b: Block, day: dt.date) -> bool:
 
 
 @tool(
-    {"date": {"type": "string", "description": "Which day, in the user's words (today if left out), or week."}},
+    {
+        "date": {
+            "type": "string",
+            "description": "Which day or part of today, in the user's words (today if left out), or week.",
+        }
+    },
     read_only=True,
     title="Plan the day",
 )
