@@ -45,10 +45,18 @@ def tasks(store) -> list[dict]:
     return [dict(r) for r in store.conn().execute("SELECT id, title, due_date, status FROM tasks ORDER BY id")]
 
 
+# Left out of a child's environment unless a test sets them: the planner settings and the server of whoever
+# runs the tests, and the terminal size. pytest-xdist's workers carry COLUMNS=80 LINES=24, which rich and
+# prompt_toolkit believe before the terminal's own size: a child in a 40-column pseudo-terminal drew 80.
+INHERITED = ("PLANNER_", "OLLAMA_", "NO_COLOR")
+SIZE = ("COLUMNS", "LINES")
+
+
 def clean_env(**extra: str) -> dict[str, str]:
-    """This process's environment without planner or Ollama settings, plus extra ones; a program started
-    with it keeps its bytecode in the tests' cache outside the tree (bytecode_cache.py)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PLANNER_", "OLLAMA_", "NO_COLOR"))}
+    """This process's environment without planner or Ollama settings and without a terminal size (a child
+    reads its own from its terminal), plus extra ones; a program started with it keeps its bytecode in the
+    tests' cache outside the tree (bytecode_cache.py)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(INHERITED) and k not in SIZE}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
     env.update(extra)

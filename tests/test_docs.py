@@ -40,8 +40,10 @@ def test_the_anchor_rule_is_githubs():
 
 
 def test_the_readme_is_short_and_the_rest_is_in_docs():
-    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
-    assert len(lines) <= 220, "the README is the front page: move detail to docs/"
+    # What a reader sees: the comments naming each figure's source (tests/figures.py) are not shown. 240: the
+    # reading list of the agent's files (issue 36) joined the front page.
+    text = re.sub(r"<!--.*?-->\n?", "", (ROOT / "README.md").read_text(encoding="utf-8"), flags=re.S)
+    assert len(text.splitlines()) <= 240, "the README is the front page: move detail to docs/"
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])

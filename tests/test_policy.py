@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from planner.agent.intent import Intent, deletion, reading
+from planner.policy import BULK_WINDOW, Door, Effect, Verdict, decide
 from planner.tools import dispatch
-from planner.tools.policy import Door, Effect, Verdict, decide
 
 PHRASES = json.loads((ROOT / "tests" / "data" / "deletion_phrases.json").read_text())["rows"]
 
@@ -98,7 +98,7 @@ def test_the_bulk_window_is_shared_by_every_process_on_the_file(tmp_path):
                 assert not (await c.call_tool("complete_task", {"id": i})).is_error
 
     anyio.run(scenario)
-    assert [q.split("? ")[1] for q in asked] == [f"That makes {n} tasks changed in 2 minutes" for n in (4, 5)]
+    assert [q.splitlines()[0] for q in asked] == [f"This would change {n} tasks in 2 minutes:" for n in (4, 5)]
 
 
 def test_the_bulk_window_ends_two_minutes_on_by_the_clock_it_is_given(ctx, store):
@@ -111,9 +111,12 @@ def test_the_bulk_window_ends_two_minutes_on_by_the_clock_it_is_given(ctx, store
         run(ctx, "complete_task", id=i + 1)
     asked: list[str] = []
     now = dt.datetime.now(dt.UTC)
-    asking = dataclasses.replace(ctx, confirm=lambda q: asked.append(q) or False, clock=lambda: now)
+    asking = dataclasses.replace(  # as over MCP: no request to count by, the last two minutes instead
+        ctx, confirm=lambda q: asked.append(q) or False, clock=lambda: now, window=BULK_WINDOW
+    )
     refused = undo_newest(asking, by_user=False)  # a model's undo of one change, three others just before
     assert len(asked) == 1 and refused.refused == "nothing was undone: the user said no"
+    assert asked[0].startswith("Undo would change 4 tasks:")
     later = dataclasses.replace(asking, clock=lambda: now + dt.timedelta(minutes=2, seconds=1))
     assert undo_newest(later, by_user=False).lines == ['task 4 "t3": status done → open'] and len(asked) == 1
 
@@ -419,18 +422,32 @@ def _todo(tmp_path, n):
     return path
 
 
-def test_a_damaged_page_is_one_line_for_tasks_and_agenda_and_the_advice_works(tmp_path):
+@pytest.mark.parametrize(
+    "command",
+    [
+        "tasks",
+        pytest.param(
+            "agenda",
+            marks=pytest.mark.xfail(
+                strict=True, reason="agenda prints the error on stdout: the views' 'error: …' strings (issue 36, 1)"
+            ),
+        ),
+    ],
+)
+def test_a_damaged_page_is_one_line_for_tasks_and_agenda_and_the_advice_works(tmp_path, command):
     env = clean_env(PLANNER_HOME=str(tmp_path))
     cli(env, "import", str(_todo(tmp_path, 300)))
     db = tmp_path / "planner.db"
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # every page in the file itself, none left in the WAL
+    root = conn.execute("SELECT rootpage FROM sqlite_schema WHERE name = 'tasks'").fetchone()[0]
+    conn.close()
     data = bytearray(db.read_bytes())
-    data[4096 * 3 : 4096 * 3 + 200] = b"\xff" * 200  # a page in the middle of the tasks
+    data[(root - 1) * 4096 : (root - 1) * 4096 + 200] = b"\xff" * 200  # the head of the tasks table's root page
     db.write_bytes(bytes(data))
-    for command in ("tasks", "agenda"):
-        p = cli(env, command)
-        assert "Traceback" not in p.stderr and p.stderr.count("\n") <= 1, p.stderr
-        if p.returncode:
-            assert "damaged" in p.stderr and "backup" in p.stderr
+    p = cli(env, command)
+    assert "Traceback" not in p.stderr and p.stderr.count("\n") <= 1, p.stderr
+    assert p.returncode != 0 and "damaged" in p.stderr and "backup" in p.stderr and not p.stdout, p
 
 
 def test_doctor_escapes_what_ollama_says_and_a_failing_show_is_one_line(fake, tmp_path):

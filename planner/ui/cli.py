@@ -141,6 +141,12 @@ def build_parser(defaults: Config) -> argparse.ArgumentParser:
         action="store_true",
         help="show tokens and timings of every model call: replies, critic, memory, embeddings",
     )
+    p.add_argument(
+        "--trajectory",
+        type=Path,
+        metavar="FILE",
+        help="write every turn of this run as JSON: messages, tool calls, results, decisions",
+    )
     p.add_argument("-V", "--version", action="version", version=f"planner {VERSION}")
     p.add_argument(
         "message", nargs="*", help="run this one request and exit (the words need no quotes; '-' reads stdin)"
@@ -156,6 +162,7 @@ class Options:
     plain: bool = False  # terminal: plain lines, one per turn, instead of the full interface
     quiet: bool = False  # hide the trace of tool calls (stderr in the plain modes)
     verbose: bool = False  # show tokens and timings of every model call, the critic's and background's too
+    trajectory: Path | None = None  # every turn as JSON (planner/agent/trajectory.py)
 
 
 def load_config(argv: list[str] | None, env: dict[str, str] | None = None) -> Config:
@@ -167,7 +174,13 @@ def load(argv: list[str] | None, env: dict[str, str] | None = None) -> tuple[Con
     """The settings (defaults, then PLANNER_* variables, then flags) and the interface's options."""
     base = Config.from_env(env)
     args = build_parser(base).parse_args(argv)
-    options = Options(message=" ".join(args.message) or None, quiet=args.quiet, plain=args.plain, verbose=args.verbose)
+    options = Options(
+        message=" ".join(args.message) or None,
+        quiet=args.quiet,
+        plain=args.plain,
+        verbose=args.verbose,
+        trajectory=args.trajectory,
+    )
     config = base.replace(
         model=args.model,
         critic_model=args.critic_model,
@@ -362,6 +375,16 @@ def _talk(config: Config, options: Options, llm: Ollama, one_shot: str | None) -
     agent = build_agent(config, store, llm, session, confirm, on_progress=progress)
     if options.verbose and agent.keeper:
         agent.keeper.observer = side.extraction  # what each memory extraction stored, or why not
+    if options.trajectory:
+        from planner.agent.trajectory import record
+
+        try:
+            record(agent, options.trajectory.expanduser())  # every interface's turns go through agent.run_turn
+        except OSError as e:
+            err(f"cannot write the trajectory to {options.trajectory}: {e.strerror}")
+            agent.close()
+            store.close()
+            return 2
     agent.resume_background()  # extraction or a summary left undone last time
     if one_shot:
         try:

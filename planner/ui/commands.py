@@ -17,7 +17,7 @@ from typing import Any
 from planner.agent.loop import Agent, TurnResult
 from planner.memory.history import new_session_name, recent_sessions
 from planner.memory.longterm import AUTO_RECALL_COSINE, LongTermMemoryError
-from planner.model.base import ModelError
+from planner.model.base import Failure, ModelError
 from planner.model.client import Ollama
 from planner.storage.db import DatabaseError, explain
 from planner.storage.tasks import new_turn
@@ -215,8 +215,8 @@ def sync_text(
     agent: Agent, progress: Callable[[int, int], None] | None = None, ask: Callable[[str], bool] | None = None
 ) -> str:
     """/sync: one sync, its report in lines (`progress(done, total)` hears it go; `ask` is the y/N)."""
+    from planner.policy import Door
     from planner.sync.runner import SyncError, report_lines, sync_config
-    from planner.tools.policy import Door
 
     door = Door("sync", ask=ask or agent.context.confirm, yes=agent.config.yes, how="run `python agent.py sync --yes`")
     try:
@@ -405,7 +405,7 @@ def _model(agent: Agent, arg: str, stats: Stats) -> str:
     try:
         _, capabilities = agent.llm.facts(name)
     except ModelError as e:
-        return f"{name} is not pulled; /pull {name} first" if e.kind == "not_found" else f"error: {e}"
+        return f"{name} is not pulled; /pull {name} first" if e.kind is Failure.NOT_FOUND else f"error: {e}"
     if role == "main" and capabilities and "tools" not in capabilities:
         return f"{name} cannot call tools; choose another main model"
     if role == "critic":
