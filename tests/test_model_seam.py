@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from planner.model.base import ChatModel, Failure, ModelError
+from planner.model.base import ChatModel, ModelError, ModelFault
 from planner.model.client import Ollama
 from planner.model.scripted import ScriptedModel, embedding, schema_problem
 
@@ -117,9 +117,9 @@ def test_an_agents_requests_are_recorded_as_the_server_receives_them(fake, tmp_p
 @pytest.mark.parametrize(
     ("capabilities", "kwargs", "kind"),
     [
-        (["completion"], {"tools": TOOLS}, Failure.CANNOT),
-        (["completion", "tools"], {"think": True}, Failure.CANNOT),
-        (["embedding"], {}, Failure.CANNOT),
+        (["completion"], {"tools": TOOLS}, ModelFault.CANNOT),
+        (["completion", "tools"], {"think": True}, ModelFault.CANNOT),
+        (["embedding"], {}, ModelFault.CANNOT),
         (["completion", "tools", "thinking"], {"think": True, "tools": TOOLS}, None),
     ],
 )
@@ -152,7 +152,7 @@ def test_json_calls_and_embeddings_and_facts_match_the_client(fake):
     for model in (scripted, real):
         with pytest.raises(ModelError) as e:
             model.facts("nope")
-        assert e.value.kind is Failure.NOT_FOUND and "ollama pull nope" in str(e.value)
+        assert e.value.kind is ModelFault.NOT_FOUND and "ollama pull nope" in str(e.value)
 
 
 def test_the_critic_unscripted_gives_the_smallest_reply_its_schema_allows_as_the_fake_server_does(fake):
@@ -211,13 +211,13 @@ def test_both_implement_the_protocol_the_agent_takes(fake):
 @pytest.mark.parametrize("name", [n for n, r in REPLIES.items() if {"status", "cut", "drop", "garbage"} & set(r)])
 def test_every_fault_has_a_kind_of_the_enum(fake, name):
     kinds = {outcome(model, script, REPLIES[name])[2] for _, model, script in both(fake)}
-    assert len(kinds) == 1 and all(type(k) is Failure for k in kinds)
+    assert len(kinds) == 1 and all(type(k) is ModelFault for k in kinds)
 
 
 def test_a_kind_outside_the_enum_is_refused_where_the_error_is_made():
     with pytest.raises(ValueError):
         ModelError("x", "tool-parse")  # a typo is caught here, not in a comparison that is never true
-    assert ModelError("x").kind is Failure.OTHER and ModelError("x", "cut").kind is Failure.CUT
+    assert ModelError("x").kind is ModelFault.OTHER and ModelError("x", "cut").kind is ModelFault.CUT
 
 
 def slot_counts(text: str, dim: int = 256) -> collections.Counter:

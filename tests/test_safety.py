@@ -55,7 +55,7 @@ def test_undo_reverts_the_last_turn_only_and_says_what_it_did(ctx, store):
     lines = undo_last_turn(store)
     assert lines == [
         f'removed task {new} "added by mistake" (it was added)',
-        f'task {keep} "keep": due_date 2026-12-09 → none',
+        f'task {keep} "keep": due 2026-12-09 → none',
         f'task {keep} "keep": status done → open',
     ]
     assert tasks(store) == [{"id": keep, "title": "keep", "due_date": None, "status": "open"}]

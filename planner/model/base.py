@@ -45,7 +45,7 @@ TOOL_PARSE = "The model wrote a tool call Ollama could not parse. Try rephrasing
 TOO_LONG = "The model's reply went on too long ({what}) and was stopped. Try again, or ask for something shorter."
 
 
-class Failure(enum.StrEnum):
+class ModelFault(enum.StrEnum):
     """Which way a model call failed: what a caller decides on (retry, offer a pull, give up), never the message.
 
     A StrEnum, so a value reads as its name in logs and JSON (a trajectory) and compares equal to it.
@@ -66,9 +66,9 @@ class Failure(enum.StrEnum):
 class ModelError(Exception):
     """A failed call to a model; str() is one line for the user, `kind` which way it failed."""
 
-    def __init__(self, message: str, kind: Failure = Failure.OTHER, status: int | None = None):
+    def __init__(self, message: str, kind: ModelFault = ModelFault.OTHER, status: int | None = None):
         super().__init__(message)
-        self.kind = Failure(kind)  # a stray string raises here, not in a comparison that is never true
+        self.kind = ModelFault(kind)  # a stray string raises here, not in a comparison that is never true
         self.status = status
 
 
@@ -76,16 +76,16 @@ def server_error(status: int, text: str, model: str) -> ModelError:
     """The line for an error the server answered with (HTTP status, or -1 for one inside a 200 stream)."""
     for missing, message in (("tools", NO_TOOLS), ("thinking", NO_THINKING), ("chat", NO_CHAT)):
         if text.endswith(f"does not support {missing}"):
-            return ModelError(message.format(model=model), Failure.CANNOT, status)
+            return ModelError(message.format(model=model), ModelFault.CANNOT, status)
     if status == 404 or "not found" in text and "model" in text:
-        return ModelError(NOT_FOUND.format(model=model), Failure.NOT_FOUND, status)
+        return ModelError(NOT_FOUND.format(model=model), ModelFault.NOT_FOUND, status)
     if "error parsing tool call" in text:
-        return ModelError(TOOL_PARSE, Failure.TOOL_PARSE, status)
+        return ModelError(TOOL_PARSE, ModelFault.TOOL_PARSE, status)
     if status == 503:
-        return ModelError(BUSY, Failure.HTTP, 503)
+        return ModelError(BUSY, ModelFault.HTTP, 503)
     if status == -1:  # an error object inside a 200 stream: there is no HTTP status to show
-        return ModelError(IN_REPLY.format(error=first_line(text)), Failure.HTTP)
-    return ModelError(HTTP_ERROR.format(error=first_line(text), status=status), Failure.HTTP, status)
+        return ModelError(IN_REPLY.format(error=first_line(text)), ModelFault.HTTP)
+    return ModelError(HTTP_ERROR.format(error=first_line(text), status=status), ModelFault.HTTP, status)
 
 
 def first_line(text: str) -> str:

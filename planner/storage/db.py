@@ -22,6 +22,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from planner.settings import program
 from planner.storage.migrations import MIGRATIONS, SCHEMA_VERSION  # SCHEMA_VERSION: re-exported
 
 BUSY_TIMEOUT_MS = 15_000
@@ -42,7 +43,7 @@ class Fault(enum.Enum):
     )
     READ_ONLY = "the database file is read-only, so nothing was saved; make it writable (chmod u+w) to change it"
     CORRUPT = (
-        "the database file is damaged; put your latest backup in its place (python agent.py backup makes them), "
+        "the database file is damaged; put your latest backup in its place (the planner's backup command makes them), "
         "or save what SQLite can still read: sqlite3 planner.db .recover | sqlite3 recovered.db"
     )
 
@@ -140,7 +141,7 @@ class Store:
             if fault is Fault.READ_ONLY:
                 raise DatabaseError(
                     f"{self.path} is read-only and needs an upgrade or a first write; make it writable "
-                    "(chmod u+w), or read it with python agent.py export",
+                    f"(chmod u+w), or read it with {program()} export",
                     fault,
                 ) from None
             raise DatabaseError(
