@@ -161,7 +161,7 @@ def _more(bits: str, clock: str | None) -> str:
     return " ".join(x for x in (bits, f"({clock})" if clock else "") if x)
 
 
- = tuple[str, list[dict[str, Any]]]  # a heading ("today 2026-12-01") and its tasks
+Section = tuple[str, list[dict[str, Any]]]  # a heading ("today 2026-12-01") and its tasks
 
 
 def agenda_sections(ctx: ToolContext, arg: str, where: str = "/tasks") -> tuple[str, list[Section], list[str]]:
