@@ -146,10 +146,10 @@ def _start(agent: Agent, arg: str, stats: Stats) -> str:
     from planner.tools import dispatch
 
     if not arg.strip().isdigit():
-        return "usage: /start ID"
+        raise Usage("/start ID")
     result, ok = dispatch(_own_turn(agent), "start_task", {"id": int(arg)})
     if not ok:
-        return f"error: {result['error']}"
+        raise Failure(result["error"])
     lines = [f"stopped {result['stopped']['title']} ({result['stopped']['spent']})"] if result.get("stopped") else []
     s = result.get("started") or result["running"]
     return "\n".join(
@@ -167,7 +167,7 @@ def _stop(agent: Agent, arg: str, stats: Stats) -> str:
         call["took"] = " ".join(words)
     result, ok = dispatch(_own_turn(agent), "stop_task", call)
     if not ok:
-        return f"error: {result['error']}"
+        raise Failure(result["error"])
     s = result["stopped"]
     return f"stopped {s['title']}: {s['spent']} ({result['spent_in_all']} in all)"
 
