@@ -1,4 +1,4 @@
-"""Free time in whole minutes, for the scheduler (planner/schedule.py): no dates, no tasks, only spans.
+"""Free time in whole minutes, for the scheduler (planner/schedule): no dates, no tasks, only spans.
 
 - Board: the time taken (events, pinned blocks, placed blocks, the last plan's blocks), and the free
   gaps it leaves in the time a task may use, a break away from everything else;
@@ -8,7 +8,7 @@
 Which due work can be on time, and keeping it feasible, is duework.py.
 
 Spans are (start, end) minutes since some midnight, end exclusive. What it leaves out: calendars,
-rules and reasons, which schedule.py reads and reports.
+rules and reasons, which the scheduler reads and reports.
 """
 
 from __future__ import annotations

@@ -38,8 +38,9 @@ def placing_order(ready: list[Work], day: Day) -> list[Work]:
 
 
 def deadlines(ready: list[Work], day: Day) -> list[Work]:
-    """Mark the due work that can be on time (it is protected while others are placed); the rest of the due
-    work, in the order of least priority-weighted lateness (freetime.sequence, on a fluid model)."""
+    """Mark the due work that can be on time (it is protected while others are placed): duework.sequence on a
+    fluid model, then Horn's test adding back what still fits and exchanging lighter work for heavier. Returns
+    the rest of the due work, in the order of least priority-weighted lateness."""
     due = [w for w in ready if w.due is not None]
     gaps = list(day.board.gaps(day.generic(), day.h0, day.h1))
     jobs = [(w.minutes, w.due, PRIORITY_WEIGHT[w.task.priority], (w.task.due, w.tid), w.lo) for w in due]
@@ -110,7 +111,7 @@ def _exchange(late: list[Work], due: list[Work], jobs_on: dict, gaps: list[Span]
 
 
 class Placer:
-    """The board while tasks go in one by one: the due work kept feasible (freetime.Deadlines), and the last
+    """The board while tasks go in one by one: the due work kept feasible (duework.Deadlines), and the last
     plan's blocks of the tasks not placed yet held as taken on a second board (`soft`), so that a task that
     must move goes first where nobody stood."""
 

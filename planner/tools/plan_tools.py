@@ -1,4 +1,4 @@
-"""The plan: the day (or the week) laid out around the calendar by the scheduler (planner/schedule.py), read out
+"""The plan: the day (or the week) laid out around the calendar by the scheduler (planner/schedule), read out
 for the model (`plan_day`), `plan`, /plan and the phone (sync/plan_publish.py).
 
     horizon_of(ctx, when)     the time to plan and what to say about it: the rest of today (after working hours,
