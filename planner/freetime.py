@@ -1,24 +1,22 @@
-"""Free time in whole minutes, for the scheduler (planner/schedule.py): no dates, no tasks, only spans.
+"""Free time in whole minutes, for the scheduler (planner/schedule): no dates, no tasks, only spans.
 
-- Board: the time taken (events, pinned blocks, placed blocks, reservations), and the free gaps it
-  leaves in the time a task may use, a break away from everything else;
-- whole, split, fit, within: placing some minutes into gaps (whole, in parts of a minimum length,
-  inside preferred windows);
-- drop, sequence: the order of due work for the least priority-weighted lateness, on a fluid model.
+- Board: the time taken (events, pinned blocks, placed blocks, the last plan's blocks), and the free
+  gaps it leaves in the time a task may use, a break away from everything else;
+- whole, fewest, split, within: placing some minutes into gaps (whole; in as few parts of a minimum
+  length as the gaps allow; in the earliest parts; inside preferred windows);
+- clip: gaps cut at a moment.
+Which due work can be on time, and keeping it feasible, is duework.py.
 
 Spans are (start, end) minutes since some midnight, end exclusive. What it leaves out: calendars,
-rules and reasons, which schedule.py reads and reports.
+rules and reasons, which the scheduler reads and reports.
 """
 
 from __future__ import annotations
 
-import math
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Iterator
-from itertools import accumulate
+from collections.abc import Container, Iterable, Iterator
 
 Span = tuple[int, int]
-Job = tuple[int, int, int, tuple, int]  # minutes, due, weight, tie-break key, may not start before
 
 
 class Board:
@@ -36,12 +34,15 @@ class Board:
         self.owners.insert(i, owner)
 
     def release(self, owner: int) -> None:
+        """Free the spans of one owner."""
+        if owner not in self.owners:
+            return
         keep = [i for i, o in enumerate(self.owners) if o != owner]
         self.starts, self.ends = [self.starts[i] for i in keep], [self.ends[i] for i in keep]
         self.owners = [self.owners[i] for i in keep]
 
-    def gaps(self, base: tuple[list[int], list[int]], lo: int, hi: int, skip: int | None = None) -> Iterator[Span]:
-        """Free spans of `base` in [lo, hi), a break away from all taken time except `skip`'s."""
+    def gaps(self, base: tuple[list[int], list[int]], lo: int, hi: int, skip: Container = ()) -> Iterator[Span]:
+        """Free spans of `base` in [lo, hi), a break away from all taken time except that of the owners in `skip`."""
         bs, be = base
         starts, ends, owners, brk, n = self.starts, self.ends, self.owners, self.brk, len(self.starts)
         j = bisect_right(ends, lo - brk)
@@ -53,7 +54,7 @@ class Board:
                 j += 1
             k, cur = j, a
             while k < n and starts[k] - brk < b:
-                if owners[k] is None or owners[k] != skip:
+                if owners[k] is None or owners[k] not in skip:
                     if starts[k] - brk > cur:
                         yield cur, starts[k] - brk
                     if ends[k] + brk > cur:
@@ -62,8 +63,17 @@ class Board:
             if cur < b:
                 yield cur, b
 
+    def holds(self, base: tuple[list[int], list[int]], parts: Iterable[Span], skip: Container = ()) -> bool:
+        """Whether every part lies in free time of `base` (a break away from the rest)."""
+        return all(next(self.gaps(base, a, b, skip), None) == (a, b) for a, b in parts)
+
+    def owned(self) -> set[int]:
+        """The owners of placed spans (task ids and the like), not events."""
+        return {o for o in self.owners if o is not None}
+
 
 def union(spans: Iterable[Span]) -> list[Span]:
+    """The spans merged into sorted, disjoint ones."""
     out: list[Span] = []
     for a, b in sorted(spans):
         if out and a <= out[-1][1]:
@@ -74,6 +84,7 @@ def union(spans: Iterable[Span]) -> list[Span]:
 
 
 def minus(spans: list[Span], cut: list[Span]) -> list[Span]:
+    """The sorted, disjoint spans with the cut taken out."""
     out, cut = [], union(cut)
     for a, b in spans:
         for c, d in cut:
@@ -87,6 +98,7 @@ def minus(spans: list[Span], cut: list[Span]) -> list[Span]:
 
 
 def whole(gaps: Iterable[Span], m: int) -> list[Span] | None:
+    """The first gap that holds m minutes in one block, m minutes from its start; None if none does."""
     return next(([(a, a + m)] for a, b in gaps if b - a >= m), None)
 
 
@@ -105,132 +117,56 @@ def split(gaps: Iterable[Span], m: int, min_block: int, backward: bool = False) 
     return None
 
 
-def fit(gaps: Iterable[Span], m: int, min_block: int) -> list[Span] | None:
-    """In one pass: the first gap that holds m whole, else parts as split finds them."""
-    low, rest, parts = min(min_block, m), m, []
+def fewest(gaps: Iterable[Span], m: int, min_block: int) -> list[Span] | None:
+    """m minutes in as few parts as the gaps allow (each at least min_block, or one block of its own length),
+    finishing as early as that number of parts can; None if the gaps cannot hold m.
+
+    The fewest parts k is the smallest k whose k largest usable gaps hold m; among the placements with k
+    parts the earliest finish uses the k largest gaps of the shortest run of gaps, from the first, that
+    holds m in k. Each gap is filled from its start; a part shortened leaves the last one long enough.
+    """
+    gaps = list(gaps)
+    one = whole(gaps, m)
+    if one:
+        return one
+    low = min(min_block, m)
+    usable = [(b - a, i) for i, (a, b) in enumerate(gaps) if b - a >= low]
+    sizes = sorted((size for size, _ in usable), reverse=True)
+    k, total = 0, 0
+    while total < m and k < len(sizes):
+        total += sizes[k]
+        k += 1
+    if total < m or k * low > m:
+        return None
+    chosen: list[tuple[int, int]] = []  # the k largest (size, index) of the usable gaps seen so far
+    for size, i in usable:
+        chosen.append((size, i))
+        chosen.sort(key=lambda x: (-x[0], x[1]))
+        del chosen[k:]
+        if len(chosen) == k and sum(s for s, _ in chosen) >= m:
+            break
+    parts, rest = [], m
+    for n, (_, i) in enumerate(sorted(chosen, key=lambda x: x[1])):
+        a, b = gaps[i]
+        take = min(b - a, rest - low * (k - n - 1))
+        parts.append((a, a + take))
+        rest -= take
+    return parts
+
+
+def clip(gaps: Iterable[Span], hi: int) -> Iterator[Span]:
+    """The gaps cut at `hi`."""
     for a, b in gaps:
-        if b - a >= m:
-            return [(a, a + m)]
-        take = min(b - a, rest)
-        if take < rest and rest - take < low:
-            take = rest - low
-        if rest and take >= low:
-            parts.append((a, a + take))
-            rest -= take
-    return None if rest else parts
+        if a >= hi:
+            return
+        yield a, min(b, hi)
 
 
 def within(gaps: Iterable[Span], pref: list[Span]) -> Iterator[Span]:
+    """The parts of the gaps inside the preferred windows (sorted, disjoint)."""
     ends = [q for _, q in pref]
     for a, b in gaps:
         for p, q in pref[bisect_right(ends, a) :]:
             if p >= b:
                 break
             yield max(a, p), min(b, q)
-
-
-def drop(jobs: list[Job], over: int, end: int) -> set[int]:
-    """The jobs to leave out, least costly in all, whose minutes add up to at least `over` (a knapsack)."""
-    unit = math.gcd(*(j[0] for j in jobs))
-    unit = max(unit, -(-over * len(jobs) // 200_000))  # odd estimates (gcd 1) in a long overload: coarser, still fast
-    need = -(-over // unit)
-    best, took = [0] + [math.inf] * need, []  # best[c]: least cost of covering c units so far
-    ids = sorted(range(len(jobs)), key=lambda i: jobs[i][3])
-    for i in ids:
-        minutes, due, weight = jobs[i][:3]
-        price, size, row = weight * (end + minutes - due), minutes // unit, bytearray(need + 1)
-        for c in range(need, 0, -1):
-            cand = best[c - size if c > size else 0] + price
-            if cand < best[c]:
-                best[c], row[c] = cand, 1
-        took.append(row)
-    out, c = set(), need
-    for i, row in zip(ids[::-1], took[::-1], strict=True):
-        if c > 0 and row[c]:
-            out.add(i)
-            c = max(0, c - jobs[i][0] // unit)
-    return out
-
-
-def sequence(jobs: list[Job], gaps: list[Span], end: int) -> list[tuple[int, int]]:
-    """An order of jobs for least weighted lateness: each one's (position, finish); past `end` if left out.
-
-    Work is taken as a fluid in the free gaps (the n-th minute of work ends at the n-th free minute;
-    a job cannot end before its start plus its length), so rules and the minimum block are left out.
-    What cannot fit is chosen first (drop: a job left out costs as if it finished at `end` plus its
-    own length). The rest starts in order of due date, then a late job moves earlier or out, and a
-    job left out back in, while that lowers the cost (at most four rounds).
-    """
-    ends_at = [0]  # ends_at[n]: where the n-th minute of work ends
-    for a, b in gaps:
-        ends_at.extend(range(a + 1, b + 1))
-    total = len(ends_at) - 1
-
-    def finish(load: int) -> int:
-        return ends_at[load] if load <= total else end + load - total
-
-    weight, due = [j[2] for j in jobs], [j[1] for j in jobs]
-    earliest = [finish(bisect_left(ends_at, j[4] + 1) - 1 + j[0]) for j in jobs]  # not before its start
-
-    def cost(j: int, load: int) -> int:
-        f = ends_at[load] if load <= total else end + load - total
-        if f < earliest[j]:
-            f = earliest[j]
-        return weight[j] * (f - due[j]) if f > due[j] else 0
-
-    def price(j: int) -> int:  # of leaving j out
-        return jobs[j][2] * (end + jobs[j][0] - jobs[j][1])
-
-    def improve(order: list[int], dropped: set[int]) -> None:
-        """Moves while one lowers the cost: a late job to an earlier place or out; a job left out back in."""
-        for _ in range(4):
-            changed, i = False, 0
-            cum = list(accumulate(jobs[j][0] for j in order))
-            now = list(map(cost, order, cum))
-            while i < len(order):
-                j, p = order[i], jobs[order[i]][0]
-                if now[i]:
-                    best, at, shift = 0, i, 0
-                    for k in range(i - 1, -1, -1):  # j before order[k]: k to i - 1 end p later
-                        shift += cost(order[k], cum[k] + p) - now[k]
-                        gain = now[i] - cost(j, cum[k] - jobs[order[k]][0] + p) - shift
-                        if gain > best:
-                            best, at = gain, k
-                    late = [k for k in range(i + 1, len(order)) if now[k]]
-                    out = now[i] - price(j) + sum(now[k] - cost(order[k], cum[k] - p) for k in late)
-                    if out > best or at < i:
-                        if out > best:
-                            dropped.add(order.pop(i))
-                        else:
-                            order.insert(at, order.pop(i))
-                        cum = list(accumulate(jobs[x][0] for x in order))
-                        now, changed = list(map(cost, order, cum)), True
-                        continue
-                i += 1
-            for j in sorted(dropped, key=lambda j: jobs[j][3]):
-                p, room = jobs[j][0], total - (cum[-1] if cum else 0)
-                best, at, shift = 0, -1, 0
-                for k in range(len(order), -1, -1) if p <= room else ():  # j before order[k]
-                    if k < len(order):
-                        shift += cost(order[k], cum[k] + p) - cost(order[k], cum[k])
-                    gain = price(j) - cost(j, (cum[k - 1] if k else 0) + p) - shift
-                    if gain > best:
-                        best, at = gain, k
-                if at >= 0:
-                    order.insert(at, j)
-                    dropped.discard(j)
-                    cum, changed = list(accumulate(jobs[x][0] for x in order)), True
-            if not changed:
-                break
-
-    load = sum(j[0] for j in jobs)
-    dropped = drop(jobs, load - total, end) if load > total else set()
-    order = sorted(set(range(len(jobs))) - dropped, key=lambda j: (jobs[j][1], -jobs[j][2], jobs[j][3]))
-    improve(order, dropped)
-    cum = list(accumulate(jobs[j][0] for j in order))
-    out = [(0, end + 1)] * len(jobs)
-    for i, j in enumerate(order):
-        out[j] = (i, finish(cum[i]))
-    for i, j in enumerate(sorted(dropped, key=lambda j: jobs[j][3])):
-        out[j] = (len(order) + i, end + 1)
-    return out

@@ -17,6 +17,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 VERSION = "0.10.0"
 DEFAULT_HOST = "http://127.0.0.1:11434"
@@ -90,6 +91,10 @@ class Config:
     timeout: float = 300.0  # seconds to wait for Ollama to start answering (a large model may be loading)
     reply_timeout: float = 900.0  # seconds one model call may take from start to end (a stream that never ends)
     today: dt.date | None = None  # fixed "today" (PLANNER_TODAY), for reproducible runs
+    now: dt.datetime | None = None  # fixed "now", a local date and time (PLANNER_NOW, --now); sets today too
+    learn_estimates: bool = (
+        True  # plans correct estimates by the time tracked on finished tasks (PLANNER_LEARN_ESTIMATES)
+    )
 
     @property
     def log_path(self) -> Path:
@@ -160,12 +165,16 @@ class Config:
             c.db_path = Path(env["PLANNER_DB"]).expanduser()
         if env.get("PLANNER_TODAY"):
             c.today = parse_today(env["PLANNER_TODAY"], "PLANNER_TODAY")
+        if env.get("PLANNER_NOW"):
+            c.now = parse_now(env["PLANNER_NOW"], "PLANNER_NOW")
+            c.today = same_day(c.now, c.today, "PLANNER_NOW", "PLANNER_TODAY")
         for var, name in (
             ("PLANNER_YES", "yes"),
             ("PLANNER_WEB", "web"),
             ("PLANNER_AUTO_MEMORY", "auto_memory"),
             ("PLANNER_MEMORY", "memory"),
             ("PLANNER_MCP_CONFIRM", "mcp_confirm"),
+            ("PLANNER_LEARN_ESTIMATES", "learn_estimates"),
         ):
             if env.get(var):
                 setattr(c, name, parse_bool(env[var], var))
@@ -247,3 +256,35 @@ def parse_today(value: str, source: str) -> dt.date:
         return dt.date.fromisoformat(value)
     except ValueError:
         raise ConfigError(f"{source} must be a date like 2026-12-01, not {value!r}") from None
+
+
+def parse_now(value: str, source: str) -> dt.datetime:
+    """Parse a fixed 'now': a local date and time (2026-12-01 14:30, or 2026-12-01T14:30)."""
+    try:
+        now = dt.datetime.fromisoformat(value.strip().replace(" ", "T", 1))
+    except ValueError:
+        now = None
+    if now is None or now.tzinfo is not None or len(value.strip()) < 16:
+        raise ConfigError(f"{source} must be a local date and time like 2026-12-01 14:30, not {value!r}")
+    return now.replace(second=0, microsecond=0)
+
+
+def same_day(now: dt.datetime, today: dt.date | None, now_from: str, today_from: str) -> dt.date:
+    """The day a fixed 'now' sets; a fixed 'today' on another day is refused (which one would a plan use?)."""
+    if today is not None and today != now.date():
+        raise ConfigError(
+            f"{now_from} ({now:%Y-%m-%d %H:%M}) and {today_from} ({today.isoformat()}) are different days"
+        )
+    return now.date()
+
+
+def clock(today: str | None, now: str | None, base: Config) -> dict[str, Any]:
+    """`today` and `now` from the flags over the settings: --now sets the day too; --today alone, on another
+    day than PLANNER_NOW, wins over it (a flag over the environment)."""
+    day = parse_today(today, "--today") if today else None
+    moment = parse_now(now, "--now") if now else None
+    if moment is not None:
+        return {"now": moment, "today": same_day(moment, day, "--now", "--today")}
+    if day is not None:
+        return {"today": day, "now": base.now if base.now and base.now.date() == day else None}
+    return {"today": base.today, "now": base.now}

@@ -1,11 +1,40 @@
 """The capable-model scenarios about planning time (test_capable.py runs them with the others): the tool
-calls a capable model makes for "plan my day", "when can I fit two hours for the report this week?" and
-"when should I schedule the dentist?". Today is Tuesday 2026-12-01; plans start at 08:00."""
+calls a capable model makes for "plan my day", "when can I fit two hours for the report this week?",
+"when should I schedule the dentist?", and tracked time: "I'm starting the report", "I'm done, that took
+three hours", "replan my afternoon". Today is Tuesday 2026-12-01; plans start at 08:00."""
 
 from __future__ import annotations
 
+import datetime as dt
+
 from capable_scenarios import Scenario, calls, says
 from helpers import call
+
+from planner.storage import worklog
+
+
+def running_on(task_id: int):
+    def check(store) -> None:
+        on = worklog.running(store.conn())
+        assert on is not None and on.task_id == task_id
+
+    return check
+
+
+def tracked(task_id: int, minutes: int):
+    def check(store) -> None:
+        assert worklog.running(store.conn()) is None
+        assert worklog.spent(store.conn(), [task_id]) == {task_id: minutes}
+
+    return check
+
+
+def afternoon_only(store) -> None:
+    from planner.storage import planstate
+
+    kept = planstate.recall(store.conn(), dt.datetime(2026, 12, 1, 12), dt.datetime(2026, 12, 1, 17))
+    assert kept and all(r.start is None or r.start.hour >= 12 for r in kept)
+
 
 REPORT = {"title": "write the report", "estimate": "2 hours", "due_date": "2026-12-04"}
 
@@ -65,5 +94,51 @@ SCENARIOS = [
                 ],
             )
         ],
+    ),
+    Scenario(
+        "I'm starting the report",
+        [
+            (
+                "I'm starting the report",
+                [
+                    calls(call("list_tasks", text="report")),
+                    calls(call("start_task", id=1)),
+                    says("The clock is running on the report."),
+                ],
+            )
+        ],
+        tasks=[REPORT],
+        check=running_on(1),
+    ),
+    Scenario(
+        "I'm done, that took three hours",
+        [
+            (
+                "I'm done with the report, that took three hours",
+                [
+                    calls(call("list_tasks", text="report")),
+                    calls(call("stop_task", id=1, took="three hours"), call("complete_task", id=1)),
+                    says("Marked the report done: three hours, against the two you planned."),
+                ],
+            )
+        ],
+        {"write the report": {"status": "done"}},
+        tasks=[REPORT],
+        check=tracked(1, 180),
+    ),
+    Scenario(
+        "replan my afternoon",
+        [
+            (
+                "replan my afternoon",
+                [
+                    calls(call("plan_day", date="this afternoon")),
+                    says("This afternoon: the report from 12:00 to 14:00, then the bank."),
+                ],
+            )
+        ],
+        tasks=[REPORT, {"title": "call the bank", "estimate": "15 minutes"}],
+        reply_has="This afternoon",
+        check=afternoon_only,
     ),
 ]

@@ -26,6 +26,7 @@ class Scenario:
     confirm: bool | None = None  # the user's y/N answer; None: nobody can answer (no terminal)
     reply_has: str | None = None  # the final reply must contain this
     asked: int | None = None  # how many y/N questions the user saw
+    check: Any = None  # a function of the store that asserts what tasks' columns cannot show (tracked time)
 
 
 def says(text: str) -> dict[str, Any]:

@@ -197,3 +197,86 @@ def mornings(draw):
         for i in range(1, draw(st.integers(1, 5)) + 1)
     ]
     return tasks, events
+
+
+# ---------------------------------------------------------------- oracles for the ordered objective, minute by minute
+
+
+def fewest_parts(runs: list[int], minutes: int, min_block: int) -> int | None:
+    """The fewest parts (each at least min_block, or one whole block) these runs can hold `minutes` in."""
+    low = min(min_block, minutes)
+    usable = sorted((r for r in runs if r >= low), reverse=True)
+    for k in range(1, len(usable) + 1):
+        if sum(usable[:k]) >= minutes and k * low <= minutes:
+            return k
+    return None
+
+
+def task_parts(p: Plan, task_id: int) -> list[tuple[int, int]]:
+    return [(_minutes(b.start), _minutes(b.end)) for b in task_blocks(p, task_id)]
+
+
+def others(p: Plan, *skip: int) -> list[tuple[int, int]]:
+    """Every taken span of the plan but those of the tasks in `skip`."""
+    return [(_minutes(b.start), _minutes(b.end)) for b in p.blocks if not (b.kind == "task" and b.task_id in skip)]
+
+
+def deadline_of(t: Task, horizon: Horizon) -> int:
+    end = _minutes(horizon.end)
+    return min(_minutes(t.due), end) if t.due is not None else end
+
+
+def start_of(t: Task, horizon: Horizon) -> int:
+    return max(_minutes(horizon.start), _minutes(t.not_before) if t.not_before else -math.inf)
+
+
+def needless_split(p: Plan, t: Task, hours: Hours, rules: list[Rule], horizon: Horizon) -> str | None:
+    """Rule (c) for one task: split only when no free gap holds it whole, and then in as few parts as the
+    free time allows, by its deadline (by its own end when it is late); what breaks it, or None."""
+    parts = task_parts(p, t.task_id)
+    if len(parts) < 2 or any(b.pinned for b in task_blocks(p, t.task_id)):
+        return None
+    limit = max(deadline_of(t, horizon), parts[-1][1]) if t.due is not None else deadline_of(t, horizon)
+    runs = free_runs(
+        available(t, hours, rules, horizon), others(p, t.task_id), hours.break_minutes, start_of(t, horizon), limit
+    )
+    need = fewest_parts(runs, t.minutes, hours.min_block)
+    if need is not None and need < len(parts):
+        return f"task {t.task_id} is in {len(parts)} parts where {need} would do ({runs})"
+    return None
+
+
+def inversion(p: Plan, high: Task, low: Task, hours: Hours, rules: list[Rule], horizon: Horizon) -> bool:
+    """Rule (b) for two tasks due the same day: the higher-priority one starts after the lower one though it
+    could start, whole, no later than the lower one does, with the lower one still fitting by its deadline (by
+    its own end when it is late). Searched minute by minute."""
+    hi_parts, lo_parts = task_parts(p, high.task_id), task_parts(p, low.task_id)
+    if not hi_parts or not lo_parts or hi_parts[0][0] <= lo_parts[0][0]:
+        return False
+    brk = hours.break_minutes
+    rest = others(p, high.task_id, low.task_id)
+    banned = {m for a, b in rest for m in range(a - brk, b + brk)}
+    allowed_h = available(high, hours, rules, horizon) - banned
+    on_time = high.due is None or hi_parts[-1][1] <= _minutes(high.due)
+    lo_limit = deadline_of(low, horizon)
+    lo_limit = lo_parts[-1][1] if lo_parts[-1][1] > lo_limit else lo_limit
+    for s in range(start_of(high, horizon), lo_parts[0][0] + 1):
+        e = s + high.minutes
+        if on_time and e > deadline_of(high, horizon) or e > _minutes(horizon.end):
+            continue
+        if all(m in allowed_h for m in range(s, e)):
+            runs = free_runs(
+                available(low, hours, rules, horizon), rest + [(s, e)], brk, start_of(low, horizon), lo_limit
+            )
+            if could_fit(runs, low.minutes, hours.min_block):
+                return True
+    return False
+
+
+def same_day_pairs(tasks: list[Task]):
+    """(higher, lower) priority pairs of tasks due the same day."""
+    rank = {"high": 0, "medium": 1, "low": 2, None: 3}
+    for h in tasks:
+        for lo in tasks:
+            if h.due and lo.due and h.due.date() == lo.due.date() and rank[h.priority] < rank[lo.priority]:
+                yield h, lo

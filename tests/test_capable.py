@@ -76,6 +76,8 @@ def test_a_capable_model_gets_what_it_asked_for(s, profile, model, make_agent, c
         assert row(store, title) is None
     stored = [m[0] for m in store.conn().execute("SELECT text FROM memories")]
     assert set(s.memories) <= set(stored)
+    if s.check:
+        s.check(store)
     if s.reply_has:
         assert s.reply_has in r.reply
     if s.asked is not None:

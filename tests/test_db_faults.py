@@ -99,7 +99,7 @@ size = store.path.stat().st_size + 8192
 resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
 try:
     with store.write() as conn:
-        conn.execute("INSERT INTO tasks (title) VALUES (?)", ("x" * 200_000,))
+        conn.execute("INSERT INTO tasks (title) VALUES (?)", ("x" * 2_000_000,))  # past the limit whatever the schema
 except DatabaseError as e:
     print(e.fault.name if e.fault else None)
 """

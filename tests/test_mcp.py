@@ -264,7 +264,9 @@ def test_resources_and_prompts_carry_the_planners_data_as_data(tmp_path):
         assert data["today"] == TODAY.isoformat()
         planned = [b["title"] for d in data["plan"].get("days", [data["plan"]]) for b in d["blocks"]]
         assert "someday: paint the fence" in planned  # the planner's own plan, made in code
-        assert {"task_id": 1, "title": "pay rent", "reason": "past due"} in data["plan"]["unscheduled"]
+        assert [(n["task_id"], n["title"], n["reason"]) for n in data["plan"]["unscheduled"]] == [
+            (1, "pay rent", "past due")
+        ]
     assert "open_tasks_without_a_date" not in json.loads(daily.split("```json\n", 1)[1].rsplit("```", 1)[0])
     assert "paint the fence" in json.dumps(
         json.loads(weekly.split("```json\n", 1)[1].rsplit("```", 1)[0])["open_tasks_without_a_date"]

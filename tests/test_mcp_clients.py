@@ -56,6 +56,11 @@ SHAPES = [
     ("add_event", {"title": "lunch", "when": "2026-12-02T12:30"}),  # an hour, assumed
     ("add_preference", {"kind": "prefer", "when": "weekday mornings", "tasks": "work"}),
     ("add_preference", {"kind": "avoid", "when": "fridays"}),
+    ("start_task", {"id": 1}),
+    ("start_task", {"id": 1}),  # already running: a note
+    ("start_task", {"id": 3}),  # stops the first
+    ("stop_task", {}),
+    ("stop_task", {"id": 1, "took": "an hour"}),
     ("remember", {"fact": "The user's sister Ana lives in Lisbon."}),
     ("remember", {"fact": "The user's sister Ana lives in Lisbon."}),
     ("recall", {"query": "where does Ana live"}),

@@ -218,7 +218,9 @@ def test_plan_json_from_the_shell_has_the_promised_shape_and_is_the_same_each_ti
     day = json.loads(p.stdout)
     assert set(day) == {"day", "blocks", "unscheduled"} and day["day"] == "2026-12-01"
     assert {"start", "end", "kind", "title"} <= set(day["blocks"][0])
-    assert day["unscheduled"] == [{"task_id": 2, "title": "pay rent", "reason": "past due"}]
+    assert day["unscheduled"] == [
+        {"task_id": 2, "title": "pay rent", "reason": "past due", "detail": "was due Fri 2026-11-20 23:59"}
+    ]
     assert shell(tmp_path, "plan", "--json").stdout == p.stdout  # deterministic
     week = json.loads(shell(tmp_path, "plan", "week", "--json").stdout)
     assert [d["day"] for d in week["days"]] == [f"2026-12-0{i}" for i in range(1, 7)]
@@ -291,3 +293,193 @@ def test_the_plan_reaches_a_calendar_of_its_own_and_moves_with_the_tasks(ctx, st
     assert {str(e.icalendar_component["summary"]) for e in plan_cal.events()} == {"dinner", "write report"}
     with pytest.raises(PublishError, match="calendar of its own"):
         publish(ctx, dataclasses.replace(config, caldav_plan=busy_url), "today")
+
+
+# ---------------------------------------------------------------- the clock: --now, after hours, weekends, all day
+
+
+def test_the_plan_starts_at_now_on_the_grid_and_after_hours_shows_the_next_working_day(tmp_path):
+    shell(tmp_path, "add", "write", "report", "~1h")
+    morning = json.loads(shell(tmp_path, "plan", "--json", "--now", "2026-12-01 10:32").stdout)
+    assert morning["now"] == "2026-12-01T10:32" and morning["blocks"][0]["start"] == "2026-12-01T10:35"
+    evening = shell(tmp_path, "plan", "--now", "2026-12-01 18:27")  # the issue: "longer than the horizon" at 18:27
+    assert evening.returncode == 0, evening.stderr
+    assert evening.stdout.startswith("working hours ended at 17:00: the next working day, Wednesday 2026-12-02\n")
+    assert "Wednesday 2026-12-02\n  09:00-10:00  write report" in evening.stdout
+    env_now = shell(tmp_path, "plan", "--json", env={"PLANNER_NOW": "2026-12-01 16:50"})
+    assert json.loads(env_now.stdout)["unscheduled"] == [
+        {
+            "task_id": 1,
+            "title": "write report",
+            "reason": "no working time left today",
+            "detail": "not enough working time left after 16:50",
+        }
+    ]
+    bad = shell(tmp_path, "plan", "--now", "tomorrow-ish")
+    assert bad.returncode == 2 and bad.stderr.startswith("error: --now must be a local date and time")
+
+
+def test_plan_week_on_a_weekend_plans_the_coming_working_week(tmp_path):
+    shell(tmp_path, "add", "write", "report", "~2h")
+    p = json.loads(shell(tmp_path, "plan", "week", "--json", "--now", "2026-12-05 11:00").stdout)  # a Saturday
+    assert p["note"] == "no working time is left this week: the week of Mon 2026-12-07"
+    assert p["days"][0]["day"] == "2026-12-07" and p["days"][0]["blocks"][0]["start"] == "2026-12-07T09:00"
+    assert p["unscheduled"] == []  # before: "longer than the horizon"
+
+
+def test_an_all_day_event_is_shown_as_all_day_and_is_the_reason_said(ctx, store, tmp_path):
+    exchange.import_text(store, EVENTS, "ics")  # the offsite is all day on Friday 2026-12-04
+    run(ctx, "add_task", title="call the bank", estimate="15m")
+    friday = run(ctx, "plan_day", date="friday")
+    assert friday["blocks"][0] == {
+        "start": "2026-12-04T00:00",
+        "end": "2026-12-05T00:00",
+        "kind": "event",
+        "title": "offsite",
+        "event_id": friday["blocks"][0]["event_id"],
+        "all_day": True,
+    }
+    assert friday["unscheduled"] == [
+        {"task_id": 1, "title": "call the bank", "reason": "the day is taken by an all-day event", "detail": "offsite"}
+    ]
+    from planner.ui.views import plan_text
+
+    assert "  all day      offsite" in plan_text(ctx, "friday", room=80)
+    assert "00:00-00:00" not in plan_text(ctx, "week", room=80)
+
+
+# ---------------------------------------------------------------- why here
+
+
+def test_plan_why_and_the_json_say_why_each_block_is_there_and_why_not_for_the_rest(tmp_path):
+    shell(tmp_path, "add", "write", "report", "friday", "~2h", "!high")
+    shell(tmp_path, "add", "slides", "~1h", "start:friday")
+    shell(tmp_path, "add", "pay", "rent", "2026-11-20")
+    shell(tmp_path, "edit", "1", "+deep")
+    text = shell(tmp_path, "plan", "--why", "--now", "2026-12-01 09:00", env={"COLUMNS": "120"}).stdout
+    assert "why: due Fri 23:59; high priority; the earliest free time that holds it whole" in text
+    assert "2  slides (not started yet: starts Fri 2026-12-04)" in text  # not "no free time left"
+    assert "3  pay rent (past due: was due Fri 2026-11-20 23:59)" in text
+    data = json.loads(shell(tmp_path, "plan", "--json", "--now", "2026-12-01 09:00").stdout)
+    assert [b["why"] for b in data["blocks"] if b["kind"] == "task"] == [
+        "due Fri 23:59; high priority; the earliest free time that holds it whole"
+    ]
+    assert {n["task_id"]: n["reason"] for n in data["unscheduled"]} == {2: "not started yet", 3: "past due"}
+    pinned = shell(tmp_path, "plan", "--why", "--now", "2026-12-01 09:00").stdout
+    assert "why:" in pinned and "why:" not in shell(tmp_path, "plan", "--now", "2026-12-01 09:00").stdout
+
+
+def test_a_preference_and_a_pin_are_the_why_of_their_blocks(ctx, store):
+    run(ctx, "add_task", title="design", estimate="2h", tags=["focus"])
+    run(ctx, "add_task", title="report", estimate="1h")
+    run(ctx, "add_preference", kind="prefer", when="afternoons", tasks="focus")
+    run(ctx, "schedule_task", id=2, when="4pm")
+    blocks = {b["title"]: b for b in run(ctx, "plan_day")["blocks"]}
+    assert blocks["design"]["why"] == "a preferred time (prefer afternoons for focus)"
+    assert blocks["report"]["why"] == "pinned" and blocks["report"]["pinned"]
+
+
+# ---------------------------------------------------------------- the day as it goes
+
+
+def test_the_day_as_it_goes_past_blocks_not_done_are_planned_again_and_said_done_early_frees_and_pins_stay(tmp_path):
+    shell(tmp_path, "add", "write", "report", "today", "~2h", "!high")
+    shell(tmp_path, "add", "call", "the", "bank", "~30m")
+    shell(tmp_path, "add", "review", "slides", "~1h")
+    first = json.loads(shell(tmp_path, "plan", "--json", "--now", "2026-12-01 09:00").stdout)
+    at = {b["title"]: (b["start"][11:], b["end"][11:]) for b in first["blocks"]}
+    assert at == {
+        "write report": ("09:00", "11:00"),
+        "call the bank": ("11:00", "11:30"),
+        "review slides": ("11:30", "12:30"),
+    }
+    from planner.storage.db import Store
+
+    store = Store(tmp_path / "planner.db")
+    try:
+        from planner.tools import ToolContext
+
+        ctx = ToolContext(store=store, today=lambda: TODAY, plan_from=dt.datetime(2026, 12, 1, 11, 40), turn="pin")
+        run(ctx, "schedule_task", id=3, when="4pm")
+    finally:
+        store.close()
+    shell(tmp_path, "done", "2", "--now", "2026-12-01 11:40")  # the bank, done early
+    later = shell(tmp_path, "plan", "--json", "--now", "2026-12-01 11:40")
+    data = json.loads(later.stdout)
+    blocks = {b["title"]: b for b in data["blocks"]}
+    assert "call the bank" not in blocks  # done: its block is free again
+    assert (blocks["review slides"]["start"][11:], blocks["review slides"]["pinned"]) == ("16:00", True)
+    assert blocks["write report"]["start"][11:] == "11:40"  # its block passed and it is not done: planned again
+    assert data["replanned"] == [
+        {
+            "task_id": 1,
+            "title": "write report",
+            "reason": "planned earlier and not done",
+            "detail": "was 09:00-11:00; planned again at 11:40",
+        }
+    ]
+    text = shell(tmp_path, "plan", "--now", "2026-12-01 11:40", env={"COLUMNS": "100"}).stdout
+    assert "planned earlier and not done:\n     1  write report (was 09:00-11:00; planned again at 11:40)" in text
+
+
+def test_a_re_plan_in_a_new_process_after_an_event_arrives_keeps_the_blocks_that_hold(tmp_path):
+    shell(tmp_path, "add", "draft", "~2h")
+    shell(tmp_path, "add", "email", "~30m")
+    shell(tmp_path, "add", "read", "~1h")
+    before = json.loads(shell(tmp_path, "plan", "--json", "--now", "2026-12-03 09:00").stdout)
+    (tmp_path / "late.ics").write_text(
+        EVENTS.split("BEGIN:VEVENT")[0]
+        + "BEGIN:VEVENT\r\nUID:late@work\r\nSUMMARY:late meeting\r\n"
+        + "DTSTART:20261203T163000\r\nDTEND:20261203T170000\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+    )
+    shell(tmp_path, "import", str(tmp_path / "late.ics"))
+    after = json.loads(shell(tmp_path, "plan", "--json", "--now", "2026-12-03 09:00").stdout)
+    spans = lambda p: {(b["task_id"], b["start"], b["end"]) for b in p["blocks"] if b["kind"] == "task"}  # noqa: E731
+    assert spans(after) == spans(before)  # nothing was in the way of the meeting: nothing moved
+    assert all(b.get("part") is None for b in after["blocks"])  # and nothing was split
+
+
+# ---------------------------------------------------------------- the phone follows
+
+
+def test_the_phone_follows_a_re_plan_moving_only_what_moved_and_keeping_the_mornings_past(ctx, store, radicale):
+    from planner.settings import Config
+    from planner.sync.plan_publish import publish
+
+    plan_url, plan_cal = new_list(radicale, ("VEVENT",))
+    config = Config(caldav_plan=plan_url, caldav_user=USER, caldav_password=PASSWORD)
+    run(ctx, "add_task", title="write report", estimate="2h")
+    run(ctx, "add_task", title="call the bank", estimate="30m")
+    run(ctx, "add_task", title="read paper", estimate="1h")
+    nine = dataclasses.replace(ctx, plan_from=dt.datetime(2026, 12, 1, 9, 0))
+    assert "3 blocks written, 0 removed, 0 unchanged" in publish(nine, config, "today")
+    run(ctx, "add_event", title="dentist", when="today 11:00-11:30")  # lands on the bank call
+    five_past = dataclasses.replace(ctx, plan_from=dt.datetime(2026, 12, 1, 9, 5))
+    said = publish(five_past, config, "today")
+    assert "1 blocks written, 0 removed, 2 unchanged" in said, said
+    phone = {str(e.icalendar_component["summary"]): e.icalendar_component for e in plan_cal.events()}
+    assert phone["call the bank"]["dtstart"].dt == dt.datetime(2026, 12, 1, 12, 30)
+    assert phone["write report"]["dtstart"].dt == dt.datetime(2026, 12, 1, 9, 0)  # under way: where it was
+    run(ctx, "complete_task", id=2)  # the bank, done early
+    noon = dataclasses.replace(ctx, plan_from=dt.datetime(2026, 12, 1, 12, 10))
+    # the bank's block goes; the report, whose block passed and is not done, moves to the afternoon (planned
+    # again, never dropped); the paper, under way, stays
+    assert "1 blocks written, 1 removed, 1 unchanged" in publish(noon, config, "today")
+    phone = {str(e.icalendar_component["summary"]): e.icalendar_component for e in plan_cal.events()}
+    assert set(phone) == {"write report", "read paper"}
+    assert phone["write report"]["dtstart"].dt == dt.datetime(2026, 12, 1, 12, 30)
+    assert phone["read paper"]["dtstart"].dt == dt.datetime(2026, 12, 1, 11, 30)
+
+
+def test_slash_plan_in_the_full_terminal_marks_now(fake, pty_planner, tmp_path):
+    shell(tmp_path, "add", "write", "report", "~1h")
+    shell(tmp_path, "add", "call", "the", "bank", "~30m")
+    child = pty_planner("--no-auto-memory", term="xterm", prompt="you>", PLANNER_NOW="2026-12-01 10:32")
+    child.sendline("/plan")
+    child.expect("Tuesday 2026-12-01")
+    child.expect("── now 10:32 ──")  # a line at now, before what comes after it
+    child.expect("10:35-11:35")  # the plan starts at now, on the five-minute grid
+    child.expect("11:35-12:05")
+    child.sendline("/plan why")
+    child.expect("why: the earliest free time that holds it whole")
+    assert not fake.chats("main")

@@ -190,6 +190,8 @@ def test_global_options_stand_before_or_after_any_subcommand(tmp_path, sub):
         "note": ["1", "soon"],
         "delete": ["1"],
         "show": ["1"],
+        "start": ["1"],
+        "stop": ["1", "--took", "5m"],
         "export": ["--format", "json"],
         "import": [str(tmp_path / "t.txt")],
         "backup": [str(tmp_path / "b.db")],

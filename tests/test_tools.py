@@ -34,6 +34,8 @@ def test_the_promised_tools_are_registered_with_their_arguments():
         "schedule_task",
         "add_event",
         "add_preference",
+        "start_task",
+        "stop_task",
         "agenda",
         "get_today",
         "remember",

@@ -48,6 +48,7 @@ def build_agent(
         yes=config.yes,
         hours=hours_of(config),
         plan_from=plan_from(config),
+        learn_estimates=config.learn_estimates,
     )
     keeper = MemoryKeeper(store, llm, config, memory) if config.auto_memory and memory is not None else None
     return Agent(llm, config, History(store, session, history_budget(config, ctx)), ctx, keeper)

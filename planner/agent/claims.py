@@ -34,7 +34,8 @@ from planner.agent.turn import ToolCall
 _ADD = frozenset({"add_task", "remember", "add_event", "add_preference"})
 _STATUS = frozenset({"complete_task", "cancel_task", "reopen_task"})
 _UPDATE = frozenset({"update_task", "schedule_task"})
-_WRITE = _ADD | _STATUS | _UPDATE | {"rename_list"}
+_TRACK = frozenset({"start_task", "stop_task"})  # tracked time: "noted, three hours on the report"
+_WRITE = _ADD | _STATUS | _UPDATE | {"rename_list"} | _TRACK
 _DONE = frozenset({"complete_task"})
 
 # The claim verbs: each past form, the calls that make it true, and what the user is told when none ran.

@@ -19,7 +19,7 @@ from typing import Any
 import icalendar
 
 from planner.dates import DateError, check_year
-from planner.storage import ical, ical_write, taskwarrior, todotxt
+from planner.storage import ical, ical_write, taskwarrior, todotxt, worklog
 from planner.storage.db import Store
 from planner.storage.fields import PRIORITIES, STATUSES, annotations_of
 from planner.storage.tasks import tags_of
@@ -67,6 +67,8 @@ def to_json(
     rows = []
     for t in tasks:
         row = {k: t.get(k) for k in FIELDS}
+        if t.get("worklog"):
+            row["worklog"] = t["worklog"]  # tracked time: [{"start", "end" (None while it runs), "minutes"}]
         if t.get("extra"):
             row["extra"] = t["extra"]  # other tools' fields, so a JSON backup keeps them too
         rows.append(row)
@@ -115,7 +117,7 @@ def to_ics(tasks: list[dict[str, Any]], now: dt.datetime | None = None, events: 
     for zone in zones.values():
         cal.add_component(zone)
     for t in tasks:
-        cal.add_component(ical_write.to_vtodo(t, stamp))
+        cal.add_component(ical_write.with_worklog(ical_write.to_vtodo(t, stamp), t.get("worklog")))
         event = ical_write.to_vevent(t, stamp) if events else None
         if event is not None:
             cal.add_component(event)
@@ -195,9 +197,13 @@ def writable(task: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
 
 
 def export_report(store: Store, fmt: str, events: bool = False) -> Exported:
-    """All tasks in one of FORMATS (`events`: ics only, dated tasks as events too), and what it left out."""
+    """All tasks in one of FORMATS (`events`: ics only, dated tasks as events too), with their tracked time,
+    and what it left out."""
     tasks, odd = [], []
+    tracked = worklog.by_uid(store.conn())
     for t in all_tasks(store):
+        if t.get("uid") in tracked:
+            t["worklog"] = tracked[t["uid"]]
         clean, lines = writable(t) if fmt != "json" else (t, [])  # JSON keeps every value as stored
         tasks.append(clean)
         odd += lines

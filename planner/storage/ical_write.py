@@ -248,6 +248,18 @@ def to_vtodo(
     return item
 
 
+def with_worklog(item: icalendar.Todo, stretches: list[dict[str, Any]] | None) -> icalendar.Todo:
+    """The to-do with its tracked time, one X-PLANNER-WORKED per stretch ("start/end", local, end empty while
+    it runs; ";MINUTES=" when the user said how long). Calendars ignore it; it is there for a backup."""
+    item.pop("X-PLANNER-WORKED", None)
+    for s in stretches or ():
+        value = icalendar.vText(
+            f"{s['start'].replace('-', '').replace(':', '')}/{(s['end'] or '').replace('-', '').replace(':', '')}"
+        )
+        item.add("x-planner-worked", value, parameters={"MINUTES": str(s["minutes"])} if s["end"] else None)
+    return item
+
+
 def to_vevent(task: dict[str, Any], stamp: dt.datetime) -> icalendar.Event | None:
     """A dated task as an event on its day (or at its time), for calendars that show no to-dos; None if undated."""
     start = _when(task.get("due_date"), task.get("due_time"))

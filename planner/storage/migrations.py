@@ -403,6 +403,50 @@ def _m15_event_log(conn: sqlite3.Connection) -> None:
     )
 
 
+def _m16_worklog(conn: sqlite3.Connection) -> None:
+    # Tracked time (planner/storage/worklog.py): a stretch of work per row, undone by the turn that made
+    # or stopped it, as preferences are.
+    _script(
+        conn,
+        """
+        CREATE TABLE IF NOT EXISTS worklog (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            task_id INTEGER NOT NULL,
+            start TEXT NOT NULL,
+            end TEXT,
+            minutes INTEGER,
+            turn TEXT,
+            after_event INTEGER,
+            stop_turn TEXT,
+            stop_after INTEGER,
+            seq INTEGER,
+            stop_seq INTEGER,
+            undone_at TEXT
+        );
+        CREATE INDEX IF NOT EXISTS worklog_task ON worklog (task_id);
+        CREATE INDEX IF NOT EXISTS worklog_running ON worklog (end) WHERE end IS NULL
+        """,
+    )
+
+
+def _m17_plan_memory(conn: sqlite3.Connection) -> None:
+    # The last plan shown (planner/storage/planstate.py), so that a re-plan moves only what it must.
+    _script(
+        conn,
+        """
+        CREATE TABLE IF NOT EXISTS plan_memory (
+            task_id INTEGER NOT NULL,
+            start TEXT,
+            end TEXT,
+            late INTEGER NOT NULL DEFAULT 0,
+            made_for TEXT NOT NULL,
+            made_until TEXT NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS plan_memory_start ON plan_memory (start)
+        """,
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m1_tutorial_tables,
     _m2_sessions_and_models,
@@ -419,5 +463,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m13_happened_on,
     _m14_scenes,
     _m15_event_log,
+    _m16_worklog,
+    _m17_plan_memory,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

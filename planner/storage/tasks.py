@@ -219,6 +219,7 @@ class Newest:
     tasks: bool = False
     forgot: bool = False  # memories it forgot
     preferences: bool = False  # planning preferences it added or removed
+    worklog: bool = False  # tracked time it started or stopped (storage/worklog.py)
 
 
 def newest_turn(store: Store) -> Newest:
@@ -227,6 +228,7 @@ def newest_turn(store: Store) -> Newest:
     A forget or a preference change is newer than every task change up to the change-log id it recorded
     (after_event); a turn that did several is undone whole.
     """
+    from planner.storage import worklog
     from planner.storage.calendar import newest_preference_turn
 
     conn = store.conn()
@@ -239,6 +241,8 @@ def newest_turn(store: Store) -> Newest:
     candidates = [(task["id"], 0, task["turn"])] if task else []
     candidates += [(forgot["after_event"] + 0.5, 1, forgot["turn"])] if forgot else []
     candidates += [(pref[1] + 0.5, 2, pref[0])] if pref else []
+    clock = worklog.newest_turn(conn)
+    candidates += [(clock[1] + 0.5, 3, clock[0])] if clock else []
     if not candidates:
         return Newest(None)
     turn = max(candidates)[2]
@@ -248,6 +252,7 @@ def newest_turn(store: Store) -> Newest:
         tasks=has("SELECT 1 FROM task_events WHERE turn = ? AND undone_at IS NULL"),
         forgot=has("SELECT 1 FROM memory_history WHERE turn = ? AND reason = 'forget' AND undone_at IS NULL"),
         preferences=has("SELECT 1 FROM preferences WHERE (turn = ? AND undone_at IS NULL) OR removed_turn = ?1"),
+        worklog=worklog.has_turn(conn, turn),
     )
 
 

@@ -40,7 +40,7 @@ import uuid
 from typing import Any
 
 from planner.dates import MAX_YEAR, MIN_YEAR
-from planner.durations import DurationError, iso, minutes
+from planner.durations import DurationError, iso, minutes, short
 from planner.storage import jsonrows
 
 OWN = {
@@ -339,6 +339,7 @@ def write(tasks: list[dict[str, Any]]) -> str:
                 }
                 for a in notes
             ]
+        _worked(item, t.get("worklog"))
         if t["uid"] in children:
             item["depends"] = children[t["uid"]]
         out.append(json.dumps(item, ensure_ascii=False))
@@ -351,6 +352,18 @@ def _rule_of(recur: str) -> str | None:
         return recur_rule(recur)
     except ValueError:
         return None
+
+
+def _worked(item: dict[str, Any], stretches: list[dict[str, Any]] | None) -> None:
+    """Tracked time as Taskwarrior keeps it: `start` while the clock runs, an annotation per stretch done."""
+    for s in stretches or ():
+        if s["end"] is None:
+            item["start"] = _out(s["start"])
+            continue
+        note = (
+            f"worked {s['start'].replace('T', ' ')}-{s['end'][11:]} ({short(s['minutes']) if s['minutes'] else '0m'})"
+        )
+        item.setdefault("annotations", []).append({"entry": _out(s["end"]), "description": note})
 
 
 def _recur_out(rule: str) -> str:

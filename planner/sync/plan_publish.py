@@ -4,10 +4,12 @@ read as busy time (PLANNER_CALDAV_CALENDARS, refreshed by `sync`).
 
 Each block is a VEVENT with UID "plan-<task uid>-<n>@planner", RELATED-TO the
 task's UID, and the task's title. Publishing writes the plan's blocks, moves
-the ones whose time changed and removes those of ours no longer in the plan
-(a task done early): events the planner did not write are never touched, and
-the plan's calendar must be one of its own, not a calendar read as busy time
-(the blocks would come back as busy time) nor the task list.
+the ones whose time changed (a re-plan keeps most where they were, so most are
+"unchanged") and removes those of ours no longer in the plan from its start on
+(a task done early); the blocks earlier that day stay, as the day went. Events
+the planner did not write are never touched, and the plan's calendar must be
+one of its own, not a calendar read as busy time (the blocks would come back as
+busy time) nor the task list.
 """
 
 from __future__ import annotations
@@ -17,12 +19,12 @@ from typing import Any
 
 import icalendar
 
-from planner.schedule import Block
+from planner.schedule import Block, Horizon
 from planner.storage import calendar, syncstate
 from planner.storage.ical import uid_of
 from planner.sync.dav import Dav, DavError, credentials, password_for, safe_url
 from planner.tools import ToolContext
-from planner.tools.plan_tools import horizon_of, make_plan
+from planner.tools.plan_tools import make_plan, span_of
 
 PREFIX = "plan-"
 WINDOW = (7, 90)  # days before and after today read from the user's calendars
@@ -32,17 +34,17 @@ class PublishError(Exception):
     """The plan could not be published; the message says why and what to do."""
 
 
-def block_events(ctx: ToolContext, when: str | None) -> list[tuple[str, icalendar.Event]]:
-    """(UID, VEVENT) for each task block of the plan."""
-    horizon = horizon_of(ctx, when or "week")
+def block_events(ctx: ToolContext, when: str | None) -> tuple[Horizon, list[tuple[str, icalendar.Event]]]:
+    """The time planned, and (UID, VEVENT) for each task block of the plan."""
+    span = span_of(ctx, when or "week")
     uids = {task_id: uid for uid, task_id in syncstate.ids_by_uid(ctx.store.conn()).items()}
     out = []
     stamp = dt.datetime.now(dt.UTC)
-    for b in make_plan(ctx, horizon).blocks:
+    for b in make_plan(ctx, span.horizon, span.note).plan.blocks:
         if b.kind != "task" or b.task_id not in uids:
             continue
         out.append(_event(b, uids[b.task_id], stamp))
-    return out
+    return span.horizon, out
 
 
 def _event(b: Block, task_uid: str, stamp: dt.datetime) -> tuple[str, icalendar.Event]:
@@ -65,7 +67,7 @@ def plan_ics(ctx: ToolContext, when: str | None) -> str:
     cal = icalendar.Calendar()
     cal.add("prodid", "-//planner//plan//EN")
     cal.add("version", "2.0")
-    for _, e in block_events(ctx, when):
+    for _, e in block_events(ctx, when)[1]:
         cal.add_component(e)
     return cal.to_ical().decode()
 
@@ -91,7 +93,8 @@ def publish(ctx: ToolContext, config: Any, when: str | None = None) -> str:
     user = config.caldav_user or credentials(target)[0]
     dav = Dav(target, user, password_for(user, target, config.caldav_password), deadline=config.caldav_timeout)
     try:
-        wanted = dict(block_events(ctx, when))
+        horizon, blocks = block_events(ctx, when)
+        wanted = dict(blocks)
         there = {}
         for r in dav.objects("VEVENT"):
             uid = next(
@@ -115,7 +118,7 @@ def publish(ctx: ToolContext, config: Any, when: str | None = None) -> str:
                 dav.put(dav.href_for(uid), data, create=True)
             written += 1
         for uid, r in there.items():
-            if uid not in wanted:
+            if uid not in wanted and _starts(r.data) >= horizon.start:  # the day's past blocks stay, as it went
                 dav.delete(r.href, r.etag)
                 removed += 1
     except DavError as e:
@@ -126,6 +129,18 @@ def publish(ctx: ToolContext, config: Any, when: str | None = None) -> str:
         f"published the plan to {safe_url(target)}: {written} blocks written, {removed} removed, "
         f"{len(wanted) - written} unchanged"
     )
+
+
+def _starts(data: str) -> dt.datetime:
+    """When one of our blocks starts, in local time (the far future if it cannot be read: it goes)."""
+    try:
+        event = next(c for c in icalendar.Calendar.from_ical(data).subcomponents if c.name == "VEVENT")
+        start = event["dtstart"].dt
+    except (ValueError, StopIteration, KeyError):
+        return dt.datetime.max
+    if isinstance(start, dt.datetime):
+        return start.astimezone().replace(tzinfo=None) if start.tzinfo else start
+    return dt.datetime.combine(start, dt.time())
 
 
 def _same_time(data: str, e: icalendar.Event) -> bool:

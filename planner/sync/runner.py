@@ -60,11 +60,17 @@ def sync_config(
 def _calendars(store: Store, config: Any, today: Callable[[], dt.date], report: Report) -> Report:
     """After the tasks: the busy time from the user's calendars, then the plan's blocks, when the settings name them."""
     from planner.sync.plan_publish import PublishError, publish, read_calendars
-    from planner.tools.plan_tools import hours_of
+    from planner.tools.plan_tools import hours_of, plan_from
 
     if not (config.caldav_calendars or config.caldav_plan):
         return report
-    ctx = ToolContext(store=store, today=today, hours=hours_of(config))
+    ctx = ToolContext(
+        store=store,
+        today=today,
+        hours=hours_of(config),
+        plan_from=plan_from(config) if config.now else None,
+        learn_estimates=config.learn_estimates,
+    )
     report.calendars += read_calendars(ctx, config, today())
     if config.caldav_plan:
         try:

@@ -6,7 +6,8 @@ the agent acts on from what each tool declared on its `@tool(...)`.
 """
 
 # isort: off
-from planner.tools import task_tools, status_tools, plan_tools, memory_tools, query_tool, web  # noqa: F401  (registers, in this order)
+from planner.tools import task_tools, status_tools, plan_tools, time_tools, calendar_tools, track_tools  # noqa: F401  (registers, in this order)
+from planner.tools import memory_tools, query_tool, web  # noqa: F401
 
 # isort: on
 from planner.tools.registry import (

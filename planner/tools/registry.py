@@ -146,6 +146,8 @@ class ToolContext:
     # The local moment a plan starts from; None: now. Set when today is pretended (--today), so a plan is
     # the same whenever it is made.
     plan_from: dt.datetime | None = None
+    # Plans correct estimates by the time tracked on finished tasks (PLANNER_LEARN_ESTIMATES).
+    learn_estimates: bool = True
     # What the user's own words name (the agent reads them from the message: planner/agent/intent.py); --yes
     # covers only those rows. A command that names its own rows (the shell, an import) names everything.
     mandate: Mandate = ALL

@@ -55,6 +55,7 @@ BLOCKS = {
         title=TEXT,
     ),
 }
+STRETCH = obj(("id", "title", "from"), id={"type": "integer"}, title=TEXT, to=TEXT, spent=TEXT, **{"from": TEXT})
 NOTES = {
     "type": "array",
     "items": obj(("task_id", "title", "reason"), task_id={"type": "integer"}, title=TEXT, reason=TEXT),
@@ -134,6 +135,8 @@ OUTPUT: dict[str, dict[str, Any]] = {
         date_read_as=TEXT,
         assumed=TEXT,
     ),
+    "start_task": obj(started=STRETCH, stopped=STRETCH, running=STRETCH, note=TEXT),
+    "stop_task": obj(("stopped",), stopped=STRETCH, spent_in_all=TEXT, estimate=TEXT),
     "add_preference": obj(
         ("preference",), preference=obj(id={"type": "integer"}, kind=TEXT, days=TEXT), date_read_as=TEXT
     ),

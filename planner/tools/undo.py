@@ -24,6 +24,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from planner.policy import Door, Effect, decide, settle
+from planner.storage import worklog
 from planner.storage.calendar import (
     newest_event_turn,
     pending_event_changes,
@@ -82,6 +83,9 @@ def undo_newest(ctx: ToolContext, door: Door | None = None, by_user: bool = True
     if turn:  # the events the same turn changed (an .ics import's): one undo with its tasks
         with ctx.store.write() as conn:
             out.lines += undo_events(conn, turn)
+    if newest.worklog and turn:
+        with ctx.store.write() as conn:
+            out.lines += worklog.undo(conn, turn)
     return out
 
 

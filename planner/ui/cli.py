@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from planner.settings import VERSION, Config, ConfigError, parse_today
+from planner.settings import VERSION, Config, ConfigError, clock
 from planner.storage.db import DatabaseError, Store, explain
 from planner.ui import offline
 from planner.ui.logs import setup_logging
@@ -46,7 +46,8 @@ ENVIRONMENT = (
     "PLANNER_NUM_PREDICT PLANNER_CRITIC_NUM_CTX PLANNER_MAX_STEPS PLANNER_MAX_TURNS PLANNER_TIMEOUT "
     "PLANNER_REPLY_TIMEOUT PLANNER_KEEP_ALIVE PLANNER_CRITIC_KEEP_ALIVE PLANNER_CALDAV_URL PLANNER_CALDAV_USER "
     "PLANNER_CALDAV_PASSWORD PLANNER_CALDAV_LISTS PLANNER_CALDAV_CALENDARS PLANNER_CALDAV_PLAN "
-    "PLANNER_CALDAV_TIMEOUT PLANNER_WORK_HOURS PLANNER_MIN_BLOCK PLANNER_BREAK PLANNER_MCP_CONFIRM OLLAMA_HOST"
+    "PLANNER_CALDAV_TIMEOUT PLANNER_WORK_HOURS PLANNER_MIN_BLOCK PLANNER_BREAK PLANNER_MCP_CONFIRM PLANNER_NOW "
+    "PLANNER_LEARN_ESTIMATES OLLAMA_HOST"
 )
 EXAMPLES = [
     ("", "talk to it in the terminal"),
@@ -141,7 +142,7 @@ def load(argv: list[str] | None, env: dict[str, str] | None = None) -> tuple[Con
         auto_memory=args.auto_memory and args.memory,
         memory=args.memory,
         num_ctx=args.num_ctx,
-        today=parse_today(args.today, "--today") if args.today else base.today,
+        **clock(args.today, args.now, base),
     )
     return config, options
 

@@ -129,13 +129,54 @@ def _agenda(agent: Agent, arg: str, stats: Stats) -> str:
     return agenda_text(agent.context, arg)
 
 
-@command("/plan [DAY|week|publish]  your day in free time (publish: to your calendar)")
+@command("/plan [DAY|week|publish]  your day in free time, now marked (why, publish)")
 def _plan(agent: Agent, arg: str, stats: Stats) -> str:
     from planner.ui.views import plan_text
 
     if arg.strip().lower().startswith("publish"):
         return publish_plan(agent, arg.strip()[7:].strip() or None)
-    return plan_text(agent.context, arg or None)
+    words = arg.split()
+    why = "why" in words or "--why" in words
+    when = " ".join(w for w in words if w not in ("why", "--why")) or None
+    return plan_text(agent.context, when, why=why)
+
+
+@command("/start ID  start the clock on a task")
+def _start(agent: Agent, arg: str, stats: Stats) -> str:
+    from planner.tools import dispatch
+
+    if not arg.strip().isdigit():
+        raise Usage("/start ID")
+    result, ok = dispatch(_own_turn(agent), "start_task", {"id": int(arg)})
+    if not ok:
+        raise Failure(result["error"])
+    lines = [f"stopped {result['stopped']['title']} ({result['stopped']['spent']})"] if result.get("stopped") else []
+    s = result.get("started") or result["running"]
+    return "\n".join(
+        [*lines, f"{'started' if 'started' in result else 'running'} {s['title']}, since {s['from'][11:]}"]
+    )
+
+
+@command("/stop [ID] [TIME]  stop the clock (TIME: how long it took)")
+def _stop(agent: Agent, arg: str, stats: Stats) -> str:
+    from planner.tools import dispatch
+
+    words = arg.split()
+    call: dict[str, Any] = {"id": int(words.pop(0))} if words and words[0].isdigit() and len(words[0]) < 9 else {}
+    if words:
+        call["took"] = " ".join(words)
+    result, ok = dispatch(_own_turn(agent), "stop_task", call)
+    if not ok:
+        raise Failure(result["error"])
+    s = result["stopped"]
+    return f"stopped {s['title']}: {s['spent']} ({result['spent_in_all']} in all)"
+
+
+def _own_turn(agent: Agent) -> Any:
+    """The agent's tool context with a turn of its own, so /undo takes back this command alone."""
+    import dataclasses
+
+    return dataclasses.replace(agent.context, turn=new_turn())
 
 
 def publish_plan(agent: Agent, when: str | None) -> str:

@@ -127,6 +127,7 @@ class PlannerServer(Confirmation, Resources):
             web=web,
             hours=hours_of(config),
             plan_from=plan_from(config),
+            learn_estimates=config.learn_estimates,
         )
         if clock is not None:
             self.ctx = dataclasses.replace(self.ctx, clock=clock)

@@ -22,7 +22,7 @@ import sqlite3
 import sys
 
 from planner.policy import Door, Effect, decide, settle
-from planner.settings import Config, ConfigError, parse_today, program
+from planner.settings import Config, ConfigError, clock, program
 from planner.storage.db import DatabaseError, Store, explain
 from planner.ui.files import FileRefused, target, temporary, write_text
 from planner.ui.logs import setup_logging
@@ -62,10 +62,11 @@ def run(what: str, argv: list[str]) -> int:
         return EXIT_USAGE
     args = parser(what, base).parse_args(argv)
     try:
-        today = parse_today(args.today, "--today") if args.today else base.today
+        moment = clock(args.today, args.now, base)
     except ConfigError as e:
         err(str(e))
         return EXIT_USAGE
+    today, args.now = moment["today"], moment["now"]
     try:
         store = Store(args.db.expanduser())
     except DatabaseError as e:
@@ -73,7 +74,7 @@ def run(what: str, argv: list[str]) -> int:
         return EXIT_ERROR
     setup_logging(store.path.parent / "agent.log")
     log.info("subcommand %s", what)
-    args.pretended = today is not None  # --today or PLANNER_TODAY: plans start at that day's start
+    args.pretended = today is not None  # --today or PLANNER_TODAY: plans start at that day's start (or --now)
     try:
         return handler(what)(store, args, today or dt.date.today())
     except Failure as e:  # said for a person, with its exit status
@@ -149,7 +150,7 @@ def export(store: Store, args: argparse.Namespace, today: dt.date) -> int:
         from planner.ui.shell import context
 
         try:
-            text = plan_ics(context(store, today, pretended=args.pretended), args.plan)
+            text = plan_ics(context(store, today, pretended=args.pretended, now=args.now), args.plan)
         except ToolError as e:
             raise UsageError(str(e)) from None
     elif args.memories:
@@ -305,7 +306,8 @@ def agenda(store: Store, args: argparse.Namespace, today: dt.date) -> int:
     from planner.tools import ToolContext
     from planner.ui.views import agenda_text
 
-    print(safe(agenda_text(ToolContext(store=store, today=lambda: today), str(args.days), where="tasks")))
+    ctx = ToolContext(store=store, today=lambda: today, plan_from=args.now)
+    print(safe(agenda_text(ctx, str(args.days), where="tasks")))
     return EXIT_OK
 
 
@@ -314,21 +316,21 @@ def plan(store: Store, args: argparse.Namespace, today: dt.date) -> int:
     import json
 
     from planner.tools import ToolError
-    from planner.tools.plan_tools import horizon_of, make_plan, plan_json
+    from planner.tools.plan_tools import make_plan, plan_json, span_of
     from planner.ui.shell import context
     from planner.ui.views import plan_text
 
     when = " ".join(args.when) or None
     try:
-        ctx = context(store, today, pretended=args.pretended)
+        ctx = context(store, today, pretended=args.pretended, now=args.now)
     except ConfigError as e:
         raise UsageError(str(e)) from None
     if args.json:
         try:
-            horizon = horizon_of(ctx, when)
+            span = span_of(ctx, when)
         except ToolError as e:
             raise UsageError(str(e)) from None
-        print(json.dumps(plan_json(make_plan(ctx, horizon), horizon), ensure_ascii=False, indent=1))
+        print(json.dumps(plan_json(make_plan(ctx, span.horizon, span.note), why=True), ensure_ascii=False, indent=1))
         return EXIT_OK
-    print(safe(plan_text(ctx, when)))
+    print(safe(plan_text(ctx, when, why=args.why)))
     return EXIT_OK

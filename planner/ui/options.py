@@ -1,6 +1,6 @@
 """The planner's global options, in one place: the main command shows them in its help, and every subcommand
 accepts them before or after its name (`planner --model m add milk`, `planner done 3 --yes`), using those
-that mean something to it (--db, --today, --yes) and ignoring the rest, as git does with its own.
+that mean something to it (--db, --today, --now, --yes) and ignoring the rest, as git does with its own.
 """
 
 from __future__ import annotations
@@ -98,6 +98,9 @@ def add_global(p: argparse.ArgumentParser, defaults: Config, shown: tuple[str, .
         help=hide("num_ctx", f"main model context (default {defaults.num_ctx})"),
     )
     p.add_argument("--today", default=None, help=hide("today", "pretend today is this date (YYYY-MM-DD)"))
+    p.add_argument(
+        "--now", default=None, metavar="'DATE TIME'", help=hide("now", "pretend it is this moment ('2026-12-01 14:30')")
+    )
     p.add_argument("--plain", action="store_true", help=hide("plain", "plain lines, one per turn, even in a terminal"))
     p.add_argument(
         "-q", "--quiet", action="store_true", help=hide("quiet", "hide the trace of tool calls (every mode)")

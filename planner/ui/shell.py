@@ -42,20 +42,24 @@ from planner.ui.views import extras, listing, lists_text, tasks_text, when
 Handler = Callable[[Store, argparse.Namespace, dt.date], int]
 
 
-def context(store: Store, today: dt.date, yes: bool = False, pretended: bool = False) -> ToolContext:
-    """A tool context for one shell command: its own turn; y/N in a terminal, --yes elsewhere; a plan starts
-    now, or at the start of a pretended today (--today)."""
+def context(
+    store: Store, today: dt.date, yes: bool = False, pretended: bool = False, now: dt.datetime | None = None
+) -> ToolContext:
+    """A tool context for one shell command: its own turn; y/N in a terminal, --yes elsewhere; a plan (and the
+    clock of tracked time) starts now, at a fixed now (--now), or at the start of a pretended today (--today)."""
     from planner.tools.plan_tools import hours_of
 
     confirm = ask_yes_no if sys.stdin.isatty() else None
+    config = Config.from_env()
     return ToolContext(
         store=store,
         today=lambda: today,
         turn=new_turn(),
         confirm=confirm,
-        yes=yes or Config.from_env().yes,
-        hours=hours_of(Config.from_env()),
-        plan_from=dt.datetime.combine(today, dt.time()) if pretended else None,
+        yes=yes or config.yes,
+        hours=hours_of(config),
+        plan_from=now or (dt.datetime.combine(today, dt.time()) if pretended else None),
+        learn_estimates=config.learn_estimates,
         door_name="shell",
         how="run it in a terminal to be asked, or add --yes to the command",
     )
@@ -267,7 +271,7 @@ def redo(store: Store, args: argparse.Namespace, today: dt.date) -> int:
 
 def tasks(store: Store, args: argparse.Namespace, today: dt.date) -> int:
     """tasks [STATUS] [FILTER...] [--limit N] [--json]."""
-    ctx = dataclasses.replace(context(store, today), confirm=None)
+    ctx = dataclasses.replace(context(store, today, now=getattr(args, "now", None)), confirm=None)
     if args.limit is not None and args.limit < 1:
         raise UsageError("--limit must be 1 or more")
     if args.json:  # every match unless --limit says otherwise; a cut one says how many more, here and on stderr
@@ -297,6 +301,36 @@ def show(store: Store, args: argparse.Namespace, today: dt.date) -> int:
     return EXIT_OK
 
 
+def start(store: Store, args: argparse.Namespace, today: dt.date) -> int:
+    """start ID: the clock runs on a task from now (another running one stops)."""
+    existing(store, args.id)
+    result, ok = dispatch(context(store, today, now=args.now), "start_task", {"id": task_id(args.id)})
+    if not ok:
+        raise Failure(result["error"])
+    if result.get("stopped"):
+        s = result["stopped"]
+        print(safe(f"stopped {s['id']}  {s['title']}  {s['spent']}"))
+    s = result.get("started") or result["running"]
+    print(safe(f"{'started' if 'started' in result else 'running'} {s['id']}  {s['title']}  since {s['from'][11:]}"))
+    return EXIT_OK
+
+
+def stop(store: Store, args: argparse.Namespace, today: dt.date) -> int:
+    """stop [ID] [--took TIME]: the clock stops (or how long a task took is noted)."""
+    call: dict[str, Any] = {"id": existing(store, args.id)["id"]} if args.id is not None else {}
+    if args.took:
+        call["took"] = " ".join(args.took)
+    result, ok = dispatch(context(store, today, now=args.now), "stop_task", call)
+    if not ok:
+        raise Failure(result["error"])
+    s = result["stopped"]
+    total = f" ({result['spent_in_all']} in all" + (
+        f", estimate ~{result['estimate']})" if result.get("estimate") else ")"
+    )
+    print(safe(f"stopped {s['id']}  {s['title']}  {s['from'][11:]}-{s['to'][11:]}  {s['spent']}{total}"))
+    return EXIT_OK
+
+
 HANDLERS: dict[str, Handler] = {
     "add": add,
     "edit": edit,
@@ -310,4 +344,6 @@ HANDLERS: dict[str, Handler] = {
     "reopen": each("reopen_task", "reopened"),
     "cancel": each("cancel_task", "cancelled"),
     "delete": each("delete_task", "deleted"),
+    "start": start,
+    "stop": stop,
 }

@@ -4,8 +4,8 @@
     python agent.py add --help      one subcommand: its usage line, what it does, its options
 
 Every help line stays under 80 columns (a test checks). The global options
-(options.py) stand before or after any of them; --db, --today and --yes are
-the ones a subcommand uses. None of these needs the model; `doctor` is the one
+(options.py) stand before or after any of them; --db, --today, --now and
+--yes are the ones a subcommand uses. None of these needs the model; `doctor` is the one
 that asks Ollama.
 """
 
@@ -126,8 +126,18 @@ def _sync(p: argparse.ArgumentParser, c: Config) -> None:
 
 
 def _plan(p: argparse.ArgumentParser, c: Config) -> None:
-    p.add_argument("when", nargs="*", metavar="DAY|week", help="today (the default), a day, or week")
-    p.add_argument("--json", action="store_true", help="the plan as JSON, for scripts")
+    p.add_argument("when", nargs="*", metavar="DAY|week", help="today (the default), a day, the afternoon, or week")
+    p.add_argument("--json", action="store_true", help="the plan as JSON, for scripts (with why, per block)")
+    p.add_argument("--why", action="store_true", help="under each task, why it is where it is")
+
+
+def _start(p: argparse.ArgumentParser, c: Config) -> None:
+    p.add_argument("id", metavar="ID", help="the task's id, as `tasks` shows it")
+
+
+def _stop(p: argparse.ArgumentParser, c: Config) -> None:
+    p.add_argument("id", nargs="?", metavar="ID", help="the task's id (the running one if left out)")
+    p.add_argument("--took", nargs="+", metavar="TIME", help="how long it took (3h, 90m), if the clock did not run")
 
 
 SUBS = [
@@ -196,8 +206,9 @@ SUBS = [
         "plan",
         "[DAY|week] [--json]",
         "your day laid out in free time",
-        "Your open tasks placed into the free time of your working hours, around your calendar, most urgent "
-        "first; without the model.",
+        "Your open tasks placed into the free time of your working hours, around your calendar, from now: "
+        "deadlines first, then priority, whole blocks where they fit; a re-plan moves only what it must. "
+        "Without the model.",
         _plan,
     ),
     Sub(
@@ -214,6 +225,21 @@ SUBS = [
         "remove one event (asks first)",
         "Remove one event from the busy time: asks y/N in a terminal; elsewhere needs --yes. Undo brings it back.",
         _event,
+    ),
+    Sub(
+        "start",
+        "ID",
+        "start the clock on a task",
+        "Start the clock on a task: the time you spend on it is kept (another running task stops), the plan "
+        "starts it now, and finished tasks teach the estimates.",
+        _start,
+    ),
+    Sub(
+        "stop",
+        "[ID] [--took TIME]",
+        "stop the clock (or say how long it took)",
+        "Stop the clock on the running task; with --took, how long a task took when the clock did not run.",
+        _stop,
     ),
     Sub(
         "export",
@@ -292,7 +318,7 @@ def parser(name: str, base: Config) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=f"{prog()} {name}", description=sub.about, formatter_class=_Narrow, conflict_handler="resolve"
     )
-    add_global(p, base, shown=("db", "today"))
+    add_global(p, base, shown=("db", "today", "now"))
     if sub.options:
         sub.options(p, base)  # its own --yes or -q (with its own help) takes the place of the global one
     return p

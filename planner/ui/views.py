@@ -21,7 +21,7 @@ from planner.durations import short
 from planner.storage.fields import brief
 from planner.storage.listing import search
 from planner.tools import ToolContext, ToolError, dispatch
-from planner.ui.layout import Column, fit, width
+from planner.ui.layout import Column, fit, width, wrap
 from planner.ui.outcomes import Failure, Usage, UsageError
 from planner.ui.quickadd import NotationError, filters
 from planner.ui.text import inline, plural
@@ -124,8 +124,15 @@ def tasks_text(
     if not view.tasks:
         return f"no {'' if view.status == 'all' else view.status + ' '}tasks" + (" match" if words else "")
     today = ctx.today().isoformat()
+    clock = tracked(ctx, [t["id"] for t in view.tasks])
     rows = [
-        [str(t["id"]), inline(t["title"]) + notes_marker(t), when(t), status_cell(t, today), inline(extras(t))]
+        [
+            str(t["id"]),
+            inline(t["title"]) + notes_marker(t),
+            when(t),
+            status_cell(t, today),
+            inline(_more(extras(t), clock.get(t["id"]))),
+        ]
         for t in view.tasks
     ]
     columns = [
@@ -136,6 +143,23 @@ def tasks_text(
         Column("more", 4, last=True),
     ]
     return "\n".join(fit(columns, rows, room) + view.footer)
+
+
+def tracked(ctx: ToolContext, ids: list[int]) -> dict[int, str]:
+    """Per task with tracked time: "running since 09:05, 25m" for the one the clock runs on, else "2h10m spent"."""
+    from planner.storage import worklog
+    from planner.tools.plan_inputs import now_of
+
+    conn = ctx.store.conn()
+    on = worklog.running(conn)
+    out = {tid: f"{short(m) if m else '0m'} spent" for tid, m in worklog.spent(conn, ids, now_of(ctx)).items()}
+    if on is not None and on.task_id in ids:
+        out[on.task_id] = f"running since {on.start:%H:%M}, " + out[on.task_id]
+    return out
+
+
+def _more(bits: str, clock: str | None) -> str:
+    return " ".join(x for x in (bits, f"({clock})" if clock else "") if x)
 
 
 Section = tuple[str, list[dict[str, Any]]]  # a heading ("today 2026-12-01") and its tasks
@@ -166,13 +190,17 @@ def agenda_text(ctx: ToolContext, arg: str, where: str = "/tasks", room: int | N
     """The agenda of /agenda and `agenda`, fitted to the terminal."""
     title, sections, footer = agenda_sections(ctx, arg, where)
     out = [title]
+    clock = tracked(ctx, [t["id"] for _, tasks in sections for t in tasks if not t.get("event")])
+    out += [f"running: {tid}  {text}" for tid, text in clock.items() if text.startswith("running")]
     columns = [Column("id", 4, align=">", pad=4), Column("title", 12, grow=True), Column("more", 4, last=True)]
     for heading, tasks in sections:
         rows = [
             [
                 str(t["id"]),
                 (f"{t['due_time']} " if t.get("due_time") else "") + inline(t["title"]) + notes_marker(t),
-                "(event)" if t.get("event") else inline("  ".join(x for x in (extras(t), t.get("note")) if x)),
+                "(event)"
+                if t.get("event")
+                else inline("  ".join(x for x in (_more(extras(t), clock.get(t["id"])), t.get("note")) if x)),
             ]
             for t in tasks
         ]
@@ -190,34 +218,68 @@ def lists_text(ctx: ToolContext) -> str:
     return "\n".join(fit(columns, rows))
 
 
-def plan_text(ctx: ToolContext, when: str | None, room: int | None = None) -> str:
-    """The plan of `plan` and /plan: a timeline per day, then what was not placed and why."""
-    from planner.tools.plan_tools import horizon_of, make_plan, plan_json
+def plan_text(ctx: ToolContext, when: str | None, room: int | None = None, why: bool = False, now: bool = True) -> str:
+    """The plan of `plan` and /plan: a timeline per day (all-day events as "all day", the running task and time
+    spent on each, a line at now), then what was not placed and why, what was planned and not done, and the
+    estimates corrected by tracked time. With `why`, under each task block why it is there."""
+    from planner.tools.plan_tools import make_plan, plan_json, span_of
 
     try:
-        horizon = horizon_of(ctx, when)
+        span = span_of(ctx, when)
     except ToolError as e:
         raise UsageError(str(e)) from None
-    data = plan_json(make_plan(ctx, horizon), horizon)
+    data = plan_json(make_plan(ctx, span.horizon, span.note))
+    room = (room or width()) - 2
     columns = [Column("when", 11), Column("what", 12, grow=True), Column("", 4, last=True)]
-    out = []
+    out = [inline(data["note"])] if data.get("note") else []
+    marked = not now or "now" not in data
     for day in data.get("days", [data]):
         d = dt.date.fromisoformat(day["day"])
         out.append(f"{d:%A} {d.isoformat()}")
-        rows = []
+        rows, reasons = [], {}  # reasons: row -> why its block is there, shown on a line of its own under it
         for b in day["blocks"]:
+            if not marked and b["start"] >= data["now"] and not b.get("all_day"):
+                rows.append(["", f"── now {data['now'][11:]} ──", ""])
+                marked = True
             title = inline(b["title"]) + (f" (part {b['part']})" if b.get("part") else "")
             more = f"task {b['task_id']}" if b["kind"] == "task" else "event"
-            more += "".join(f", {flag}" for flag in ("pinned", "guessed", "late") if b.get(flag))
-            rows.append([f"{b['start'][11:]}-{b['end'][11:]}", title, more])
-        out += ["  " + line for line in fit(columns, rows, (room or width()) - 2, header=False)] or [
-            "  nothing planned"
-        ]
-    for key, heading in (("late", "placed after their due date:"), ("unscheduled", "not planned:")):
+            more += "".join(f", {flag}" for flag in ("running", "pinned", "guessed", "late") if b.get(flag))
+            more += f", {b['spent']} spent" if b.get("spent") else ""
+            span_text = "all day" if b.get("all_day") else f"{b['start'][11:]}-{b['end'][11:]}"
+            rows.append([span_text, title, more])
+            if why and b["kind"] == "task" and b.get("why"):
+                reasons[len(rows) - 1] = inline(b["why"])
+        if not marked and data["now"][:10] == day["day"]:
+            rows.append(["", f"── now {data['now'][11:]} ──", ""])
+            marked = True
+        for i, line in enumerate(fit(columns, rows, room, header=False)):
+            out.append("  " + line)
+            if i in reasons:
+                out.append(wrap(f"{' ' * 15}why: {reasons[i]}", room + 2, 20))
+        if not rows:
+            out.append("  nothing planned")
+    notes = (
+        ("late", "placed after their due date:"),
+        ("unscheduled", "not planned:"),
+        ("replanned", "planned earlier and not done:"),
+    )
+    for key, heading in notes:
         if data.get(key):
             out.append(heading)
-            out += [f"  {n['task_id']:>4}  {inline(n['title'])} ({n['reason']})" for n in data[key]]
+            for n in data[key]:
+                said = (
+                    n["detail"] if key == "replanned" else n["reason"] + (f": {n['detail']}" if n.get("detail") else "")
+                )
+                out.append(f"  {n['task_id']:>4}  {inline(n['title'])} ({inline(said)})")
     past = [n["task_id"] for n in data.get("unscheduled", []) if n["reason"] == "past due"]
     if past:  # not placed, so that a missed date is not pushed on quietly: say how to plan it
         out.append(f"  past due: a new date plans it (`edit {past[0]} today`)")
+    if any(n["reason"] == "no working time left today" for n in data.get("unscheduled", [])):
+        out.append("  working hours are over: `plan tomorrow` plans the next day")
+    corrected = {
+        b["task_id"]: b["estimate"] for d in data.get("days", [data]) for b in d["blocks"] if b.get("estimate")
+    }
+    if corrected:
+        out.append("estimates from tracked time (PLANNER_LEARN_ESTIMATES=0 turns this off):")
+        out += [f"  {tid:>4}  {inline(text)}" for tid, text in sorted(corrected.items())]
     return "\n".join(out)
