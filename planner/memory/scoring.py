@@ -19,6 +19,10 @@ STOPWORDS = frozenset(
 )
 
 
+SAME_WORDS = 0.6  # a restatement shares this share of the shorter text's meaningful words
+FACT_WORDS = 3  # fewer meaningful words than this is a reply, not a fact of its own
+
+
 def meaningful_words(text: str) -> list[str]:
     """The words of a text that carry meaning, in order (no stop words, no single letters)."""
     return [w for w in re.findall(r"\w+", text.lower()) if w not in STOPWORDS and len(w) > 1]
@@ -30,11 +34,21 @@ def word_overlap(a: str, b: str) -> float:
     return len(wa & wb) / min(len(wa), len(wb)) if wa and wb else 0.0
 
 
-def same_particulars(a: str, b: str) -> bool:
-    """Whether two texts could state one fact: the names and numbers of one are all in the other."""
-    names_a, names_b = mentioned(a), mentioned(b)
-    nums_a, nums_b = set(re.findall(r"\d+", a)), set(re.findall(r"\d+", b))
-    return (names_a <= names_b or names_b <= names_a) and (nums_a <= nums_b or nums_b <= nums_a)
+def same_fact(a: str, b: str) -> bool:
+    """Whether two texts can state one fact, so the newer may replace the older: most of their words shared
+    (SAME_WORDS of the shorter one's), the same names (any case) and the same numbers, and each a statement of
+    its own (FACT_WORDS meaningful words at least: "yes, that one" means what the turn before it said, so two
+    of them are two memories). Days and speaker are the caller's to compare.
+
+    Trade-off: "my dentist is Dr Okafor" and "my dentist is Dr Okafor, on Main Street" are two memories, the
+    second linked to the first; an update that adds a name costs a row, never the older fact."""
+    wa, wb = meaningful_words(a), meaningful_words(b)
+    if min(len(set(wa)), len(set(wb))) < FACT_WORDS or word_overlap(a, b) < SAME_WORDS:
+        return False
+    words_a, words_b = (" " + " ".join(re.findall(r"[\w-]+", t.lower())) + " " for t in (a, b))
+    names = {" ".join(re.findall(r"[\w-]+", n.lower())) for n in mentioned(a) | mentioned(b)}
+    same_names = all(f" {n} " in words_a and f" {n} " in words_b for n in names)  # said in both, any case
+    return same_names and set(re.findall(r"\d+", a)) == set(re.findall(r"\d+", b))
 
 
 # The forms of common irregular English verbs: the Porter stemmer of the word index makes "moved" and

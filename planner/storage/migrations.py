@@ -382,6 +382,18 @@ def _m14_scenes(conn: sqlite3.Connection) -> None:
     )
 
 
+def _m15_memory_context(conn: sqlite3.Connection) -> None:
+    # Where a memory came from: who said it (NULL: the user), the conversation and its place in it (so a
+    # search can bring the turns around it), and the earlier memory it restates without replacing (a
+    # near-duplicate that is not the same fact is kept beside it, linked).
+    _add_columns(
+        conn, "memories", {"speaker": "TEXT", "conversation": "TEXT", "turn_no": "INTEGER", "linked_to": "INTEGER"}
+    )
+    conn.execute(
+        "CREATE INDEX IF NOT EXISTS memories_turn ON memories (conversation, turn_no) WHERE conversation IS NOT NULL"
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m1_tutorial_tables,
     _m2_sessions_and_models,
@@ -397,5 +409,6 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m12_calendar,
     _m13_happened_on,
     _m14_scenes,
+    _m15_memory_context,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
