@@ -104,6 +104,14 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "fused, no hop to the best hit's scenes": {"SCENE_HOP": False},
     "fused, scene weight 0.25": {"SCENE_WEIGHT": 0.25},
     "fused, scenes bring 1 each": {"SCENE_CELLS": 1},
+    "fused, no turns around the best": {"NEIGHBOUR_WEIGHT": 0.0},
+    "fused, turns around at 0.3": {"NEIGHBOUR_WEIGHT": 0.3},
+    "fused, turns around at 0.7": {"NEIGHBOUR_WEIGHT": 0.7},
+    "fused, turns around the best 20": {"NEIGHBOURS_OF": 20},
+    "fused, no names searched again": {"NAME_HOP_WEIGHT": 0.0},
+    "fused, names searched again at 0.3": {"NAME_HOP_WEIGHT": 0.3},
+    "fused, names searched again at 0.7": {"NAME_HOP_WEIGHT": 0.7},
+    "fused, as before this round": {"NEIGHBOUR_WEIGHT": 0.0, "NAME_HOP_WEIGHT": 0.0},
 }
 
 

@@ -145,7 +145,16 @@ def fuse(vec: list[tuple[int, float]], kw: list[tuple[int, float]]) -> dict[int,
 
 # -- names: what scenes are made of, and what a question that refers back borrows from the turn before
 
-NOT_NAMES = frozenset(w.title() for w in (*STOPWORDS, *MONTHS, *WEEKDAYS)) | {"I", "I'm", "I've", "I'll", "I'd", "OK"}
+# Words that start sentences capitalised and name no one: pronouns and the first words of replies.
+NOT_NAMES = frozenset(
+    w.title()
+    for w in (
+        *STOPWORDS,
+        *MONTHS,
+        *WEEKDAYS,
+        *"he she him his hers we us you it yes no ok okay oh hi hey hello thanks haha lol omg yeah wow".split(),
+    )
+) | {"I", "I'm", "I've", "I'll", "I'd", "OK"}
 SENTENCES = re.compile(r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)(?<!\bSt\.)(?<=[.!?;:])\s+|\n+")
 TOKEN = re.compile(r"[\w'.’-]+")
 

@@ -38,7 +38,7 @@ from planner.memory.compact import CompactIndex
 from planner.memory.days import Days
 from planner.memory.errors import LongTermMemoryError
 from planner.memory.scenes import Scenes
-from planner.memory.scoring import fts_query, fuse, minmax, names_in, with_context
+from planner.memory.scoring import FACT_WORDS, fts_query, fuse, meaningful_words, minmax, names_in, with_context
 from planner.memory.store import MemoryStore
 from planner.memory.vectors import Embedder, VectorIndex, np, rows_present
 from planner.model.base import ModelError
@@ -64,7 +64,7 @@ NAME_HOP, NAME_HOP_WEIGHT = 3, 0.5  # the best hits whose names are searched aga
 
 def _turn(row: Any) -> dict[str, Any]:
     # A turn around a hit, as the hit shows it.
-    out = {"text": row["text"], "said": row["said_on"]}
+    out = {"id": row["id"], "text": row["text"], "said": row["said_on"]}
     return out | ({"speaker": row["speaker"]} if row["speaker"] else {})
 
 
@@ -216,8 +216,9 @@ class Search:
                 hit["happened"] = Period(_day(r["happened_on"], today), _day(r["happened_to"], today)).describe()
             if r["speaker"]:
                 hit["speaker"] = r["speaker"]
-            if beside.get(id_):  # the turns around it in its conversation: what makes "yes, twice" answerable
-                hit["context"] = [_turn(context[n]) for n in beside[id_] if n in context]
+            for n in beside.get(id_, []):  # the turns around it in its conversation: what makes "yes, twice" answerable
+                if n in context:
+                    hit["before" if context[n]["turn_no"] < r["turn_no"] else "after"] = _turn(context[n])
             hit["score"] = round(score, 3)  # 1.0 = best in both lists, salience 1, said today
             hit["cosine"] = round(cosine.get(id_, 0.0), 3)
             hit["keyword"] = id_ in keyword
@@ -298,14 +299,17 @@ class Search:
 
     def recall(self, query: str, k: int = 3) -> list[dict[str, Any]]:
         """The `recall` tool's answer: [{"id", "text", "kind", "topic", "said", "happened"?, "score"}]."""
-        keys = ("id", "text", "kind", "topic", "said", "happened", "speaker", "context", "score")
+        keys = ("id", "text", "kind", "topic", "said", "happened", "speaker", "before", "after", "score")
         return [{key: h[key] for key in keys if key in h} for h in self.search(query, k)]
 
     def relevant(self, text: str, k: int = 3) -> list[dict[str, Any]]:
-        """Memories worth attaching to a message unasked: a keyword hit or clearly similar."""
+        """Memories worth attaching to a message unasked: a keyword hit or clearly similar, or the turn just
+        before or after one in its conversation (the reply that answers the turn the words matched)."""
         if not self.db.count():
             return []
-        return [h for h in self.search(text, k) if h["keyword"] or h["cosine"] >= AUTO_RECALL_COSINE]
+        hits = self.search(text, k)
+        sure = {h["id"] for h in hits if h["keyword"] or h["cosine"] >= AUTO_RECALL_COSINE}
+        return [h for h in hits if sure & {h["id"], h.get("before", {}).get("id"), h.get("after", {}).get("id")}]
 
     def topic_summaries(self, topics: list[str]) -> dict[str, str]:
         """Stored summaries of these topics."""
@@ -316,7 +320,7 @@ class Search:
         hits = self.relevant(text, k)
         if not hits:
             return text
-        lines = [f"- {days_in_words(h['text'], h.get('said')) if DAYS_IN_TEXT else h['text']}{dated(h)}" for h in hits]
+        lines = [note(h) for h in hits]
         lines += [f"- About {t}: {s}" for t, s in self.topic_summaries([h["topic"] for h in hits]).items()]
         return f"{text}\n\n{MEMORY_NOTES}\n" + "\n".join(lines)
 
@@ -334,6 +338,21 @@ def days_in_words(text: str, said: str | None) -> str:
     except ValueError:
         return text
     return RELATIVE_DAY.sub(lambda m: f"{m[0]} ({day - dt.timedelta(days=1) if m[2] else day})", text)
+
+
+def note(hit: dict[str, Any]) -> str:
+    """One memory as the notes attached to a message show it: who said it (when not the user), the words, the
+    days; a reply too short to be a fact of its own comes with the turn it answered."""
+    text = days_in_words(hit["text"], hit.get("said")) if DAYS_IN_TEXT else hit["text"]
+    line = f"- {_who(hit)}{text}{dated(hit)}"
+    before = hit.get("before")
+    if before and len(set(meaningful_words(hit["text"]))) < FACT_WORDS:
+        line += f", answering {_who(before)}{before['text']}"
+    return line
+
+
+def _who(turn: dict[str, Any]) -> str:
+    return f"{turn['speaker']}: " if turn.get("speaker") else ""
 
 
 def dated(hit: dict[str, Any]) -> str:
