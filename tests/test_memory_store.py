@@ -48,7 +48,7 @@ sentence = st.builds(
 def test_two_tellings_merge_only_when_names_numbers_and_speaker_are_the_same(tmp_path_factory, first, second):
     mem = fresh(tmp_path_factory.mktemp("m"), "pair")
     a = mem.store_cell(first[0], speaker=first[1], said_on="2026-05-01")
-    b = mem.store_cell(second[0], speaker=second[1], said_on="2026-05-02")
+    b = mem.store_cell(second[0], speaker=second[1], said_on="2026-05-01")
     if first == second:
         assert b["updated"]["id"] == a["remembered"]["id"]
         assert [m["text"] for m in mem.all()] == [first[0]]
@@ -63,6 +63,7 @@ def test_two_tellings_merge_only_when_names_numbers_and_speaker_are_the_same(tmp
         ("Yes!", "yes"),  # a reply means what the turn before it said: two replies are two memories
         ("I went to the dentist yesterday.", "I went to the dentist."),  # one names a day, the other none
         ("I went to the dentist yesterday.", "I went to the dentist yesterday."),  # said on two days: two visits
+        ("I went to the gym after work.", "I went to the gym after work."),  # no day named: the days said differ
     ],
 )
 def test_replies_and_events_on_other_days_are_never_merged(tmp_path, first, second):

@@ -151,9 +151,9 @@ def test_a_restatement_said_again_still_updates(store):
     close = lambda model, texts: [[1.0, 0.0] for t in texts]  # noqa: E731
     mem = LongTermMemory(store, Embedder(close, "close"), today=lambda: TODAY)
     first = mem.store_cell("The user's dentist is Dr. Okafor.", said_on="2026-01-10")
-    assert "updated" in mem.store_cell("The user's dentist is dr. Okafor!", said_on="2026-06-10")
+    assert "updated" in mem.store_cell("The user's dentist is dr. Okafor!", said_on="2026-01-10")
     # a name more is another fact: kept beside the first, linked to it, nothing lost
-    more = mem.store_cell("The user's dentist is Dr. Okafor, on Main Street.", said_on="2026-06-11")
+    more = mem.store_cell("The user's dentist is Dr. Okafor, on Main Street.", said_on="2026-01-10")
     assert more["remembered"]["beside"] == first["remembered"]["id"]
     assert [m["text"] for m in mem.all()] == ["The user's dentist is dr. Okafor!", more["remembered"]["text"]]
 
