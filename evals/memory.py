@@ -290,6 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-test-embedder", action="store_true", help="only --embed-model (realtalk: minutes saved)")
     p.add_argument("--seeds", default=",".join(map(str, lifelog.SEEDS)), help="the lives to generate")
     p.add_argument("--experiments", action="store_true", help="also score variants of the search (their figures)")
+    p.add_argument("--variants", default="", help="--experiments: only variants whose name holds one of these words")
     p.add_argument(
         "--unit", choices=["sentence", "turn"], default="sentence", help="store each sentence (a fact) or each turn"
     )
@@ -330,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.experiments:
             from evals.memory_variants import experiments, second_looks
 
-            methods = METHODS | experiments() | second_looks()
+            methods = METHODS | experiments(args.variants) | (second_looks() if not args.variants else {})
         results = []
         for (dataset, users), path in ((s, path) for s in sets for path in paths):
             if not args.no_test_embedder:

@@ -132,15 +132,15 @@ def minmax(ranked: list[tuple[int, float]]) -> dict[int, float]:
     return {i: (v - low) / (top - low) if top > low else 1.0 for i, v in ranked}
 
 
-def fuse(vec: list[tuple[int, float]], kw: list[tuple[int, float]]) -> dict[int, float]:
+def fuse(vec: list[tuple[int, float]], kw: list[tuple[int, float]], kw_weight: float = 1.0) -> dict[int, float]:
     """{id: score in 0..1} from (id, cosine) and (id, BM25) candidate lists: each list min-max
-    scaled, then averaged (absent from a list counts as its worst).
+    scaled, then averaged, the keyword list weighing kw_weight (absent from a list counts as its worst).
 
     Scores, not ranks: reciprocal rank fusion treats a clear keyword hit and a near-tie alike, and on
     public long-conversation data (python -m evals memory) it scored between its two parts; this beats both.
     """
     a, b = minmax(vec), minmax(kw)
-    return {i: (a.get(i, 0.0) + b.get(i, 0.0)) / 2 for i in a.keys() | b.keys()}
+    return {i: (a.get(i, 0.0) + kw_weight * b.get(i, 0.0)) / (1 + kw_weight) for i in a.keys() | b.keys()}
 
 
 # -- names: what scenes are made of, and what a question that refers back borrows from the turn before
@@ -152,7 +152,7 @@ NOT_NAMES = frozenset(
         *STOPWORDS,
         *MONTHS,
         *WEEKDAYS,
-        *"he she him his hers we us you it yes no ok okay oh hi hey hello thanks haha lol omg yeah wow".split(),
+        *"he she him his hers we us you it if yes no ok okay oh hi hey hello thanks haha lol omg yeah wow".split(),
     )
 ) | {"I", "I'm", "I've", "I'll", "I'd", "OK"}
 SENTENCES = re.compile(r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)(?<!\bSt\.)(?<=[.!?;:])\s+|\n+")
@@ -161,7 +161,7 @@ TOKEN = re.compile(r"[\w'.’-]+")
 
 def _runs(sentence: str) -> list[tuple[int, list[str]]]:
     """(position of its first word, its words) for every longest run of capitalised words in a sentence."""
-    words = [w.rstrip(".,").removesuffix("'s").removesuffix("’s") for w in TOKEN.findall(sentence)]
+    words = [w.replace("’", "'").rstrip(".,").removesuffix("'s") for w in TOKEN.findall(sentence)]
     runs: list[tuple[int, list[str]]] = []
     for i, w in enumerate(words):
         if w[:1].isupper() and w not in NOT_NAMES and len(w) > 1:

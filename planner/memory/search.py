@@ -58,8 +58,11 @@ BESIDE_ABOVE = (
 SCENES_K, SCENE_CELLS, SCENE_WEIGHT = 2, 3, 0.5  # scenes consulted, memories each brings, their weight
 SCENE_MARGIN = 0.0  # a scene counts when its summary is at least this much closer than the best memory
 SCENE_HOP = True  # also the best memory's scenes, unless the question is about time (then time ranks)
+SCENE_MAX_SHARE = 0.1  # a scene holding more than this share of all memories lifts none of them (who said half)
 NEIGHBOURS_OF, NEIGHBOUR_WEIGHT = 10, 0.5  # the best candidates whose conversation turns around them count too
 NAME_HOP, NAME_HOP_WEIGHT = 3, 0.5  # the best hits whose names are searched again, and that search's weight
+KEYWORD_WEIGHT = 1.0  # the keyword list's weight in the fusion, the vector list's being 1
+KEYWORD_COLUMNS = ""  # "" : the words and who said them; "text": the words alone (python -m evals memory)
 
 
 def _turn(row: Any) -> dict[str, Any]:
@@ -133,6 +136,8 @@ class Search:
         """(id, BM25 score) best first; higher is better (SQLite's rank is its negative). forms=False: the
         query's words alone, without the other forms of irregular verbs (the search as it was, for evals)."""
         q = fts_query(query, forms)
+        if q and KEYWORD_COLUMNS:
+            q = f"{KEYWORD_COLUMNS} : ({q})"
         return self.db.keyword(q, n) if q else []
 
     def begin_turn(self, recent: Sequence[str] = ()) -> None:
@@ -178,7 +183,7 @@ class Search:
         if inside is not None:
             present = set(rows_present(inside, [i for i, _ in more]))
             kw = kw + [(i, s) for i, s in more if i in present][:WITHIN]
-        fused = fuse(vec, kw)
+        fused = fuse(vec, kw, KEYWORD_WEIGHT)
         if not fused:
             return []
         self._add_names_hop(fused, text)
@@ -207,7 +212,6 @@ class Search:
         keyword = {id_ for id_, _ in kw}
         rows = self.db.cells([i for _, _, i in best])
         beside = self.db.neighbours([i for _, _, i in best])
-        context = self.db.cells(sorted({n for ns in beside.values() for n in ns}))
         hits = []
         for score, _, id_ in best:
             r = rows[id_]
@@ -217,8 +221,7 @@ class Search:
             if r["speaker"]:
                 hit["speaker"] = r["speaker"]
             for n in beside.get(id_, []):  # the turns around it in its conversation: what makes "yes, twice" answerable
-                if n in context:
-                    hit["before" if context[n]["turn_no"] < r["turn_no"] else "after"] = _turn(context[n])
+                hit["before" if n["turn_no"] < r["turn_no"] else "after"] = _turn(n)
             hit["score"] = round(score, 3)  # 1.0 = best in both lists, salience 1, said today
             hit["cosine"] = round(cosine.get(id_, 0.0), 3)
             hit["keyword"] = id_ in keyword
@@ -249,7 +252,7 @@ class Search:
         lift: dict[int, float] = {}
         for id_, turns in self.db.neighbours(best).items():
             for n in turns:
-                lift[n] = max(lift.get(n, 0.0), NEIGHBOUR_WEIGHT * fused[id_])
+                lift[n["id"]] = max(lift.get(n["id"], 0.0), NEIGHBOUR_WEIGHT * fused[id_])
         for n, score in lift.items():
             fused[n] = max(fused.get(n, 0.0), score)
 
@@ -291,8 +294,11 @@ class Search:
             first = max(fused, key=fused.__getitem__)
             for sid in self.scenes.of(first):
                 scenes.setdefault(sid, top)
+        most = max(SCENE_CELLS, SCENE_MAX_SHARE * len(self.index))
         for sid, closeness in scenes.items():
             members = self.scenes.members.get(sid, [])
+            if len(members) > most:  # a scene of a good part of everything (who sends half the turns) is no topic
+                continue
             sims = sorted(self.index.similarity(members, qv).items(), key=lambda p: -p[1])[:SCENE_CELLS]
             for id_, _ in sims:
                 fused[id_] = fused.get(id_, 0.0) + SCENE_WEIGHT * max(0.0, closeness / top) / 2

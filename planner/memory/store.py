@@ -124,25 +124,21 @@ class MemoryStore:
         )
         return [(r[0], -r[1]) for r in rows]
 
-    def neighbours(self, ids: Sequence[int], reach: int = 1) -> dict[int, list[int]]:
-        """{id: the ids of the turns up to `reach` before and after it in the conversation it came from} for
-        those of the ids that are turns of a conversation."""
+    def neighbours(self, ids: Sequence[int], reach: int = 1) -> dict[int, list[Row]]:
+        """{id: the fields of the turns up to `reach` before and after it in the conversation it came from, in
+        order} for those of the ids that are turns of a conversation: one query, served by memories_turn."""
         if not ids:
             return {}
-        conn = self.db.conn()
-        places = conn.execute(
-            f"SELECT id, conversation, turn_no FROM memories WHERE id IN ({_marks(ids)}) "
-            "AND conversation IS NOT NULL AND turn_no IS NOT NULL",
-            list(ids),
-        ).fetchall()
-        out: dict[int, list[int]] = {}
-        for id_, conversation, turn in places:
-            rows = conn.execute(
-                "SELECT id FROM memories WHERE conversation = ? AND turn_no BETWEEN ? AND ? AND id != ? "
-                "ORDER BY turn_no",
-                (conversation, turn - reach, turn + reach, id_),
-            )
-            out[id_] = [r[0] for r in rows]
+        cols = ", ".join(f"n.{c.strip()}" for c in CELL.split(","))
+        rows = self.db.conn().execute(
+            f"SELECT m.id AS of_id, {cols} FROM memories m JOIN memories n ON n.conversation = m.conversation "
+            "AND n.turn_no BETWEEN m.turn_no - ? AND m.turn_no + ? AND n.id != m.id "
+            f"WHERE m.id IN ({_marks(ids)}) AND m.conversation IS NOT NULL ORDER BY m.id, n.turn_no",
+            [reach, reach, *ids],
+        )
+        out: dict[int, list[Row]] = {}
+        for r in rows:
+            out.setdefault(r["of_id"], []).append(r)
         return out
 
     def before(self, id_: int) -> Row | None:
