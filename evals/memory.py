@@ -269,6 +269,28 @@ def table(results: list[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
+def doc_table(
+    results: list[dict[str, Any]], methods: tuple[str, ...] = ("vector", "keyword", "fused, before", "fused")
+) -> str:
+    """The compact table docs/memory.md shows for a results file: recall@1/3/5 of each path and method, then
+    recall@5 per kind (tests/test_realtalk.py checks the page against the files)."""
+    kinds = [k for k in KINDS if any(k in r["kinds"] for r in results)]
+    head = f"{'set':<16} {'path':<5} {'method':<14} {'@1':>5} {'@3':>5} {'@5':>5}  " + " ".join(
+        f"{k:>11}" for k in kinds
+    )
+    out = [head + "  (@5 by kind)"]
+    for r in results:
+        for method in (m for m in methods if m in r["recall"]):
+            rec, by = r["recall"][method], r["by_kind"][method]
+            cells = " ".join(f"{by[k][5 if 5 in by[k] else '5']:>11.2f}" if k in by else f"{'-':>11}" for k in kinds)
+            out.append(
+                f"{r['dataset']:<16} {r.get('path', 'store'):<5} {method:<14} "
+                + " ".join(f"{rec[k if k in rec else str(k)]:>5.2f}" for k in KS)
+                + f"  {cells}"
+            )
+    return "\n".join(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the retrieval eval (and with --qa the answers) and print the tables."""
     p = argparse.ArgumentParser(prog="python -m evals memory", description=__doc__.split("\n\n")[0])

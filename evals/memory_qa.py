@@ -50,8 +50,8 @@ DONT_KNOW = re.compile(
 class CachedOllama(Ollama):
     """The Ollama edge with embeddings read from the retrieval eval's cache on disk."""
 
-    def __init__(self, host: str, model: str):
-        super().__init__(host)
+    def __init__(self, host: str, model: str, timeout: float = 300.0):
+        super().__init__(host, timeout=timeout)
         safe = re.sub(r"[^\w.-]", "_", model)
         self._embed = cached(super().embed, cache_dir() / f"embeddings-{safe}.jsonl")
 
@@ -177,7 +177,7 @@ def main(llm: Ollama, args: argparse.Namespace, sets: list[tuple[str, list[User]
         search.MEMORY_NOTES = NOTES[args.notes]
     if args.notes == "days":
         search.DAYS_IN_TEXT = True
-    llm = CachedOllama(llm.host, args.embed_model)
+    llm = CachedOllama(llm.host, args.embed_model, Config.from_env().timeout)  # PLANNER_TIMEOUT: a slow machine
     try:
         log: list[dict[str, Any]] = []
         results = {}

@@ -101,3 +101,13 @@ def test_the_eval_stores_each_conversation_both_ways_and_scores_each_kind(fake, 
         assert r["kinds"] == {"multi-hop": 2, "temporal": 2, "open-domain": 2}
         assert all(0 <= v <= 1 for kinds in r["by_kind"].values() for kind in kinds.values() for v in kind.values())
     assert "realtalk/tuning, raw" in p.stdout
+
+
+@pytest.mark.parametrize("part", ["tuning", "held"])
+def test_the_figures_on_the_page_are_the_result_files(part):
+    from evals.memory import doc_table
+
+    results = json.loads((ROOT / "evals" / "results" / f"memory-realtalk-{part}-e5.json").read_text())
+    page = (ROOT / "docs" / "memory.md").read_text()
+    for line in doc_table(results).splitlines()[1:]:
+        assert line in page, line
