@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
+from planner.policy import Mandate, Refusal
 from planner.tools import CHANGES_EXISTING, READ_ONLY_TOOLS  # the tool facts, as each tool declared them
 
 # What the agent reports while a turn runs, and the data each kind carries.
@@ -50,9 +51,9 @@ class ToolCall:
     result: dict[str, Any] | None = None  # what the model reads back
     ok: bool = False
     ran: bool = False  # the tool function was called (False: refused, a repeat, or cancelled)
-    # Why the user's yes was missing, when it was: "declined", "nobody" (no one could answer), "not_asked"
-    # (the user's words did not ask for it), "already_declined"; None otherwise.
-    refused: str | None = None
+    # Why the user's yes was missing, when it was (declined, no one could answer, the user's words did not
+    # ask for it, declined earlier in this request); None otherwise.
+    refused: Refusal | None = None
     unsure: bool = False  # the user's words may not ask for this deletion: they are asked even under --yes
 
     def __post_init__(self) -> None:
@@ -85,7 +86,7 @@ class ToolCall:
             "sent": self.sent,
             "ok": self.ok,
             "result": self.result,
-            "refused": self.refused,
+            "refused": self.refused.value if self.refused else None,
         }
 
 
@@ -107,6 +108,7 @@ class Turn:
     declined: set[tuple[str, int]] = field(default_factory=set)  # (tool, task id) the user said no to
     overridden: set[str] = field(default_factory=set)  # guard changes the model may insist on (guards.py)
     critiques: list[str] = field(default_factory=list)
+    mandate: Mandate | None = None  # which tasks the user's words name (intent.py), once read
 
     @property
     def user_messages(self) -> list[str]:

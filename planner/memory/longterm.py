@@ -314,6 +314,10 @@ class LongTermMemory(Search):
             if not hits:
                 raise LongTermMemoryError(f"no memory matches {text[:60]!r}; call recall to see what is stored")
             row = self.db.cell(hits[0]["id"])
+            if row is None:  # forgotten by another process since the search's index was read
+                raise LongTermMemoryError(
+                    f"no memory matches {text[:60]!r} any more; call recall to see what is stored"
+                )
         return row
 
     def find_scene(self, query: str) -> Any:
@@ -327,9 +331,10 @@ class LongTermMemory(Search):
             raise LongTermMemoryError(f"no scene {words[1][:60]!r}; /memories lists them")
         return scene
 
-    def forget(self, query_or_id: str, turn: str | None = None) -> dict[str, Any]:
+    def forget(self, query_or_id: str, turn: str | None = None, expect: str | None = None) -> dict[str, Any]:
         """Remove the memory with this id, or the one that best matches the words ("scene NAME": only that
-        grouping, its memories stay); kept for /undo under `turn`."""
+        grouping, its memories stay); kept for /undo under `turn`. `expect`: the text the user was asked
+        about; if the memory says something else now (another process changed it), nothing is forgotten."""
         scene = self.find_scene(query_or_id)
         if scene is not None:
             with self._lock:
@@ -337,8 +342,13 @@ class LongTermMemory(Search):
             return self.scenes.forget(scene, turn)
         row = self.find(query_or_id)
         with self._lock:
-            if self.db.forget(row["id"], turn) is None:
-                raise LongTermMemoryError(f"no memory with id={row['id']}")
+            gone = self.db.forget(row["id"], turn, expect)
+            if gone == "gone":
+                raise LongTermMemoryError(f"memory {row['id']} is already forgotten (another window forgot it)")
+            if gone == "changed":
+                raise LongTermMemoryError(
+                    f"memory {row['id']} changed while the user was asked, so it was not forgotten; ask again"
+                )
             self.index.remove(row["id"])
             self.days.remove(row["id"])
             self._version += 1

@@ -243,13 +243,17 @@ class MemoryStore:
                 "UPDATE memories SET embedding = ?, embed_model = ? WHERE id = ?", [(v, model, i) for i, v in pairs]
             )
 
-    def forget(self, id_: int, turn: str | None) -> dict[str, Any] | None:
+    def forget(self, id_: int, turn: str | None, expect: str | None = None) -> dict[str, Any] | str:
         """Remove a memory, keeping its whole row and vector in memory_history under `turn` for /undo; the
-        row as it was (without its vector), or None if there is no such memory."""
+        row as it was (without its vector). Nothing is removed, and the answer says why, when there is no such
+        memory ("gone") or its text is no longer `expect`, the text the user was asked about ("changed"):
+        both checked in the transaction that removes it."""
         with self.db.write() as conn:
             full = conn.execute("SELECT * FROM memories WHERE id = ?", (id_,)).fetchone()
             if full is None:
-                return None
+                return "gone"
+            if expect is not None and full["text"] != expect:
+                return "changed"
             kept = {k: full[k] for k in full.keys() if k != "embedding"}
             conn.execute(
                 "INSERT INTO memory_history (memory_id, old_text, reason, changed_at, turn, row, embedding, after_event)"
