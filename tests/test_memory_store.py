@@ -4,6 +4,7 @@ said what; memory's tables are read and written in one module.
 The restatement rule is checked over generated pairs with an embedder that scores every pair of
 sentences close (as multilingual-e5-small does, 0.8-0.9 for anything): only the rule decides."""
 
+import json
 import re
 from pathlib import Path
 
@@ -48,10 +49,12 @@ sentence = st.builds(
 def test_two_tellings_merge_only_when_names_numbers_and_speaker_are_the_same(tmp_path_factory, first, second):
     mem = fresh(tmp_path_factory.mktemp("m"), "pair")
     a = mem.store_cell(first[0], speaker=first[1], said_on="2026-05-01")
-    b = mem.store_cell(second[0], speaker=second[1], said_on="2026-05-01")
-    if first == second:
+    b = mem.store_cell(second[0], speaker=second[1], said_on="2026-05-02")
+    if first == second:  # said again a day later: one memory, said on the newer day, the older day kept
         assert b["updated"]["id"] == a["remembered"]["id"]
-        assert [m["text"] for m in mem.all()] == [first[0]]
+        assert [(m["text"], m["said_on"]) for m in mem.all()] == [(first[0], "2026-05-02")]
+        old = mem.store.conn().execute("SELECT row FROM memory_history").fetchone()[0]
+        assert json.loads(old)["said_on"] == "2026-05-01"
     else:  # another name, place, amount or speaker: both kept, the second linked to the first
         assert b["remembered"]["beside"] == a["remembered"]["id"]
         assert sorted(m["text"] for m in mem.all()) == sorted([first[0], second[0]])
@@ -63,7 +66,6 @@ def test_two_tellings_merge_only_when_names_numbers_and_speaker_are_the_same(tmp
         ("Yes!", "yes"),  # a reply means what the turn before it said: two replies are two memories
         ("I went to the dentist yesterday.", "I went to the dentist."),  # one names a day, the other none
         ("I went to the dentist yesterday.", "I went to the dentist yesterday."),  # said on two days: two visits
-        ("I went to the gym after work.", "I went to the gym after work."),  # no day named: the days said differ
     ],
 )
 def test_replies_and_events_on_other_days_are_never_merged(tmp_path, first, second):

@@ -216,7 +216,7 @@ class LongTermMemory(Search):
             if replaces is not None and self.db.cell(replaces) is not None:
                 target, reason = replaces, "supersede"
             else:
-                target, cell["linked_to"] = self._restates(vector, cell)
+                target, cell["linked_to"] = self._restates(vector, cell, about is not None)
                 reason = "update"
             if target is not None:
                 old = self.db.restate(target, cell, pack(vector), self.embedder.model, reason)
@@ -270,16 +270,17 @@ class LongTermMemory(Search):
             self._version += 1
         return id_
 
-    def _restates(self, vector: np.ndarray, cell: dict[str, Any]) -> tuple[int | None, int | None]:
+    def _restates(self, vector: np.ndarray, cell: dict[str, Any], names_days: bool) -> tuple[int | None, int | None]:
         # (the memory this cell restates, the memory it is only close to). Compare document vector with
         # document vectors: both carry the document prefix, so a restatement scores close to 1. Close is
         # not enough: some models score any two sentences 0.8-0.9 (multilingual-e5-small merged 632 of
         # 1,873 different sentences of one user's conversations, python -m evals memory), and merging
         # two turns that differ loses one of them. So a restatement must state the same fact
-        # (scoring.same_fact: most words shared, the same names and numbers), be said by the same speaker
-        # and be about the same days (the day it was said, when its words name none: "I went to the gym"
-        # on Monday and on Thursday are two visits); a close cell that is not the same fact is kept,
-        # linked to the first close one.
+        # (scoring.same_fact: most words shared, the same names and numbers), be said by the same speaker,
+        # and if either names days, be about the same days ("I went to the dentist yesterday" said in
+        # January and in June are two visits); a close cell that is not the same fact is kept, linked to
+        # the first close one. A fact said again on a later day with no day named is the same fact: the
+        # memory takes the newer day, and the older one stays in memory_history (MemoryStore.restate).
         near = None
         for id_, score in self.index.search(vector, 5) if len(self.index) else []:
             if score < min(DUPLICATE_COSINE, TOPIC_DUPLICATE_COSINE):
@@ -288,12 +289,12 @@ class LongTermMemory(Search):
             if row is None or word_overlap(cell["text"], row["text"]) < SAME_WORDS:
                 continue
             near = id_ if near is None else near
-            if (
-                not same_fact(cell["text"], row["text"])
-                or (cell["speaker"] or None) != (row["speaker"] or None)
-                or (cell["happened_on"], cell["happened_to"]) != (row["happened_on"], row["happened_to"])
-            ):
+            if not same_fact(cell["text"], row["text"]) or (cell["speaker"] or None) != (row["speaker"] or None):
                 continue
+            named = bool(row["said_on"] and happened(row["text"], dt.date.fromisoformat(row["said_on"])))
+            days = (cell["happened_on"], cell["happened_to"]) == (row["happened_on"], row["happened_to"])
+            if (names_days or named) and not (names_days and named and days):
+                continue  # one names days and the other none, or other days: two events, or two tellings
             if score >= DUPLICATE_COSINE or (cell["topic"] and row["topic"] == cell["topic"]):
                 return id_, None
         return None, near

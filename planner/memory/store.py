@@ -203,12 +203,17 @@ class MemoryStore:
 
     def restate(self, id_: int, cell: dict[str, Any], vector: bytes, model: str, reason: str) -> Row:
         """Give a memory newer words (`reason` "update": the same fact said again; "supersede": a fact that
-        replaces it), keeping the old text in memory_history; returns the old (text, said_on)."""
+        replaces it), keeping the old text, its days and speaker in memory_history; returns the old (text,
+        said_on)."""
         with self.db.write() as conn:
-            old = conn.execute("SELECT text, said_on FROM memories WHERE id = ?", (id_,)).fetchone()
+            old = conn.execute(
+                "SELECT text, said_on, happened_on, happened_to, speaker FROM memories WHERE id = ?", (id_,)
+            ).fetchone()
+            kept = json.dumps({k: old[k] for k in ("said_on", "happened_on", "happened_to", "speaker")})
             conn.execute(
-                "INSERT INTO memory_history (memory_id, old_text, new_text, reason, changed_at) VALUES (?, ?, ?, ?, ?)",
-                (id_, old["text"], cell["text"], reason, _now()),
+                "INSERT INTO memory_history (memory_id, old_text, new_text, reason, changed_at, row) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (id_, old["text"], cell["text"], reason, _now(), kept),
             )
             conn.execute(
                 "UPDATE memories SET text = ?, embedding = ?, embed_model = ?, kind = ?, salience = MAX(salience, ?), "
