@@ -8,7 +8,8 @@ recall fuses vector and keyword scores, see planner/memory/scoring.py).
 
 from __future__ import annotations
 
+from planner.memory.compact import CompactIndex
 from planner.memory.longterm import LongTermMemory
-from planner.memory.vectors import CompactIndex, Embedder, VectorIndex
+from planner.memory.vectors import Embedder, VectorIndex
 
 __all__ = ["CompactIndex", "Embedder", "LongTermMemory", "VectorIndex"]

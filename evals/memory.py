@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime as dt
 import json
 import os
 import re
@@ -35,17 +34,19 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evals import lifelog
-from evals.bfcl import SCENARIOS, WHEEL, cache_dir, evidence_ids, evidence_sentences, fetch, load, sentences
+from evals import lifelog, realtalk
+from evals.bfcl import WHEEL, cache_dir, fetch, load
+from evals.memory_data import BFCL_TODAY, Question, Said, User, bfcl_users, lifelog_users, realtalk_users
 from planner.memory.scoring import fuse
 from planner.memory.search import AUTO_RECALL_COSINE
 
+__all__ = ["BFCL_TODAY", "Question", "Said", "User", "bfcl_users", "lifelog_users", "realtalk_users"]
+
 KS = (1, 3, 5)
-BFCL_SAID, BFCL_TODAY = dt.date(2026, 1, 1), dt.date(2026, 1, 2)  # BFCL's turns carry no days
+KINDS = tuple(dict.fromkeys((*lifelog.KINDS, *realtalk.KINDS.values())))
 
 
 def test_embed(model: str, texts: list[str]) -> list[list[float]]:
@@ -87,74 +88,6 @@ def cached(
     return run
 
 
-@dataclass
-class Question:
-    """A question to one user's memories: its kind, the evidence groups (texts), answers, context, today."""
-
-    kind: str
-    question: str
-    evidence: list[set[str]]
-    answer: list[str] = field(default_factory=list)
-    context: list[str] = field(default_factory=list)
-    today: dt.date = BFCL_TODAY
-
-
-@dataclass
-class User:
-    """What one user said, (text, topic, day said) in order, and the questions asked of it."""
-
-    name: str
-    said: list[tuple[str, str, dt.date]]
-    questions: list[Question]
-
-
-def bfcl_users(data: tuple, unit: str = "sentence") -> list[User]:
-    """BFCL's five users: their turns (or the turns' sentences) and questions, all single facts."""
-    turns, questions = data
-    users = []
-    for scenario in SCENARIOS:
-        said = {i: t["text"] for i, t in enumerate(turns[scenario])}
-        texts = [
-            (x, t["topic"], BFCL_SAID)
-            for t in turns[scenario]
-            for x in (sentences(t["text"]) if unit == "sentence" else [t["text"]])
-        ]
-        asked = []
-        for q in (q for q in questions if q["scenario"] == scenario):
-            turn_ids = evidence_ids(q["evidence"], said)
-            if unit == "sentence":  # the sentences of the evidence turn that hold the answer
-                group = set().union(*(evidence_sentences(q["evidence"], said[i]) for i in turn_ids))
-            else:
-                group = {said[i] for i in turn_ids}
-            asked.append(Question("single", q["question"], [group], q.get("answer", [])))
-        users.append(User(scenario, texts, asked))
-    return users
-
-
-def lifelog_users(seeds: tuple[int, ...] = lifelog.SEEDS) -> list[User]:
-    """The generated lives: every sentence with the day it was said, the questions asked on lifelog.ASKED."""
-    users = []
-    for seed in seeds:
-        log = lifelog.generate(seed)
-        by_key: dict[str, set[str]] = {}
-        for s in log.said:
-            if s.key:
-                by_key.setdefault(s.key, set()).add(s.text)
-        questions = [
-            Question(
-                q.kind,
-                q.question,
-                [set().union(*(by_key[k] for k in g)) for g in q.evidence],
-                q.answer,
-                q.context,
-                lifelog.ASKED,
-            )
-            for q in log.questions
-        ]
-        users.append(User(f"life {seed}", [(s.text, "", s.day) for s in log.said], questions))
-    return users
-
-
 def chosen(users: list[User], limit: int) -> list[tuple[User, list[Any]]]:
     """Each user's questions, at most `limit` of a kind in all, taken evenly from the users."""
     each = -(-limit // len(users)) if limit else 0
@@ -172,15 +105,24 @@ def chosen(users: list[User], limit: int) -> list[tuple[User, list[Any]]]:
     return out
 
 
-def store_user(memory: Any, user: User) -> tuple[int, int]:
-    """Store a user's sentences and group their scenes; (sentences stored, merged into an earlier one)."""
-    merged = 0
-    for text, topic, day in user.said:
-        r = memory.store_cell(text, topic=topic, source="eval", said_on=day.isoformat())
-        merged += "remembered" not in r
+def store_user(memory: Any, user: User, path: str = "store") -> tuple[int, int, dict[str, int]]:
+    """Store what a user said and group the scenes: through `store_cell`, the planner's own path ("store"), or
+    each turn as it was ("raw": `add_verbatim`, no restatement check, no days read); (sentences stored,
+    merged into an earlier memory, {turn key: the memory holding it})."""
+    merged, where = 0, {}
+    for s in user.said:
+        place = {"speaker": s.speaker, "conversation": s.conversation, "turn_no": s.turn_no}
+        if path == "raw":
+            id_ = memory.add_verbatim(s.text, s.day.isoformat(), **place)
+        else:
+            r = memory.store_cell(s.text, topic=s.topic, source="eval", said_on=s.day.isoformat(), **place)
+            merged += "remembered" not in r
+            id_ = next(iter(r.values()))["id"]
+        if s.key:
+            where[s.key] = id_
     while not memory.scenes.refresh():  # a chunk at a time, as the planner does in the background
         pass
-    return len(user.said), merged
+    return len(user.said), merged, where
 
 
 def _found(method: Callable, memory: Any, q: Question, wanted: list[set[int]]) -> dict[int, float]:
@@ -197,9 +139,10 @@ def run_embedder(
     users: list[User],
     methods: dict,
     limit: int = 0,
+    path: str = "store",
 ) -> dict[str, Any]:
-    """Store every user's sentences with this embedder, ask every question (with limit, at most that many of
-    a kind); recall@k per method and kind."""
+    """Store every user's sentences with this embedder (by `path`, store_user), ask every question (with limit,
+    at most that many of a kind); recall@k per method and kind."""
     from planner.memory.longterm import LongTermMemory
     from planner.memory.vectors import Embedder
     from planner.storage.db import Store
@@ -217,11 +160,11 @@ def run_embedder(
         for n, (user, questions) in enumerate(chosen(users, limit)):
             store = Store(Path(tmp) / f"user{n}.db")
             memory = LongTermMemory(store, Embedder(embed, model), today=lambda: clock["today"])
-            stored, joined = store_user(memory, user)
+            stored, joined, where = store_user(memory, user, path)
             cells, merged = cells + stored, merged + joined
-            ids: dict[str, set[int]] = {}
-            for r in store.conn().execute("SELECT id, text FROM memories"):
-                ids.setdefault(r[1], set()).add(r[0])
+            ids: dict[str, set[int]] = {key: {id_} for key, id_ in where.items()}
+            for r in memory.all():
+                ids.setdefault(r["text"], set()).add(r["id"])
             for q in questions:
                 wanted = [set().union(*(ids.get(t, set()) for t in g)) for g in q.evidence]
                 if q.kind != "abstention" and (not wanted or not all(wanted)):
@@ -253,6 +196,7 @@ def run_embedder(
     }
     return {
         "dataset": dataset,
+        "path": path,
         "embedder": name,
         "memories": cells,
         "questions": sum(counts.values()),
@@ -295,29 +239,55 @@ ABSTAINS: dict[str, Callable[[Any, str], bool]] = {
 }
 
 
+def _label(r: dict[str, Any]) -> str:
+    return f"{r['dataset']}, {r.get('path', 'store')}"
+
+
 def table(results: list[dict[str, Any]]) -> str:
     """Recall@1/3/5 of every answerable question, then per kind (abstention: the share with nothing attached)."""
-    head = f"{'set':<8} {'embedder':<22} {'method':<24} " + " ".join(f"{'recall@' + str(k):>9}" for k in KS)
+    head = f"{'set, path':<21} {'embedder':<22} {'method':<24} " + " ".join(f"{'recall@' + str(k):>9}" for k in KS)
     out = [head + f" {'ms/question':>12}"]
     for r in results:
         for method, rec in r["recall"].items():
             ms = r.get("ms_per_question", {}).get(method, 0.0)
             cells = " ".join(f"{rec[k]:>9.2f}" for k in KS)
-            out.append(f"{r['dataset']:<8} {r['embedder']:<22} {method:<24} {cells} {ms:>12.1f}")
-    kinds = [k for k in lifelog.KINDS if any(k in r["kinds"] for r in results)]
-    out += ["", f"{'recall@1 @3 @5 by kind':<56} " + " ".join(f"{k:>14}" for k in kinds)]
+            out.append(f"{_label(r):<21} {r['embedder']:<22} {method:<24} {cells} {ms:>12.1f}")
+    kinds = [k for k in KINDS if any(k in r["kinds"] for r in results)]
+    out += ["", f"{'recall@1 @3 @5 by kind':<69} " + " ".join(f"{k:>14}" for k in kinds)]
     for r in results:
         for method, by in r["by_kind"].items():
             cells = [" ".join(f"{by[k][n]:.2f}".removeprefix("0") for n in KS) if k in by else "-" for k in kinds]
-            out.append(f"{r['dataset']:<8} {r['embedder']:<22} {method:<24} " + " ".join(f"{c:>14}" for c in cells))
-    out.append(f"{'questions':<56} " + " ".join(f"{max(r['kinds'].get(k, 0) for r in results):>14}" for k in kinds))
+            out.append(f"{_label(r):<21} {r['embedder']:<22} {method:<24} " + " ".join(f"{c:>14}" for c in cells))
+    out.append(f"{'questions':<69} " + " ".join(f"{max(r['kinds'].get(k, 0) for r in results):>14}" for k in kinds))
     out.append("")
     for r in results:
         out.append(
-            f"{r['dataset']}, {r['embedder']}: {r['memories']} sentences stored, {r['merged']} merged into an earlier "
+            f"{_label(r)}, {r['embedder']}: {r['memories']} sentences stored, {r['merged']} merged into an earlier "
             f"memory; {r['questions']} questions with their evidence still stored ({r['unmatched']} lost); "
             f"{r['seconds']:.0f} s"
         )
+    return "\n".join(out)
+
+
+def doc_table(
+    results: list[dict[str, Any]], methods: tuple[str, ...] = ("vector", "keyword", "fused, before", "fused")
+) -> str:
+    """The compact table docs/memory.md shows for a results file: recall@1/3/5 of each path and method, then
+    recall@5 per kind (tests/test_realtalk.py checks the page against the files)."""
+    kinds = [k for k in KINDS if any(k in r["kinds"] for r in results)]
+    head = f"{'set':<16} {'path':<5} {'method':<14} {'@1':>5} {'@3':>5} {'@5':>5}  " + " ".join(
+        f"{k:>11}" for k in kinds
+    )
+    out = [head + "  (@5 by kind)"]
+    for r in results:
+        for method in (m for m in methods if m in r["recall"]):
+            rec, by = r["recall"][method], r["by_kind"][method]
+            cells = " ".join(f"{by[k][5 if 5 in by[k] else '5']:>11.2f}" if k in by else f"{'-':>11}" for k in kinds)
+            out.append(
+                f"{r['dataset']:<16} {r.get('path', 'store'):<5} {method:<14} "
+                + " ".join(f"{rec[k if k in rec else str(k)]:>5.2f}" for k in KS)
+                + f"  {cells}"
+            )
     return "\n".join(out)
 
 
@@ -327,9 +297,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--embed-model", help="also run with this Ollama embedding model (OLLAMA_HOST)")
     p.add_argument("--json", type=Path, help="write the results here")
     p.add_argument("--data", type=Path, help=f"a {WHEEL} already on disk, instead of downloading it")
-    p.add_argument("--set", choices=["bfcl", "lifelog", "both"], default="both", help="which data (both)")
+    p.add_argument(
+        "--set",
+        choices=["bfcl", "lifelog", "both", "realtalk"],
+        default="both",
+        help="which data (both: bfcl, lifelog)",
+    )
+    p.add_argument("--realtalk", type=Path, help="REALTALK's files (or a checkout), copied into the cache once")
+    p.add_argument("--part", choices=["tuning", "held", "all"], default="tuning", help="realtalk: which part")
+    p.add_argument(
+        "--path", choices=["store", "raw", "both"], default="store", help="store through store_cell, as said, or both"
+    )
+    p.add_argument("--users", default="", help="only these users (comma-separated names, e.g. Chat_1_Emi_Elise)")
+    p.add_argument("--no-test-embedder", action="store_true", help="only --embed-model (realtalk: minutes saved)")
     p.add_argument("--seeds", default=",".join(map(str, lifelog.SEEDS)), help="the lives to generate")
     p.add_argument("--experiments", action="store_true", help="also score variants of the search (their figures)")
+    p.add_argument("--variants", default="", help="--experiments: only variants whose name holds one of these words")
     p.add_argument(
         "--unit", choices=["sentence", "turn"], default="sentence", help="store each sentence (a fact) or each turn"
     )
@@ -345,6 +328,12 @@ def main(argv: list[str] | None = None) -> int:
         sets.append(("bfcl", bfcl_users(load(args.data or fetch()), args.unit)))
     if args.set in ("lifelog", "both"):
         sets.append(("lifelog", lifelog_users(tuple(int(x) for x in args.seeds.split(",")))))
+    if args.set == "realtalk":
+        sets.append((f"realtalk/{args.part}", realtalk_users(realtalk.fetch(args.realtalk), args.part)))
+    if args.users:
+        keep = set(args.users.split(","))
+        sets = [(name, [u for u in users if u.name in keep]) for name, users in sets]
+    paths = ["store", "raw"] if args.path == "both" else [args.path]
     from planner.memory.longterm import LongTermMemoryError
     from planner.model.client import ModelError, Ollama
 
@@ -364,18 +353,20 @@ def main(argv: list[str] | None = None) -> int:
         if args.experiments:
             from evals.memory_variants import experiments, second_looks
 
-            methods = METHODS | experiments() | second_looks()
+            methods = METHODS | experiments(args.variants) | (second_looks() if not args.variants else {})
         results = []
-        for dataset, users in sets:
-            results.append(run_embedder("test embedder", test_embed, "test", dataset, users, methods, args.limit))
+        for (dataset, users), path in ((s, path) for s in sets for path in paths):
+            if not args.no_test_embedder:
+                results.append(
+                    run_embedder("test embedder", test_embed, "test", dataset, users, methods, args.limit, path)
+                )
             if args.embed_model:
                 try:
                     real = methods
                     if args.experiments and args.critic_picks:  # the critic's second look: a chat call a question
                         real = methods | second_looks(llm, args.critic_model)
-                    results.append(
-                        run_embedder(args.embed_model, llm.embed, args.embed_model, dataset, users, real, args.limit)
-                    )
+                    model = args.embed_model
+                    results.append(run_embedder(model, llm.embed, model, dataset, users, real, args.limit, path))
                 except (ModelError, LongTermMemoryError) as e:
                     print(f"error: {e}", file=sys.stderr)
                     return 1

@@ -28,6 +28,7 @@ from typing import Any
 from evals import lifelog
 from evals.memory import BFCL_TODAY, User, cache_dir, cached, chosen, store_user
 from planner.agent.build import build_agent
+from planner.memory.scoring import meaningful_words
 from planner.model.client import Ollama
 from planner.settings import Config
 from planner.storage.db import Store
@@ -49,8 +50,8 @@ DONT_KNOW = re.compile(
 class CachedOllama(Ollama):
     """The Ollama edge with embeddings read from the retrieval eval's cache on disk."""
 
-    def __init__(self, host: str, model: str):
-        super().__init__(host)
+    def __init__(self, host: str, model: str, timeout: float = 300.0):
+        super().__init__(host, timeout=timeout)
         safe = re.sub(r"[^\w.-]", "_", model)
         self._embed = cached(super().embed, cache_dir() / f"embeddings-{safe}.jsonl")
 
@@ -59,11 +60,16 @@ class CachedOllama(Ollama):
         return self._embed(model, texts)
 
 
-def contained(reply: str, answers: list[str]) -> bool:
-    """Whether the reply holds one of the answers (any case), or for none, says it does not know."""
+def contained(reply: str, answers: list[str], words: bool = False) -> bool:
+    """Whether the reply holds one of the answers (any case), or for none, says it does not know. words=True (a
+    free-form answer written by people, REALTALK's "Cooking, skiing, hiking"): whether it holds at least half
+    of an answer's meaningful words."""
     if not answers:
         return bool(DONT_KNOW.search(reply))
     low = " ".join(reply.lower().split())
+    if words:
+        said = set(meaningful_words(reply))
+        return any((want := set(meaningful_words(a))) and len(want & said) >= len(want) / 2 for a in answers)
     return any(" ".join(a.lower().split()) in low for a in answers)
 
 
@@ -110,7 +116,7 @@ def run_set(llm: Ollama, args: argparse.Namespace, dataset: str, users: list[Use
                 t0 = time.perf_counter()
                 r = agent.run_turn(q.question)
                 seconds = time.perf_counter() - t0
-                hit = contained(r.reply, q.answer)
+                hit = contained(r.reply, q.answer, words=dataset.startswith("realtalk"))
                 verdict = judge(llm, args.critic_model, q.question, q.answer, r.reply)
                 total = kinds.setdefault(q.kind, {"n": 0, "contained": 0, "judged": 0, "calls": 0, "seconds": 0})
                 total["n"] += 1
@@ -171,7 +177,7 @@ def main(llm: Ollama, args: argparse.Namespace, sets: list[tuple[str, list[User]
         search.MEMORY_NOTES = NOTES[args.notes]
     if args.notes == "days":
         search.DAYS_IN_TEXT = True
-    llm = CachedOllama(llm.host, args.embed_model)
+    llm = CachedOllama(llm.host, args.embed_model, Config.from_env().timeout)  # PLANNER_TIMEOUT: a slow machine
     try:
         log: list[dict[str, Any]] = []
         results = {}

@@ -104,19 +104,35 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "fused, no hop to the best hit's scenes": {"SCENE_HOP": False},
     "fused, scene weight 0.25": {"SCENE_WEIGHT": 0.25},
     "fused, scenes bring 1 each": {"SCENE_CELLS": 1},
+    "fused, no turns around the best": {"NEIGHBOUR_WEIGHT": 0.0},
+    "fused, turns around at 0.3": {"NEIGHBOUR_WEIGHT": 0.3},
+    "fused, turns around at 0.7": {"NEIGHBOUR_WEIGHT": 0.7},
+    "fused, turns around the best 20": {"NEIGHBOURS_OF": 20},
+    "fused, no names searched again": {"NAME_HOP_WEIGHT": 0.0},
+    "fused, names searched again at 0.3": {"NAME_HOP_WEIGHT": 0.3},
+    "fused, names searched again at 0.7": {"NAME_HOP_WEIGHT": 0.7},
+    "fused, as before this round": {"NEIGHBOUR_WEIGHT": 0.0, "NAME_HOP_WEIGHT": 0.0, "KEYWORD_COLUMNS": "text"},
+    "fused, keywords without the speaker": {"KEYWORD_COLUMNS": "text"},
+    "fused, every scene lifts, however large": {"SCENE_MAX_SHARE": 1.0},
+    "fused, scenes of at most 3% lift": {"SCENE_MAX_SHARE": 0.03},
+    "fused, scenes of at most 3% lift, no hop": {"SCENE_MAX_SHARE": 0.03, "SCENE_HOP": False},
+    "fused, scenes of at most 3% lift, keyword x1.5": {"SCENE_MAX_SHARE": 0.03, "KEYWORD_WEIGHT": 1.5},
 }
 
 
-def experiments() -> dict[str, Callable[[Any, str], list[int]]]:
+def experiments(only: str = "") -> dict[str, Callable[[Any, str], list[int]]]:
     """For --experiments: fusion variants over the same two candidate lists (50 each), and the planner's
-    search with each of its parts changed or left out."""
+    search with each of its parts changed or left out; only those whose name holds one of the comma-separated
+    words of `only` when given."""
 
     def method(fuse: Callable[[Ranked, Ranked], list[int]]) -> Callable[[Any, str], list[int]]:
         return lambda memory, q: fuse(memory.vector_search(q), memory.keyword_scores(q))
 
-    return {name: method(fuse) for name, fuse in FUSIONS.items()} | {
+    every = {name: method(fuse) for name, fuse in FUSIONS.items()} | {
         name: _variant(**changes) for name, changes in VARIANTS.items()
     }
+    words = [w for w in only.split(",") if w]
+    return {name: m for name, m in every.items() if not words or any(w in name for w in words)}
 
 
 # -- second looks at the best candidates: each costs model calls, so each must pay for them

@@ -31,12 +31,23 @@ def test_bad_kind_and_salience_are_clamped_not_stored_raw(memory, store):
 
 def test_a_close_fact_in_the_same_topic_updates_and_keeps_history(memory, store):
     a = memory.store_cell("The user runs on Tuesdays and Thursdays.", topic="sport")
-    b = memory.store_cell("The user runs on Tuesdays, Thursdays and Sundays.", topic="sport")
+    b = memory.store_cell("The user runs on tuesdays and thursdays!", topic="sport")
     assert b["updated"]["id"] == a["remembered"]["id"]
-    assert rows(store, "SELECT text FROM memories") == [("The user runs on Tuesdays, Thursdays and Sundays.",)]
+    assert rows(store, "SELECT text FROM memories") == [("The user runs on tuesdays and thursdays!",)]
     assert rows(store, "SELECT old_text, reason FROM memory_history") == [
         ("The user runs on Tuesdays and Thursdays.", "update")
     ]
+
+
+def test_a_close_fact_that_adds_a_day_is_kept_beside_the_first_and_linked(memory, store):
+    a = memory.store_cell("The user runs on Tuesdays and Thursdays.", topic="sport")
+    b = memory.store_cell("The user runs on Tuesdays, Thursdays and Sundays.", topic="sport")
+    assert b["remembered"]["beside"] == a["remembered"]["id"]
+    assert rows(store, "SELECT text, linked_to FROM memories ORDER BY id") == [
+        ("The user runs on Tuesdays and Thursdays.", None),
+        ("The user runs on Tuesdays, Thursdays and Sundays.", a["remembered"]["id"]),
+    ]
+    assert rows(store, "SELECT COUNT(*) FROM memory_history") == [(0,)]
 
 
 def test_the_same_words_in_another_topic_are_kept_apart(memory, store):
@@ -148,7 +159,8 @@ def test_recall_on_the_labelled_set_is_the_recorded_run_and_fused_beats_vectors(
 
 def test_many_memories_switch_to_the_compact_index_and_still_recall(monkeypatch, store, model):
     from planner.memory import longterm
-    from planner.memory.vectors import CompactIndex, Embedder
+    from planner.memory.compact import CompactIndex
+    from planner.memory.vectors import Embedder
 
     monkeypatch.setattr(longterm, "COMPACT_ABOVE", 10)
     seed = longterm.LongTermMemory(store, Embedder(model.embed, "embed"))
@@ -166,7 +178,8 @@ def test_many_memories_switch_to_the_compact_index_and_still_recall(monkeypatch,
 def test_compact_index_agrees_with_exact_search_on_clustered_vectors():
     import numpy as np
 
-    from planner.memory.vectors import CompactIndex, VectorIndex
+    from planner.memory.compact import CompactIndex
+    from planner.memory.vectors import VectorIndex
 
     rng = np.random.default_rng(3)
     centres = rng.standard_normal((200, 128)).astype(np.float32)

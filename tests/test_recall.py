@@ -9,8 +9,9 @@ from conftest import TODAY, call, local_embed
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from planner.memory.compact import CompactIndex
 from planner.memory.longterm import LongTermMemory, without_attached
-from planner.memory.vectors import CompactIndex, Embedder, VectorIndex
+from planner.memory.vectors import Embedder, VectorIndex
 from planner.tools import dispatch
 
 
@@ -149,8 +150,12 @@ def test_sentences_with_other_names_numbers_or_days_are_other_facts(store, first
 def test_a_restatement_said_again_still_updates(store):
     close = lambda model, texts: [[1.0, 0.0] for t in texts]  # noqa: E731
     mem = LongTermMemory(store, Embedder(close, "close"), today=lambda: TODAY)
-    mem.store_cell("The user's dentist is Dr. Okafor.", said_on="2026-01-10")
-    assert "updated" in mem.store_cell("The user's dentist is Dr. Okafor, on Main Street.", said_on="2026-06-10")
+    first = mem.store_cell("The user's dentist is Dr. Okafor.", said_on="2026-01-10")
+    assert "updated" in mem.store_cell("The user's dentist is dr. Okafor!", said_on="2026-01-10")
+    # a name more is another fact: kept beside the first, linked to it, nothing lost
+    more = mem.store_cell("The user's dentist is Dr. Okafor, on Main Street.", said_on="2026-01-10")
+    assert more["remembered"]["beside"] == first["remembered"]["id"]
+    assert [m["text"] for m in mem.all()] == ["The user's dentist is dr. Okafor!", more["remembered"]["text"]]
 
 
 # -- the index's filter
@@ -226,13 +231,17 @@ def test_a_scene_brings_the_second_fact_a_two_fact_question_needs(mem):
     mem.scenes.refresh()
     question = "in which town does my piano teacher live?"
     assert "Zeist" in " ".join(h["text"] for h in mem.search(question, 3))
-    mem.begin_turn()
-    saved, search.SCENE_WEIGHT = search.SCENE_WEIGHT, 0.0
-    try:
-        without = " ".join(h["text"] for h in mem.search(question, 3))
-    finally:
-        search.SCENE_WEIGHT = saved
-    assert "Zeist" not in without  # the scene is what found it
+    found = {}
+    for scenes, names in ((0.0, 0.0), (search.SCENE_WEIGHT, 0.0), (0.0, search.NAME_HOP_WEIGHT)):
+        mem.begin_turn()
+        saved = search.SCENE_WEIGHT, search.NAME_HOP_WEIGHT
+        search.SCENE_WEIGHT, search.NAME_HOP_WEIGHT = scenes, names
+        try:
+            found[scenes, names] = "Zeist" in " ".join(h["text"] for h in mem.search(question, 3))
+        finally:
+            search.SCENE_WEIGHT, search.NAME_HOP_WEIGHT = saved
+    # neither way: the second fact shares no word with the question; either way alone finds it
+    assert list(found.values()) == [False, True, True]
 
 
 def test_a_scene_follows_its_memories_changing_and_going(mem, store):

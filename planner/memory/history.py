@@ -255,3 +255,38 @@ def prefix_share(previous: list[Message], current: list[Message]) -> float:
             break
         same += 1
     return size(current[:same]) / max(1, size(current))
+
+
+# ---------------------------------------------------------------- summaries of what left the window
+
+
+def latest_summary(store: Store, session: str) -> Any:
+    """The newest summary row of a session, or None."""
+    return (
+        store.conn()
+        .execute("SELECT * FROM conversation_summaries WHERE session = ? ORDER BY id DESC LIMIT 1", (session,))
+        .fetchone()
+    )
+
+
+def messages_before_window(store: Store, session: str, after: int) -> list[Any]:
+    """The session's messages after id `after` that have left the window (id, role, content, tool_calls);
+    none when the session does not exist."""
+    conn = store.conn()
+    start = conn.execute("SELECT window_start FROM sessions WHERE name = ?", (session,)).fetchone()
+    if start is None:
+        return []
+    return conn.execute(
+        "SELECT id, role, content, tool_calls FROM messages WHERE session = ? AND id > ? AND id < ? ORDER BY id",
+        (session, after, start[0]),
+    ).fetchall()
+
+
+def save_summary(store: Store, session: str, summary: str, first: int, last: int, count: int) -> None:
+    """Store a new rolling summary of a session's messages first..last (count of them in all)."""
+    with store.write() as conn:
+        conn.execute(
+            "INSERT INTO conversation_summaries (session, summary, first_message_id, last_message_id, message_count) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (session, summary, first, last, count),
+        )

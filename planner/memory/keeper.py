@@ -21,16 +21,15 @@ from __future__ import annotations
 
 import json
 import logging
-import queue
 import re
-import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from planner.memory.longterm import KINDS, SAME_WORDS, LongTermMemory, LongTermMemoryError, without_attached
-from planner.memory.scoring import word_overlap
+from planner.memory.history import latest_summary, messages_before_window, save_summary
+from planner.memory.longterm import KINDS, LongTermMemory, LongTermMemoryError, without_attached
+from planner.memory.scoring import SAME_WORDS, word_overlap
+from planner.memory.worker import Worker
 from planner.model.base import ChatModel, ModelError
 from planner.prompts import EXTRACT_PROMPT, EXTRACT_SCHEMA, SCENE_PROMPT, SUMMARY_PROMPT, TEXT_SCHEMA, TOPIC_PROMPT
 from planner.settings import Config
@@ -71,68 +70,6 @@ class Extraction:
     stored: list[str]  # the memories stored or updated, as written
     why: str  # when nothing was stored: why not
     models: list[str]  # the models asked, in order
-
-
-class Worker:
-    """One daemon thread that runs submitted jobs in order."""
-
-    def __init__(self) -> None:
-        self._q: queue.Queue[Callable[[], None] | None] = queue.Queue()
-        self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
-        self.draining = threading.Event()  # set while drain waits: jobs that come in chunks stop queueing more
-
-    def submit(self, job: Callable[[], None]) -> None:
-        """Queue a job; the thread starts on first use."""
-        with self._lock:
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run, args=(self._q,), name="planner-background", daemon=True
-                )
-                self._thread.start()
-            self._q.put(job)
-
-    @staticmethod
-    def _run(jobs: queue.Queue[Callable[[], None] | None]) -> None:
-        while True:
-            job = jobs.get()
-            if job is None:  # close(): the jobs before it have run
-                jobs.task_done()
-                return
-            try:
-                job()
-            except Exception:  # a failed job must not stop the next one
-                log.exception("background job failed")
-            finally:
-                jobs.task_done()
-
-    def drain(self, timeout: float) -> bool:
-        """Wait up to timeout seconds for queued jobs; True if all finished."""
-        deadline = time.monotonic() + timeout
-        self.draining.set()
-        try:
-            while self._q.unfinished_tasks:
-                if time.monotonic() >= deadline:
-                    return False
-                time.sleep(0.02)
-            return True
-        finally:
-            self.draining.clear()
-
-    def close(self, timeout: float) -> bool:
-        """Drain for up to timeout seconds, then let the thread end after what is queued; True if all finished.
-
-        A job still running is not interrupted (it writes in one transaction, so stopping it gains
-        nothing); the daemon thread ends with it, or with the process.
-        """
-        finished = self.drain(timeout)
-        with self._lock:
-            if self._thread is not None:
-                self._q.put(None)
-                # A job submitted later starts a thread of its own on a queue of its own, so it never runs
-                # beside what this thread still has to finish.
-                self._q, self._thread = queue.Queue(), None
-        return finished
 
 
 def clean_cells(raw: Any) -> list[dict[str, Any]]:
@@ -206,31 +143,20 @@ class MemoryKeeper:
 
     def after_turn(self, session: str, user_text: str, reply: str, today: str) -> None:
         """Record a finished turn for extraction, then extract it in the background."""
-        with self.store.write() as conn:
-            conn.execute(
-                "INSERT INTO memory_jobs (session, user_text, reply, today) VALUES (?, ?, ?, ?)",
-                (session, user_text, reply, today),
-            )
+        self.memory.db.add_job(session, user_text, reply, today)
         self.worker.submit(self.run_pending)
         self.worker.submit(self.refresh_scenes)
 
     def run_pending(self) -> None:
         """Extract every pending turn, oldest first; stop at the first model failure."""
-        conn = self.store.conn()
-        jobs = conn.execute(
-            "SELECT id, user_text, reply, today, attempts FROM memory_jobs WHERE attempts < ? ORDER BY id",
-            (MAX_ATTEMPTS,),
-        ).fetchall()
-        for job in jobs:
+        for job in self.memory.db.pending_jobs(MAX_ATTEMPTS):
             try:
                 topics = self.extract(job["user_text"], job["reply"], job["today"])
             except (ModelError, LongTermMemoryError) as e:
                 log.warning("memory extraction postponed: %s", e)
-                with self.store.write() as w:
-                    w.execute("UPDATE memory_jobs SET attempts = attempts + 1 WHERE id = ?", (job["id"],))
+                self.memory.db.job_failed(job["id"])
                 return
-            with self.store.write() as w:
-                w.execute("DELETE FROM memory_jobs WHERE id = ?", (job["id"],))
+            self.memory.db.job_done(job["id"])
             self.refresh_topics(topics)
 
     def extract(self, user_text: str, reply: str, today: str) -> list[str]:
@@ -277,12 +203,8 @@ class MemoryKeeper:
 
     def refresh_topics(self, topics: list[str]) -> None:
         """Re-summarise each topic that has two or more memories."""
-        conn = self.store.conn()
         for topic in dict.fromkeys(t for t in topics if t):
-            texts = [
-                r[0]
-                for r in conn.execute("SELECT text FROM memories WHERE topic = ? ORDER BY id DESC LIMIT 20", (topic,))
-            ]
+            texts = self.memory.db.topic_texts(topic)
             if len(texts) < 2:
                 continue
             try:
@@ -295,13 +217,7 @@ class MemoryKeeper:
             except (ModelError, ValueError, KeyError, TypeError) as e:
                 log.warning("topic summary for %s failed: %s", topic, e)
                 continue
-            with self.store.write() as w:
-                w.execute(
-                    "INSERT INTO memory_topics (topic, summary, memory_count) VALUES (?, ?, ?) "
-                    "ON CONFLICT (topic) DO UPDATE SET summary = excluded.summary, memory_count = excluded.memory_count, "
-                    "updated_at = CURRENT_TIMESTAMP",
-                    (topic, str(summary)[:600], len(texts)),
-                )
+            self.memory.db.save_topic_summary(topic, str(summary)[:600], len(texts))
 
     # -- scenes (scenes.py): grouped in code, summarised by the critic
 
@@ -350,16 +266,8 @@ class MemoryKeeper:
 
     def summarize(self, session: str) -> bool:
         """Fold messages before the window into a new summary; True if one was written."""
-        conn = self.store.conn()
-        start = conn.execute("SELECT window_start FROM sessions WHERE name = ?", (session,)).fetchone()
-        if start is None:
-            return False
         last = latest_summary(self.store, session)
-        after = last["last_message_id"] if last else 0
-        msgs = conn.execute(
-            "SELECT id, role, content, tool_calls FROM messages WHERE session = ? AND id > ? AND id < ? ORDER BY id",
-            (session, after, start[0]),
-        ).fetchall()
+        msgs = messages_before_window(self.store, session, last["last_message_id"] if last else 0)
         if not msgs:
             return False
         lines = []
@@ -383,33 +291,20 @@ class MemoryKeeper:
             return False
         if not isinstance(text, str) or not text.strip():
             return False
-        with self.store.write() as w:
-            w.execute(
-                "INSERT INTO conversation_summaries (session, summary, first_message_id, last_message_id, message_count) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (
-                    session,
-                    text.strip()[:2000],
-                    last["first_message_id"] if last else msgs[0]["id"],
-                    msgs[-1]["id"],
-                    (last["message_count"] if last else 0) + len(msgs),
-                ),
-            )
+        save_summary(
+            self.store,
+            session,
+            text.strip()[:2000],
+            last["first_message_id"] if last else msgs[0]["id"],
+            msgs[-1]["id"],
+            (last["message_count"] if last else 0) + len(msgs),
+        )
         log.info("summarised %d messages of %s", len(msgs), session)
         return True
 
     def resume(self, session: str) -> None:
         """At start-up: retry pending extraction and any summary left undone."""
-        if self.store.conn().execute("SELECT 1 FROM memory_jobs LIMIT 1").fetchone():
+        if self.memory.db.has_jobs():
             self.worker.submit(self.run_pending)
         self.worker.submit(self.refresh_scenes)
         self.summarize_later(session)
-
-
-def latest_summary(store: Store, session: str) -> Any:
-    """The newest summary row of a session, or None."""
-    return (
-        store.conn()
-        .execute("SELECT * FROM conversation_summaries WHERE session = ? ORDER BY id DESC LIMIT 1", (session,))
-        .fetchone()
-    )

@@ -16,27 +16,35 @@ words name none). Two indexes find them:
 Searching them (search.py) is mixed in; scenes (scenes.py) group them by the
 names they share.
 
-Writes go through `store_cell`, which deduplicates: a new cell close to an
-existing one (in meaning and in words) updates it (the old text goes to
-memory_history), and a cell that names a memory it replaces supersedes it.
+Writes go through `store_cell`, which loses nothing a question could need: a
+new cell updates an existing one only when it states the same fact (close in
+meaning, most words shared, the same names, numbers, days and speaker; the old
+text goes to memory_history); a cell that is close but not the same fact is
+kept beside it, linked (`linked_to`); a cell that names a memory it replaces
+supersedes it. A memory may also know where it was said: who said it
+(`speaker`), the conversation and its place in it (`conversation`, `turn_no`),
+so a search can bring the turns around it (search.py). Every query on the
+tables is in store.py.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 import logging
 import re
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from planner.memory.compact import CompactIndex
+from planner.memory.days import Days
 from planner.memory.errors import LongTermMemoryError
 from planner.memory.history import SUMMARY_HEADER
 from planner.memory.scenes import Scenes
-from planner.memory.scoring import same_particulars, word_overlap
-from planner.memory.search import AUTO_RECALL_COSINE, Days, Search
-from planner.memory.vectors import CompactIndex, Embedder, VectorIndex, pack, row_batches, unpack_rows
+from planner.memory.scoring import SAME_WORDS, same_fact, word_overlap
+from planner.memory.search import AUTO_RECALL_COSINE, Search
+from planner.memory.store import MemoryStore
+from planner.memory.vectors import Embedder, VectorIndex, pack, row_batches, unpack_rows
 from planner.model.base import ModelError
 from planner.periods import happened
 from planner.prompts import MEMORY_KINDS, MEMORY_NOTES
@@ -50,9 +58,8 @@ __all__ = ["AUTO_RECALL_COSINE", "KINDS", "LongTermMemory", "LongTermMemoryError
 log = logging.getLogger("planner")
 
 KINDS = MEMORY_KINDS  # the extraction schema names them to the model (prompts.py)
-DUPLICATE_COSINE = 0.95  # any topic: this close is the same fact
-TOPIC_DUPLICATE_COSINE = 0.88  # same topic: this close is a newer version
-SAME_WORDS = 0.6  # ...and either way it shares this share of the shorter one's content words
+DUPLICATE_COSINE = 0.95  # any topic: this close may be the same fact
+TOPIC_DUPLICATE_COSINE = 0.88  # same topic: this close may be a newer version (either way: same_fact decides)
 COMPACT_ABOVE = 250_000  # more memories than this: sign bits + int8 instead of float32 (embeddings.py)
 
 
@@ -77,19 +84,8 @@ def _said(cut: bool) -> dict[str, str]:
     return {"note": "the planner's notes attached to the message were left out of the memory"} if cut else {}
 
 
-def _day_sql(column: str) -> str:
-    # The column as a date ordinal, computed by SQLite (100,000 rows load in milliseconds).
-    return (
-        f"CAST(julianday(COALESCE({column}, said_on, substr(updated_at, 1, 10), '2000-01-01')) - 1721424.5 AS INTEGER)"
-    )
-
-
 def _ordinal(day: str) -> int:
     return dt.date.fromisoformat(day[:10]).toordinal()
-
-
-def _now() -> str:
-    return dt.datetime.now().isoformat(timespec="seconds")
 
 
 class LongTermMemory(Search):
@@ -103,12 +99,13 @@ class LongTermMemory(Search):
         today: Callable[[], dt.date] = dt.date.today,
     ):
         self.store = store
+        self.db = MemoryStore(store)  # every query on the memory tables
         self.embedder = embedder
         self.on_progress = on_progress  # (done, total) while re-embedding
         self.today = today  # the planner's today: what "last May" and "said on" are read against
         self.index: VectorIndex | CompactIndex = VectorIndex()
         self.days = Days()  # the days each memory is about, for the time filter
-        self.scenes = Scenes(store, embedder)
+        self.scenes = Scenes(self.db, embedder)
         self._loaded = False
         self._lock = threading.Lock()  # loading, and read-modify-write of cells
         self._version = 0  # bumped on every write, so a shared search is never stale
@@ -117,15 +114,13 @@ class LongTermMemory(Search):
         self._pool = None  # the keyword search's thread, started by the first large search
 
     def all(self) -> list[dict[str, Any]]:
-        """Every memory, oldest first: {"id", "text", "kind", "topic", "said_on", "happened_on", "happened_to"}."""
-        rows = self.store.conn().execute(
-            "SELECT id, text, kind, topic, said_on, happened_on, happened_to FROM memories ORDER BY id"
-        )
-        return [dict(r) for r in rows]
+        """Every memory, oldest first: {"id", "text", "kind", "topic", "said_on", "happened_on", "happened_to",
+        "speaker"}."""
+        return self.db.listing()
 
     def count(self) -> int:
         """How many memories are stored."""
-        return self.store.conn().execute("SELECT COUNT(*) FROM memories").fetchone()[0]
+        return self.db.count()
 
     # -- loading
 
@@ -137,17 +132,10 @@ class LongTermMemory(Search):
             if self._loaded:
                 return
             model = self.embedder.model
-            conn = self.store.conn()
-            where = "FROM memories WHERE embed_model = ? AND embedding IS NOT NULL"
             # Same model name but vectors of another size: trust the most common size, re-embed the rest.
-            common = conn.execute(
-                f"SELECT LENGTH(embedding) AS size, COUNT(*) AS n {where} GROUP BY size ORDER BY n DESC LIMIT 1",
-                (model,),
-            ).fetchone()
+            common = self.db.vector_size(model)
             if common:
-                rows = conn.execute(
-                    f"SELECT id, embedding {where} AND LENGTH(embedding) = ? ORDER BY id", (model, common[0])
-                )
+                rows = self.db.vectors(model, common[0])
                 if common[1] > COMPACT_ABOVE:
                     self.index = CompactIndex()
                     self.index.load_batches(row_batches(rows), common[1])
@@ -155,30 +143,20 @@ class LongTermMemory(Search):
                     rows = rows.fetchall()
                     self.index.load([r[0] for r in rows], unpack_rows([r[1] for r in rows]))
             have = set(self.index.ids().tolist())
-            stale = [r[0] for r in conn.execute("SELECT id FROM memories ORDER BY id") if r[0] not in have]
+            stale = [i for i in self.db.ids() if i not in have]
             if stale:
                 self._reembed(stale)
-            self.days.load(
-                conn.execute(f"SELECT id, {_day_sql('happened_on')}, {_day_sql('happened_to')} FROM memories")
-            )
+            self.days.load(self.db.days())
             self._loaded = True
 
     def _reembed(self, ids: list[int]) -> None:
         # Vectors from another model (or none) cannot be compared with ours.
         log.info("re-embedding %d memories with %s", len(ids), self.embedder.model)
-        conn = self.store.conn()
         batch = self.embedder.batch
         for i in range(0, len(ids), batch):
-            chunk = ids[i : i + batch]
-            marks = ",".join("?" * len(chunk))
-            rows = conn.execute(f"SELECT id, text FROM memories WHERE id IN ({marks})", chunk).fetchall()
+            rows = self.db.texts(ids[i : i + batch])
             vectors = self.embedder.documents([r["text"] for r in rows])
-            with self.store.write() as w:
-                for r, v in zip(rows, vectors, strict=True):
-                    w.execute(
-                        "UPDATE memories SET embedding = ?, embed_model = ? WHERE id = ?",
-                        (pack(v), self.embedder.model, r["id"]),
-                    )
+            self.db.set_vectors([(r["id"], pack(v)) for r, v in zip(rows, vectors, strict=True)], self.embedder.model)
             for r, v in zip(rows, vectors, strict=True):
                 self.index.add(r["id"], v)
                 self._version += 1
@@ -196,9 +174,13 @@ class LongTermMemory(Search):
         source: str = "remember",
         replaces: int | None = None,
         said_on: str | None = None,
+        speaker: str | None = None,
+        conversation: str | None = None,
+        turn_no: int | None = None,
     ) -> dict[str, Any]:
-        """Store a memory said on `said_on` (the planner's today; the clock's date if None), updating a
-        near-duplicate or the one it replaces.
+        """Store a memory said on `said_on` (the planner's today; the clock's date if None) by `speaker` (None:
+        the user), at `turn_no` of `conversation` if it is a turn of one; it updates a memory only when it
+        restates the same fact, or the one it replaces.
 
         The one place memories are written: text the planner attached (its notes from memory, a
         conversation summary) is cut here, so it can never come back as the user's words.
@@ -209,109 +191,113 @@ class LongTermMemory(Search):
                 "that is the planner's own notes, not something the user said; nothing was stored. "
                 "Store only the new fact, in the user's words."
             )
-        kind = kind if kind in KINDS else "fact"
-        salience = min(1.0, max(0.0, float(salience)))
-        topic = topic.strip().lower()[:40]
         said_on = said_on or self.today().isoformat()
         about = happened(text, dt.date.fromisoformat(said_on))
         start, end = (about.start.isoformat(), about.end.isoformat()) if about else (said_on, said_on)
+        cell = {
+            "text": text,
+            "kind": kind if kind in KINDS else "fact",
+            "salience": min(1.0, max(0.0, float(salience))),
+            "topic": topic.strip().lower()[:40],
+            "source": source,
+            "said_on": said_on,
+            "happened_on": start,
+            "happened_to": end,
+            "speaker": speaker,
+            "conversation": conversation,
+            "turn_no": turn_no,
+        }
         try:
             self._load()
             vector = self.embedder.documents([text])[0]
         except ModelError as e:
             raise LongTermMemoryError(f"could not save the memory: {e}") from None
         with self._lock:
-            target, reason = None, "update"
-            if replaces is not None and self._get(replaces) is not None:
+            if replaces is not None and self.db.cell(replaces) is not None:
                 target, reason = replaces, "supersede"
             else:
-                target = self._duplicate_of(vector, topic, text, (start, end) if about else None)
-            with self.store.write() as conn:
-                if target is not None:
-                    old = conn.execute("SELECT text, said_on FROM memories WHERE id = ?", (target,)).fetchone()
-                    conn.execute(
-                        "INSERT INTO memory_history (memory_id, old_text, new_text, reason, changed_at) VALUES (?, ?, ?, ?, ?)",
-                        (target, old["text"], text, reason, _now()),
-                    )
-                    conn.execute(
-                        "UPDATE memories SET text = ?, embedding = ?, embed_model = ?, kind = ?, salience = MAX(salience, ?), "
-                        "topic = CASE WHEN ? = '' THEN topic ELSE ? END, updated_at = ?, "
-                        # said again: the newer date, and the days the newer words are about
-                        "happened_on = CASE WHEN ? >= COALESCE(said_on, '') THEN ? ELSE happened_on END, "
-                        "happened_to = CASE WHEN ? >= COALESCE(said_on, '') THEN ? ELSE happened_to END, "
-                        "said_on = MAX(COALESCE(said_on, ''), ?) WHERE id = ?",
-                        (
-                            text,
-                            pack(vector),
-                            self.embedder.model,
-                            kind,
-                            salience,
-                            topic,
-                            topic,
-                            _now(),
-                            said_on,
-                            start,
-                            said_on,
-                            end,
-                            said_on,
-                            target,
-                        ),
-                    )
-                    self.index.add(target, vector)
-                    if start >= (old["said_on"] or ""):  # the newer words: the days they are about
-                        self.days.set(target, _ordinal(start), _ordinal(end))
-                    self._version += 1
-                    key = "superseded" if reason == "supersede" else "updated"
-                    return {key: {"id": target, "text": text, "previous": old["text"]}} | _said(cut)
-                cur = conn.execute(
-                    "INSERT INTO memories (text, embedding, embed_model, kind, salience, topic, source, created_at, "
-                    "updated_at, said_on, happened_on, happened_to) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        text,
-                        pack(vector),
-                        self.embedder.model,
-                        kind,
-                        salience,
-                        topic,
-                        source,
-                        _now(),
-                        _now(),
-                        said_on,
-                        start,
-                        end,
-                    ),
-                )
-            self.index.add(cur.lastrowid, vector)
-            self.days.set(cur.lastrowid, _ordinal(start), _ordinal(end))
+                target, cell["linked_to"] = self._restates(vector, cell, about is not None)
+                reason = "update"
+            if target is not None:
+                old = self.db.restate(target, cell, pack(vector), self.embedder.model, reason)
+                self.index.add(target, vector)
+                if start >= (old["said_on"] or ""):  # the newer words: the days they are about
+                    self.days.set(target, _ordinal(start), _ordinal(end))
+                self._version += 1
+                key = "superseded" if reason == "supersede" else "updated"
+                return {key: {"id": target, "text": text, "previous": old["text"]}} | _said(cut)
+            id_ = self.db.insert(cell, pack(vector), self.embedder.model)
+            self.index.add(id_, vector)
+            self.days.set(id_, _ordinal(start), _ordinal(end))
             self._version += 1
-            return {"remembered": {"id": cur.lastrowid, "text": text}} | _said(cut)
+            out = {"remembered": {"id": id_, "text": text}}
+            if cell["linked_to"] is not None:
+                out["remembered"]["beside"] = cell["linked_to"]  # close to it, but not the same fact: both kept
+            return out | _said(cut)
 
-    def _get(self, id_: int) -> Any:
-        return self.store.conn().execute("SELECT id, text, topic FROM memories WHERE id = ?", (id_,)).fetchone()
+    def add_verbatim(
+        self,
+        text: str,
+        said_on: str,
+        speaker: str | None = None,
+        conversation: str | None = None,
+        turn_no: int | None = None,
+    ) -> int:
+        """Store a turn as it was said: no restatement check, no days read from its words (it is taken to be
+        about the day it was said). What `python -m evals memory` measures the store path against."""
+        cell = {
+            "text": text,
+            "kind": "fact",
+            "salience": 0.5,
+            "topic": "",
+            "source": "verbatim",
+            "said_on": said_on,
+            "happened_on": said_on,
+            "happened_to": said_on,
+            "speaker": speaker,
+            "conversation": conversation,
+            "turn_no": turn_no,
+        }
+        try:
+            self._load()
+            vector = self.embedder.documents([text])[0]
+        except ModelError as e:
+            raise LongTermMemoryError(f"could not save the memory: {e}") from None
+        with self._lock:
+            id_ = self.db.insert(cell, pack(vector), self.embedder.model)
+            self.index.add(id_, vector)
+            self.days.set(id_, _ordinal(said_on), _ordinal(said_on))
+            self._version += 1
+        return id_
 
-    def _duplicate_of(self, vector: np.ndarray, topic: str, text: str, days: tuple[str, str] | None) -> int | None:
-        # Compare document vector with document vectors: both carry the document prefix, so a
-        # restatement of the same fact scores close to 1. Close is not enough: some models score
-        # any two sentences 0.8-0.9 (multilingual-e5-small merged 632 of 1,873 different sentences
-        # of one user's conversations, python -m evals memory), so a restatement must also share
-        # most of its words, keep its names and numbers, and be about the same days if both name
-        # some ("dinner with Priya" is not "dinner with Henk"; two visits to the dentist are two).
+    def _restates(self, vector: np.ndarray, cell: dict[str, Any], names_days: bool) -> tuple[int | None, int | None]:
+        # (the memory this cell restates, the memory it is only close to). Compare document vector with
+        # document vectors: both carry the document prefix, so a restatement scores close to 1. Close is
+        # not enough: some models score any two sentences 0.8-0.9 (multilingual-e5-small merged 632 of
+        # 1,873 different sentences of one user's conversations, python -m evals memory), and merging
+        # two turns that differ loses one of them. So a restatement must state the same fact
+        # (scoring.same_fact: most words shared, the same names and numbers), be said by the same speaker,
+        # and if either names days, be about the same days ("I went to the dentist yesterday" said in
+        # January and in June are two visits); a close cell that is not the same fact is kept, linked to
+        # the first close one. A fact said again on a later day with no day named is the same fact: the
+        # memory takes the newer day, and the older one stays in memory_history (MemoryStore.restate).
+        near = None
         for id_, score in self.index.search(vector, 5) if len(self.index) else []:
             if score < min(DUPLICATE_COSINE, TOPIC_DUPLICATE_COSINE):
                 break
-            row = (
-                self.store.conn()
-                .execute("SELECT text, topic, said_on, happened_on, happened_to FROM memories WHERE id = ?", (id_,))
-                .fetchone()
-            )
-            if row is None or word_overlap(text, row["text"]) < SAME_WORDS or not same_particulars(text, row["text"]):
+            row = self.db.cell(id_)
+            if row is None or word_overlap(cell["text"], row["text"]) < SAME_WORDS:
                 continue
-            named = row["said_on"] and happened(row["text"], dt.date.fromisoformat(row["said_on"]))
-            if days and named and (days[0] > row["happened_to"] or days[1] < row["happened_on"]):
+            near = id_ if near is None else near
+            if not same_fact(cell["text"], row["text"]) or (cell["speaker"] or None) != (row["speaker"] or None):
                 continue
-            if score >= DUPLICATE_COSINE or (topic and row["topic"] == topic):
-                return id_
-        return None
+            named = bool(row["said_on"] and happened(row["text"], dt.date.fromisoformat(row["said_on"])))
+            days = (cell["happened_on"], cell["happened_to"]) == (row["happened_on"], row["happened_to"])
+            if (names_days or named) and not (names_days and named and days):
+                continue  # one names days and the other none, or other days: two events, or two tellings
+            if score >= DUPLICATE_COSINE or (cell["topic"] and row["topic"] == cell["topic"]):
+                return id_, None
+        return None, near
 
     def remember(self, fact: str, said_on: str | None = None) -> dict[str, Any]:
         """The `remember` tool's path: an explicit fact, through the same dedup."""
@@ -321,14 +307,14 @@ class LongTermMemory(Search):
         """The memory with this id, or the one that best matches the words; a LongTermMemoryError if none."""
         text = query_or_id.strip()
         if re.fullmatch(r"#?\d+", text):
-            row = self._get(int(text.lstrip("#")))
+            row = self.db.cell(int(text.lstrip("#")))
             if row is None:
                 raise LongTermMemoryError(f"no memory with id={text.lstrip('#')}")
         else:
             hits = [h for h in self.search(text, 1) if h["keyword"] or h["cosine"] >= AUTO_RECALL_COSINE]
             if not hits:
                 raise LongTermMemoryError(f"no memory matches {text[:60]!r}; call recall to see what is stored")
-            row = self._get(hits[0]["id"])
+            row = self.db.cell(hits[0]["id"])
             if row is None:  # forgotten by another process since the search's index was read
                 raise LongTermMemoryError(
                     f"no memory matches {text[:60]!r} any more; call recall to see what is stored"
@@ -352,30 +338,18 @@ class LongTermMemory(Search):
         about; if the memory says something else now (another process changed it), nothing is forgotten."""
         scene = self.find_scene(query_or_id)
         if scene is not None:
-            with self._lock, self.store.write() as conn:
-                # The turn's marker, so /undo finds the newest forget the same way whatever it removed.
-                conn.execute(
-                    "INSERT INTO memory_history (memory_id, old_text, reason, changed_at, turn, after_event) "
-                    "VALUES (0, ?, 'forget', ?, ?, (SELECT COALESCE(MAX(id), 0) FROM task_events))",
-                    (f"scene {scene['name']}", _now(), turn),
-                )
+            with self._lock:
+                self.db.forget_marker(f"scene {scene['name']}", turn)
             return self.scenes.forget(scene, turn)
         row = self.find(query_or_id)
-        with self._lock, self.store.write() as conn:
-            full = conn.execute("SELECT * FROM memories WHERE id = ?", (row["id"],)).fetchone()
-            if full is None:
+        with self._lock:
+            gone = self.db.forget(row["id"], turn, expect)
+            if gone == "gone":
                 raise LongTermMemoryError(f"memory {row['id']} is already forgotten (another window forgot it)")
-            if expect is not None and full["text"] != expect:
+            if gone == "changed":
                 raise LongTermMemoryError(
                     f"memory {row['id']} changed while the user was asked, so it was not forgotten; ask again"
                 )
-            kept = {k: full[k] for k in full.keys() if k != "embedding"}
-            conn.execute(
-                "INSERT INTO memory_history (memory_id, old_text, reason, changed_at, turn, row, embedding, after_event)"
-                " VALUES (?, ?, 'forget', ?, ?, ?, ?, (SELECT COALESCE(MAX(id), 0) FROM task_events))",
-                (row["id"], row["text"], _now(), turn, json.dumps(kept), full["embedding"]),
-            )
-            conn.execute("DELETE FROM memories WHERE id = ?", (row["id"],))
             self.index.remove(row["id"])
             self.days.remove(row["id"])
             self._version += 1
@@ -384,30 +358,14 @@ class LongTermMemory(Search):
     def unforget(self, turn: str) -> list[str]:
         """Put back the memories `turn` forgot; one line per memory."""
         lines = []
-        with self._lock, self.store.write() as conn:
-            rows = conn.execute(
-                "SELECT id, row, embedding FROM memory_history WHERE turn = ? AND reason = 'forget' "
-                "AND undone_at IS NULL AND row IS NOT NULL ORDER BY id",
-                (turn,),
-            ).fetchall()
-            for h in rows:
-                kept = json.loads(h["row"]) | {"embedding": h["embedding"]}
-                cols = list(kept)
-                conn.execute(
-                    f"INSERT OR REPLACE INTO memories ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})",
-                    [kept[c] for c in cols],
-                )
-                conn.execute("UPDATE memory_history SET undone_at = ? WHERE id = ?", (_now(), h["id"]))
-                if h["embedding"] is not None and self._loaded and kept.get("embed_model") == self.embedder.model:
-                    self.index.add(kept["id"], unpack_rows([h["embedding"]])[0])
+        with self._lock:
+            for kept in self.db.unforget(turn):
+                if kept["embedding"] is not None and self._loaded and kept.get("embed_model") == self.embedder.model:
+                    self.index.add(kept["id"], unpack_rows([kept["embedding"]])[0])
                     first, last = (
                         kept.get(k) or kept.get("said_on") or "2000-01-01" for k in ("happened_on", "happened_to")
                     )
                     self.days.set(kept["id"], _ordinal(first), _ordinal(last))
                     self._version += 1
                 lines.append(f'restored memory {kept["id"]} "{kept["text"]}" (it was forgotten)')
-            conn.execute(
-                "UPDATE memory_history SET undone_at = ? WHERE turn = ? AND reason = 'forget' AND row IS NULL",
-                (_now(), turn),
-            )  # the markers of scenes forgotten
         return lines + self.scenes.unforget(turn)

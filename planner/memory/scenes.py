@@ -13,20 +13,23 @@ counts once it has two memories. Its summary starts as its memories joined, newe
 background keeper (keeper.py) asks the critic model for a consolidated one and keeps it until the
 scene changes. Scenes are derived from the memories, never the other way round: forgetting a scene
 removes only the grouping (kept in scene_history, so /undo brings it back), and its memories stay.
-Left out: scenes for topics without a name (the topic summaries in keeper.py cover those).
+Who said a turn counts as a name it holds ("Elise" is in every memory Elise said), and a turn that
+names no one but says "she", "he" or "they" belongs to the scenes of the turn before it in its
+conversation: a question about a person finds what that person said and what was said about them,
+pronouns included. Left out: scenes for topics without a name (the topic summaries in keeper.py
+cover those). Every query is in store.py.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 import threading
 from typing import TYPE_CHECKING, Any
 
 from planner.memory.scoring import mentioned, names_in
+from planner.memory.store import MemoryStore
 from planner.memory.vectors import Embedder, VectorIndex, pack, unpack_rows
-from planner.storage.db import Store
 
 if TYPE_CHECKING:
     import numpy as np
@@ -36,15 +39,26 @@ CHUNK = 2_000  # new memories grouped per refresh: a background job short enough
 SUMMARY_CHARS = 600
 
 
+PRONOUN = re.compile(r"\b(she|he|her|him|his|hers|they|them|their)\b", re.I)
+
+
 def _now() -> str:
     return dt.datetime.now().isoformat(timespec="seconds")
+
+
+def speaker_name(speaker: str | None) -> set[str]:
+    """The name a turn's speaker counts as ("elise" -> "Elise"); none for the user."""
+    if not speaker or not speaker.strip():
+        return set()
+    name = " ".join(speaker.split())
+    return {name.title() if name.islower() else name}
 
 
 class Scenes:
     """The scenes of one memory store: their members, summaries and a small index of summary vectors."""
 
-    def __init__(self, store: Store, embedder: Embedder):
-        self.store = store
+    def __init__(self, db: MemoryStore, embedder: Embedder):
+        self.db = db
         self.embedder = embedder
         self.index = VectorIndex()  # scene id -> summary vector, scenes of MIN_CELLS or more
         self.members: dict[int, list[int]] = {}  # scene id -> memory ids, for the scenes in the index
@@ -61,14 +75,10 @@ class Scenes:
         with self._lock:
             if self._loaded:
                 return
-            conn = self.store.conn()
             members: dict[int, list[int]] = {}
-            for r in conn.execute("SELECT scene_id, memory_id FROM scene_cells ORDER BY scene_id, memory_id"):
-                members.setdefault(r[0], []).append(r[1])
-            rows = conn.execute(
-                "SELECT id, name, embedding FROM scenes WHERE embedding IS NOT NULL AND embed_model = ?",
-                (self.embedder.model,),
-            ).fetchall()
+            for sid, mid in self.db.scene_cells():
+                members.setdefault(sid, []).append(mid)
+            rows = self.db.scene_vectors(self.embedder.model)
             rows = [r for r in rows if len(members.get(r["id"], ())) >= MIN_CELLS]
             sizes = {len(r["embedding"]) for r in rows}
             if len(sizes) == 1:
@@ -106,12 +116,6 @@ class Scenes:
 
     def all(self) -> list[dict[str, Any]]:
         """Every scene with two or more memories: {"id", "name", "summary", "memories": [ids]}."""
-        conn = self.store.conn()
-        rows = conn.execute(
-            "SELECT s.id, s.name, s.summary, GROUP_CONCAT(c.memory_id) AS ids FROM scenes s "
-            "JOIN scene_cells c ON c.scene_id = s.id GROUP BY s.id HAVING COUNT(*) >= ? ORDER BY s.name",
-            (MIN_CELLS,),
-        )
         return [
             {
                 "id": r["id"],
@@ -119,7 +123,7 @@ class Scenes:
                 "summary": r["summary"],
                 "memories": sorted(map(int, r["ids"].split(","))),
             }
-            for r in rows
+            for r in self.db.scenes_listing(MIN_CELLS)
         ]
 
     # -- keeping them up to date
@@ -129,80 +133,38 @@ class Scenes:
         of the scenes that changed (with `summarise(name, texts) -> str` if given, else the memories joined)
         and embed them; True when every memory has been read. Progress is saved each call, so a long first
         pass over an older database goes on where it stopped. Cheap when nothing changed: two queries."""
-        conn = self.store.conn()
-        mark = conn.execute("SELECT value FROM scene_state WHERE key = 'read'").fetchone()
-        since, last_id = json.loads(mark[0]) if mark else ("", 0)
-        changed = conn.execute(
-            "SELECT id, text FROM memories WHERE id <= ? AND updated_at >= ? ORDER BY id", (last_id, since)
-        ).fetchall()
-        new = conn.execute("SELECT id, text FROM memories WHERE id > ? ORDER BY id LIMIT ?", (last_id, most)).fetchall()
+        since, last_id = self.db.grouping_mark()
+        changed, new = self.db.to_group(since, last_id, most)
         done = len(new) < most
         started = _now()
-        touched: set[int] = set()
-        with self.store.write() as w:
-            gone = w.execute(
-                "DELETE FROM scene_cells WHERE memory_id NOT IN (SELECT id FROM memories) RETURNING scene_id"
-            )
-            touched |= {r[0] for r in gone}
-            forgotten = {
-                r[0] for r in w.execute("SELECT name FROM scene_history WHERE reason = 'forget' AND undone_at IS NULL")
-            }
-            scenes = {r["name"]: r["id"] for r in w.execute("SELECT id, name FROM scenes")}
-            for m in [*changed, *new]:
-                for name in names_in(m["text"]) - set(scenes) - forgotten:
-                    scenes[name] = w.execute("INSERT INTO scenes (name) VALUES (?)", (name,)).lastrowid
-                    touched |= self._backfill(w, scenes[name], name)
-                now = {scenes[n] for n in mentioned(m["text"]) if n in scenes}
-                before = (
-                    {r[0] for r in w.execute("SELECT scene_id FROM scene_cells WHERE memory_id = ?", (m["id"],))}
-                    if m["id"] <= last_id or now  # a new memory has no scenes yet, unless a backfill just gave some
-                    else set()
-                )
-                w.executemany(
-                    "DELETE FROM scene_cells WHERE scene_id = ? AND memory_id = ?", [(s, m["id"]) for s in before - now]
-                )
-                w.executemany(
-                    "INSERT OR IGNORE INTO scene_cells (scene_id, memory_id) VALUES (?, ?)",
-                    [(s, m["id"]) for s in now - before],
-                )
-                touched |= before ^ now
-            # What was read now is read: next time, "changed" means changed since this call started.
-            w.execute(
-                "INSERT INTO scene_state (key, value) VALUES ('read', ?) "
-                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                (json.dumps([started, max([last_id, *(m["id"] for m in new)])]),),
-            )
-        stale = {r[0] for r in conn.execute("SELECT id FROM scenes WHERE embed_model IS NOT ?", (self.embedder.model,))}
-        self._summarise(touched | stale, summarise)
+        memories = [(m, True) for m in changed] + [(m, False) for m in new]
+        touched = self.db.regroup(
+            memories,
+            names_of=lambda m: names_in(m["text"]) | speaker_name(m["speaker"]),
+            mentions_of=self._mentions,
+            backfill=lambda name, text: name in mentioned(text),
+            read_up_to=max([last_id, *(m["id"] for m in new)]),
+            started=started,
+        )
+        self._summarise(touched | self.db.stale_scenes(self.embedder.model), summarise)
         return done
 
-    def _backfill(self, w: Any, sid: int, name: str) -> set[int]:
-        # A new name: the memories said before it that name it too (at a sentence start, say), found by keyword.
-        rows = w.execute(
-            "SELECT m.id, m.text FROM memories_fts f JOIN memories m ON m.id = f.rowid WHERE memories_fts MATCH ?",
-            (" ".join(f'"{part}"' for part in re.findall(r"\w+", name)),),
-        ).fetchall()
-        added = [(sid, r["id"]) for r in rows if name in mentioned(r["text"])]
-        w.executemany("INSERT OR IGNORE INTO scene_cells (scene_id, memory_id) VALUES (?, ?)", added)
-        return {sid} if added else set()
+    def _mentions(self, m: Any) -> set[str]:
+        # Every name the memory belongs to: those it says, who said it, and for a turn that names no one
+        # but says "she" or "they", the names of the turn before it in its conversation.
+        names = mentioned(m["text"])
+        if not names and m["conversation"] and PRONOUN.search(m["text"]):
+            before = self.db.before(m["id"])
+            if before is not None:
+                names = mentioned(before["text"]) | speaker_name(before["speaker"])
+        return names | speaker_name(m["speaker"])
 
     def _summarise(self, ids: set[int], summarise: Any) -> None:
-        conn = self.store.conn()
         if summarise:  # scenes still waiting for a model's summary come after the ones that changed
-            ids = ids | {r[0] for r in conn.execute("SELECT id FROM scenes WHERE summarised = 0 LIMIT 20")}
+            ids = ids | self.db.unsummarised()
         todo = []
         for sid in sorted(ids):
-            row = conn.execute(
-                "SELECT name, summary, summarised, embed_model FROM scenes WHERE id = ?", (sid,)
-            ).fetchone()
-            texts = [
-                r[0]
-                for r in conn.execute(
-                    "SELECT m.text FROM scene_cells c JOIN memories m ON m.id = c.memory_id WHERE c.scene_id = ? "
-                    "ORDER BY m.said_on DESC, m.id DESC LIMIT 30",
-                    (sid,),
-                )
-            ]
+            row, texts = self.db.scene_texts(sid)
             if row is None or len(texts) < MIN_CELLS:
                 continue
             written = summarise(row["name"], texts) if summarise else None
@@ -212,18 +174,7 @@ class Scenes:
         if not todo:
             return
         vectors = self.embedder.documents([t[2] for t in todo])
-        with self.store.write() as w:
-            for (sid, row, summary, by_model), v in zip(todo, vectors, strict=True):
-                if row["summarised"]:  # nothing is lost: a model's summary that is replaced is kept
-                    w.execute(
-                        "INSERT INTO scene_history (scene_id, name, summary, reason) VALUES (?, ?, ?, 'summary')",
-                        (sid, row["name"], row["summary"]),
-                    )
-                w.execute(
-                    "UPDATE scenes SET summary = ?, summarised = ?, embedding = ?, embed_model = ?, updated_at = ? "
-                    "WHERE id = ?",
-                    (summary, int(by_model), pack(v), self.embedder.model, _now(), sid),
-                )
+        self.db.save_scene_summaries([(*t, pack(v)) for t, v in zip(todo, vectors, strict=True)], self.embedder.model)
         with self._lock:
             self._loaded = False  # read again at the next search: a handful of rows
 
@@ -231,43 +182,18 @@ class Scenes:
 
     def find(self, name_or_id: str) -> Any:
         """The scene with this id ("scene 3") or name ("scene Ana"), or None."""
-        key = name_or_id.strip().removeprefix("#")
-        conn = self.store.conn()
-        if key.isdigit():
-            return conn.execute("SELECT * FROM scenes WHERE id = ?", (int(key),)).fetchone()
-        return conn.execute("SELECT * FROM scenes WHERE lower(name) = lower(?)", (key,)).fetchone()
+        return self.db.scene(name_or_id.strip().removeprefix("#"))
 
     def forget(self, scene: Any, turn: str | None) -> dict[str, Any]:
         """Remove a scene's grouping (its memories stay), kept under `turn` for /undo."""
-        conn = self.store.conn()
-        cells = [r[0] for r in conn.execute("SELECT memory_id FROM scene_cells WHERE scene_id = ?", (scene["id"],))]
-        with self.store.write() as w:
-            w.execute(
-                "INSERT INTO scene_history (scene_id, name, summary, reason, turn, cells) VALUES (?, ?, ?, 'forget', ?, ?)",
-                (scene["id"], scene["name"], scene["summary"], turn, json.dumps(cells)),
-            )
-            w.execute("DELETE FROM scenes WHERE id = ?", (scene["id"],))
+        kept = self.db.forget_scene(scene, turn)
         with self._lock:
             self._loaded = False
-        return {"forgotten": {"scene": scene["id"], "name": scene["name"], "memories kept": len(cells)}}
+        return {"forgotten": {"scene": scene["id"], "name": scene["name"], "memories kept": kept}}
 
     def unforget(self, turn: str) -> list[str]:
         """Put back the scenes `turn` forgot; one line per scene."""
-        lines = []
-        with self.store.write() as w:
-            rows = w.execute(
-                "SELECT id, scene_id, name, summary, cells FROM scene_history "
-                "WHERE turn = ? AND reason = 'forget' AND undone_at IS NULL ORDER BY id",
-                (turn,),
-            ).fetchall()
-            for h in rows:
-                w.execute("INSERT OR REPLACE INTO scenes (id, name, summary) VALUES (?, ?, ?)", (h[1], h[2], h[3]))
-                w.executemany(
-                    "INSERT OR IGNORE INTO scene_cells (scene_id, memory_id) VALUES (?, ?)",
-                    [(h[1], m) for m in json.loads(h[4] or "[]")],
-                )
-                w.execute("UPDATE scene_history SET undone_at = ? WHERE id = ?", (_now(), h[0]))
-                lines.append(f'restored scene {h[1]} "{h[2]}" (it was forgotten)')
+        lines = [f'restored scene {sid} "{name}" (it was forgotten)' for sid, name in self.db.unforget_scenes(turn)]
         with self._lock:
             self._loaded = False
         return lines

@@ -19,6 +19,10 @@ STOPWORDS = frozenset(
 )
 
 
+SAME_WORDS = 0.6  # a restatement shares this share of the shorter text's meaningful words
+FACT_WORDS = 3  # fewer meaningful words than this is a reply, not a fact of its own
+
+
 def meaningful_words(text: str) -> list[str]:
     """The words of a text that carry meaning, in order (no stop words, no single letters)."""
     return [w for w in re.findall(r"\w+", text.lower()) if w not in STOPWORDS and len(w) > 1]
@@ -30,11 +34,21 @@ def word_overlap(a: str, b: str) -> float:
     return len(wa & wb) / min(len(wa), len(wb)) if wa and wb else 0.0
 
 
-def same_particulars(a: str, b: str) -> bool:
-    """Whether two texts could state one fact: the names and numbers of one are all in the other."""
-    names_a, names_b = mentioned(a), mentioned(b)
-    nums_a, nums_b = set(re.findall(r"\d+", a)), set(re.findall(r"\d+", b))
-    return (names_a <= names_b or names_b <= names_a) and (nums_a <= nums_b or nums_b <= nums_a)
+def same_fact(a: str, b: str) -> bool:
+    """Whether two texts can state one fact, so the newer may replace the older: most of their words shared
+    (SAME_WORDS of the shorter one's), the same names (any case) and the same numbers, and each a statement of
+    its own (FACT_WORDS meaningful words at least: "yes, that one" means what the turn before it said, so two
+    of them are two memories). Days and speaker are the caller's to compare.
+
+    Trade-off: "my dentist is Dr Okafor" and "my dentist is Dr Okafor, on Main Street" are two memories, the
+    second linked to the first; an update that adds a name costs a row, never the older fact."""
+    wa, wb = meaningful_words(a), meaningful_words(b)
+    if min(len(set(wa)), len(set(wb))) < FACT_WORDS or word_overlap(a, b) < SAME_WORDS:
+        return False
+    words_a, words_b = (" " + " ".join(re.findall(r"[\w-]+", t.lower())) + " " for t in (a, b))
+    names = {" ".join(re.findall(r"[\w-]+", n.lower())) for n in mentioned(a) | mentioned(b)}
+    same_names = all(f" {n} " in words_a and f" {n} " in words_b for n in names)  # said in both, any case
+    return same_names and set(re.findall(r"\d+", a)) == set(re.findall(r"\d+", b))
 
 
 # The forms of common irregular English verbs: the Porter stemmer of the word index makes "moved" and
@@ -118,27 +132,36 @@ def minmax(ranked: list[tuple[int, float]]) -> dict[int, float]:
     return {i: (v - low) / (top - low) if top > low else 1.0 for i, v in ranked}
 
 
-def fuse(vec: list[tuple[int, float]], kw: list[tuple[int, float]]) -> dict[int, float]:
+def fuse(vec: list[tuple[int, float]], kw: list[tuple[int, float]], kw_weight: float = 1.0) -> dict[int, float]:
     """{id: score in 0..1} from (id, cosine) and (id, BM25) candidate lists: each list min-max
-    scaled, then averaged (absent from a list counts as its worst).
+    scaled, then averaged, the keyword list weighing kw_weight (absent from a list counts as its worst).
 
     Scores, not ranks: reciprocal rank fusion treats a clear keyword hit and a near-tie alike, and on
     public long-conversation data (python -m evals memory) it scored between its two parts; this beats both.
     """
     a, b = minmax(vec), minmax(kw)
-    return {i: (a.get(i, 0.0) + b.get(i, 0.0)) / 2 for i in a.keys() | b.keys()}
+    return {i: (a.get(i, 0.0) + kw_weight * b.get(i, 0.0)) / (1 + kw_weight) for i in a.keys() | b.keys()}
 
 
 # -- names: what scenes are made of, and what a question that refers back borrows from the turn before
 
-NOT_NAMES = frozenset(w.title() for w in (*STOPWORDS, *MONTHS, *WEEKDAYS)) | {"I", "I'm", "I've", "I'll", "I'd", "OK"}
+# Words that start sentences capitalised and name no one: pronouns and the first words of replies.
+NOT_NAMES = frozenset(
+    w.title()
+    for w in (
+        *STOPWORDS,
+        *MONTHS,
+        *WEEKDAYS,
+        *"he she him his hers we us you it if yes no ok okay oh hi hey hello thanks haha lol omg yeah wow".split(),
+    )
+) | {"I", "I'm", "I've", "I'll", "I'd", "OK"}
 SENTENCES = re.compile(r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)(?<!\bSt\.)(?<=[.!?;:])\s+|\n+")
 TOKEN = re.compile(r"[\w'.’-]+")
 
 
 def _runs(sentence: str) -> list[tuple[int, list[str]]]:
     """(position of its first word, its words) for every longest run of capitalised words in a sentence."""
-    words = [w.rstrip(".,").removesuffix("'s").removesuffix("’s") for w in TOKEN.findall(sentence)]
+    words = [w.replace("’", "'").rstrip(".,").removesuffix("'s") for w in TOKEN.findall(sentence)]
     runs: list[tuple[int, list[str]]] = []
     for i, w in enumerate(words):
         if w[:1].isupper() and w not in NOT_NAMES and len(w) > 1:

@@ -30,19 +30,20 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
-import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from planner.memory.compact import CompactIndex
+from planner.memory.days import Days
 from planner.memory.errors import LongTermMemoryError
 from planner.memory.scenes import Scenes
-from planner.memory.scoring import fts_query, fuse, with_context
-from planner.memory.vectors import CompactIndex, Embedder, VectorIndex, np, rows_of, rows_present
+from planner.memory.scoring import FACT_WORDS, fts_query, fuse, meaningful_words, minmax, names_in, with_context
+from planner.memory.store import MemoryStore
+from planner.memory.vectors import Embedder, VectorIndex, np, rows_present
 from planner.model.base import ModelError
 from planner.periods import Period, TimeQuestion, around, in_question
 from planner.prompts import MEMORY_NOTES
-from planner.storage.db import Store
 
 AUTO_RECALL_COSINE = 0.55  # automatic recall: keyword hit, or at least this similar
 SHARED_K = 20  # hits kept per shared search (the recall tool asks for at most 20)
@@ -57,62 +58,17 @@ BESIDE_ABOVE = (
 SCENES_K, SCENE_CELLS, SCENE_WEIGHT = 2, 3, 0.5  # scenes consulted, memories each brings, their weight
 SCENE_MARGIN = 0.0  # a scene counts when its summary is at least this much closer than the best memory
 SCENE_HOP = True  # also the best memory's scenes, unless the question is about time (then time ranks)
+SCENE_MAX_SHARE = 0.1  # a scene holding more than this share of all memories lifts none of them (who said half)
+NEIGHBOURS_OF, NEIGHBOUR_WEIGHT = 10, 0.5  # the best candidates whose conversation turns around them count too
+NAME_HOP, NAME_HOP_WEIGHT = 3, 0.5  # the best hits whose names are searched again, and that search's weight
+KEYWORD_WEIGHT = 1.0  # the keyword list's weight in the fusion, the vector list's being 1
+KEYWORD_COLUMNS = ""  # "" : the words and who said them; "text": the words alone (python -m evals memory)
 
 
-ORDINAL = "CAST(julianday(%s) - 1721424.5 AS INTEGER)"  # a date column as Python's date.toordinal()
-
-
-class Days:
-    """The days each memory is about, as day numbers beside sorted ids, so a time filter is one vectorised
-    comparison instead of a range query SQLite cannot serve from one index (bench/recall.py)."""
-
-    def __init__(self) -> None:
-        self._ids: np.ndarray | None = None  # allocated on first use, so numpy loads then
-        self._lo: np.ndarray | None = None
-        self._hi: np.ndarray | None = None
-        self._lock = threading.Lock()
-
-    def load(self, rows: Iterable[tuple[int, int, int]]) -> None:
-        """Replace the contents with (id, first day, last day) rows; days as date ordinals."""
-        table = np.array(list(rows), dtype=np.int64).reshape(-1, 3)
-        table = table[np.argsort(table[:, 0], kind="stable")]
-        with self._lock:
-            # day numbers fit int32, which halves what the filter reads
-            self._ids, self._lo, self._hi = (
-                table[:, 0].copy(),
-                table[:, 1].astype(np.int32),
-                table[:, 2].astype(np.int32),
-            )
-
-    def set(self, id_: int, lo: int, hi: int) -> None:
-        """Add or change one memory's days."""
-        with self._lock:
-            if self._ids is None:
-                self._ids = np.empty(0, dtype=np.int64)
-                self._lo, self._hi = np.empty(0, dtype=np.int32), np.empty(0, dtype=np.int32)
-            at = int(np.searchsorted(self._ids, id_))
-            if at < len(self._ids) and self._ids[at] == id_:
-                self._lo[at], self._hi[at] = lo, hi
-            else:
-                self._ids, self._lo, self._hi = (
-                    np.insert(a, at, v) for a, v in ((self._ids, id_), (self._lo, lo), (self._hi, hi))
-                )
-
-    def remove(self, id_: int) -> None:
-        """Drop one memory (no-op if absent)."""
-        with self._lock:
-            if self._ids is not None and len(rows := rows_of(self._ids, np.array([id_]))):
-                self._ids, self._lo, self._hi = (np.delete(a, rows) for a in (self._ids, self._lo, self._hi))
-
-    def within(self, lo: int, hi: int, most: int) -> np.ndarray | None:
-        """The sorted ids of the memories about a day in lo..hi; None when there are more than `most`."""
-        with self._lock:
-            if self._ids is None:
-                return np.empty(0, dtype=np.int64)
-            inside = (self._lo <= hi) & (self._hi >= lo)
-            if np.count_nonzero(inside) > most:
-                return None
-            return self._ids[inside]
+def _turn(row: Any) -> dict[str, Any]:
+    # A turn around a hit, as the hit shows it.
+    out = {"id": row["id"], "text": row["text"], "said": row["said_on"]}
+    return out | ({"speaker": row["speaker"]} if row["speaker"] else {})
 
 
 def _day(text: str | None, default: dt.date) -> dt.date:
@@ -126,7 +82,7 @@ class Search:
     """Searching the memories; mixed into LongTermMemory, which provides the store, the embedder, the
     vector index, the scenes and the planner's today."""
 
-    store: Store
+    db: MemoryStore
     embedder: Embedder
     index: VectorIndex | CompactIndex
     days: Days
@@ -180,12 +136,9 @@ class Search:
         """(id, BM25 score) best first; higher is better (SQLite's rank is its negative). forms=False: the
         query's words alone, without the other forms of irregular verbs (the search as it was, for evals)."""
         q = fts_query(query, forms)
-        if not q:
-            return []
-        rows = self.store.conn().execute(
-            "SELECT rowid, rank FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank LIMIT ?", (q, n)
-        )
-        return [(r[0], -r[1]) for r in rows]
+        if q and KEYWORD_COLUMNS:
+            q = f"{KEYWORD_COLUMNS} : ({q})"
+        return self.db.keyword(q, n) if q else []
 
     def begin_turn(self, recent: Sequence[str] = ()) -> None:
         """A new turn: forget the last turn's searches (their scores age, and the user may have changed
@@ -230,19 +183,17 @@ class Search:
         if inside is not None:
             present = set(rows_present(inside, [i for i, _ in more]))
             kw = kw + [(i, s) for i, s in more if i in present][:WITHIN]
-        fused = fuse(vec, kw)
-        if qv is not None and fused:
-            self._add_scenes(fused, qv, text, max((c for _, c in vec), default=0.0), bool(asked))
+        fused = fuse(vec, kw, KEYWORD_WEIGHT)
         if not fused:
             return []
-        conn, now = self.store.conn(), today.toordinal()
+        self._add_names_hop(fused, text)
+        self._add_neighbours(fused)
+        if qv is not None:
+            self._add_scenes(fused, qv, text, max((c for _, c in vec), default=0.0), bool(asked))
+        now = today.toordinal()
         lo, hi = (period.start.toordinal(), period.end.toordinal()) if period else (1, 0)
         ranked = []  # (score, first day, id): weighed on numbers alone, the text read only for the best k
-        for id_, salience, said, first, last in conn.execute(
-            f"SELECT id, salience, {ORDINAL % 'said_on'}, {ORDINAL % 'happened_on'}, {ORDINAL % 'happened_to'} "
-            f"FROM memories WHERE id IN ({','.join('?' * len(fused))})",
-            list(fused),
-        ):
+        for id_, salience, said, first, last in self.db.weights(list(fused)):
             said = now if said is None else said
             first, last = first or said, last or said
             weight = (0.75 + 0.5 * salience) * (0.8 + 0.2 * math.exp(-max(0, now - said) / 365))
@@ -259,25 +210,51 @@ class Search:
         if missing and qv is not None:
             cosine.update(self.index.similarity(missing, qv))
         keyword = {id_ for id_, _ in kw}
-        rows = {
-            r["id"]: r
-            for r in conn.execute(
-                "SELECT id, text, kind, topic, said_on, happened_on, happened_to FROM memories "
-                f"WHERE id IN ({','.join('?' * len(best))})",
-                [i for _, _, i in best],
-            )
-        }
+        rows = self.db.cells([i for _, _, i in best])
+        beside = self.db.neighbours([i for _, _, i in best])
         hits = []
         for score, _, id_ in best:
             r = rows[id_]
             hit = {"id": id_, "text": r["text"], "kind": r["kind"], "topic": r["topic"], "said": r["said_on"]}
             if r["happened_on"] and (r["happened_on"], r["happened_to"]) != (r["said_on"], r["said_on"]):
                 hit["happened"] = Period(_day(r["happened_on"], today), _day(r["happened_to"], today)).describe()
+            if r["speaker"]:
+                hit["speaker"] = r["speaker"]
+            for n in beside.get(id_, []):  # the turns around it in its conversation: what makes "yes, twice" answerable
+                hit["before" if n["turn_no"] < r["turn_no"] else "after"] = _turn(n)
             hit["score"] = round(score, 3)  # 1.0 = best in both lists, salience 1, said today
             hit["cosine"] = round(cosine.get(id_, 0.0), 3)
             hit["keyword"] = id_ in keyword
             hits.append(hit)
         return hits
+
+    def _add_names_hop(self, fused: dict[int, float], text: str) -> None:
+        # A question of two facts ("which cities have both of them been to?", "what does my landlord's
+        # wife do?") names the first; its best hits name the second's subject. The names in the best
+        # NAME_HOP hits that the question does not say are searched by keyword, and what that finds is
+        # raised to at least NAME_HOP_WEIGHT of its scaled score. In code: no model call, one BM25 query.
+        best = sorted(fused, key=fused.__getitem__, reverse=True)[:NAME_HOP]
+        said = text.lower()
+        names = {n for r in self.db.cells(best).values() for n in names_in(r["text"]) if n.lower() not in said}
+        if not names or NAME_HOP_WEIGHT <= 0:
+            return
+        for id_, score in minmax(self.keyword_scores(" ".join(sorted(names)), CANDIDATES)).items():
+            fused[id_] = max(fused.get(id_, 0.0), NAME_HOP_WEIGHT * score)
+
+    def _add_neighbours(self, fused: dict[int, float]) -> None:
+        # A turn is often answerable only with the one before it: "Did you make it to Miami?" - "Yes, twice!".
+        # The turns around each of the best NEIGHBOURS_OF candidates (same conversation, one before and one
+        # after) are raised to at least NEIGHBOUR_WEIGHT of its score, so the reply a question needs comes
+        # up with the turn that matched its words.
+        if NEIGHBOUR_WEIGHT <= 0:
+            return
+        best = sorted(fused, key=fused.__getitem__, reverse=True)[:NEIGHBOURS_OF]
+        lift: dict[int, float] = {}
+        for id_, turns in self.db.neighbours(best).items():
+            for n in turns:
+                lift[n["id"]] = max(lift.get(n["id"], 0.0), NEIGHBOUR_WEIGHT * fused[id_])
+        for n, score in lift.items():
+            fused[n] = max(fused.get(n, 0.0), score)
 
     def _around_anchor(self, asked: TimeQuestion, today: dt.date) -> Period | None:
         # "before the move": the days before the best keyword match for "the move" happened.
@@ -286,11 +263,7 @@ class Search:
         best = self.keyword_scores(asked.anchor, 1)
         if not best:
             return None
-        row = (
-            self.store.conn()
-            .execute("SELECT said_on, happened_on, happened_to FROM memories WHERE id = ?", (best[0][0],))
-            .fetchone()
-        )
+        row = self.db.cell(best[0][0])
         said = _day(row["said_on"], today)
         event = Period(_day(row["happened_on"], said), _day(row["happened_to"], said))
         return around(event, asked.side, today)
@@ -321,38 +294,39 @@ class Search:
             first = max(fused, key=fused.__getitem__)
             for sid in self.scenes.of(first):
                 scenes.setdefault(sid, top)
+        most = max(SCENE_CELLS, SCENE_MAX_SHARE * len(self.index))
         for sid, closeness in scenes.items():
             members = self.scenes.members.get(sid, [])
+            if len(members) > most:  # a scene of a good part of everything (who sends half the turns) is no topic
+                continue
             sims = sorted(self.index.similarity(members, qv).items(), key=lambda p: -p[1])[:SCENE_CELLS]
             for id_, _ in sims:
                 fused[id_] = fused.get(id_, 0.0) + SCENE_WEIGHT * max(0.0, closeness / top) / 2
 
     def recall(self, query: str, k: int = 3) -> list[dict[str, Any]]:
         """The `recall` tool's answer: [{"id", "text", "kind", "topic", "said", "happened"?, "score"}]."""
-        keys = ("id", "text", "kind", "topic", "said", "happened", "score")
+        keys = ("id", "text", "kind", "topic", "said", "happened", "speaker", "before", "after", "score")
         return [{key: h[key] for key in keys if key in h} for h in self.search(query, k)]
 
     def relevant(self, text: str, k: int = 3) -> list[dict[str, Any]]:
-        """Memories worth attaching to a message unasked: a keyword hit or clearly similar."""
-        if not self.store.conn().execute("SELECT 1 FROM memories LIMIT 1").fetchone():
+        """Memories worth attaching to a message unasked: a keyword hit or clearly similar, or the turn just
+        before or after one in its conversation (the reply that answers the turn the words matched)."""
+        if not self.db.count():
             return []
-        return [h for h in self.search(text, k) if h["keyword"] or h["cosine"] >= AUTO_RECALL_COSINE]
+        hits = self.search(text, k)
+        sure = {h["id"] for h in hits if h["keyword"] or h["cosine"] >= AUTO_RECALL_COSINE}
+        return [h for h in hits if sure & {h["id"], h.get("before", {}).get("id"), h.get("after", {}).get("id")}]
 
     def topic_summaries(self, topics: list[str]) -> dict[str, str]:
         """Stored summaries of these topics."""
-        topics = [t for t in dict.fromkeys(topics) if t]
-        if not topics:
-            return {}
-        marks = ",".join("?" * len(topics))
-        rows = self.store.conn().execute(f"SELECT topic, summary FROM memory_topics WHERE topic IN ({marks})", topics)
-        return {r[0]: r[1] for r in rows}
+        return self.db.topic_summaries([t for t in dict.fromkeys(topics) if t])
 
     def with_notes(self, text: str, k: int = 3) -> str:
         """The user's message with the memories relevant to it attached (what the planner sends), or as it was."""
         hits = self.relevant(text, k)
         if not hits:
             return text
-        lines = [f"- {days_in_words(h['text'], h.get('said')) if DAYS_IN_TEXT else h['text']}{dated(h)}" for h in hits]
+        lines = [note(h) for h in hits]
         lines += [f"- About {t}: {s}" for t, s in self.topic_summaries([h["topic"] for h in hits]).items()]
         return f"{text}\n\n{MEMORY_NOTES}\n" + "\n".join(lines)
 
@@ -370,6 +344,21 @@ def days_in_words(text: str, said: str | None) -> str:
     except ValueError:
         return text
     return RELATIVE_DAY.sub(lambda m: f"{m[0]} ({day - dt.timedelta(days=1) if m[2] else day})", text)
+
+
+def note(hit: dict[str, Any]) -> str:
+    """One memory as the notes attached to a message show it: who said it (when not the user), the words, the
+    days; a reply too short to be a fact of its own comes with the turn it answered."""
+    text = days_in_words(hit["text"], hit.get("said")) if DAYS_IN_TEXT else hit["text"]
+    line = f"- {_who(hit)}{text}{dated(hit)}"
+    before = hit.get("before")
+    if before and len(set(meaningful_words(hit["text"]))) < FACT_WORDS:
+        line += f", answering {_who(before)}{before['text']}"
+    return line
+
+
+def _who(turn: dict[str, Any]) -> str:
+    return f"{turn['speaker']}: " if turn.get("speaker") else ""
 
 
 def dated(hit: dict[str, Any]) -> str:

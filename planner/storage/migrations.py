@@ -447,6 +447,43 @@ def _m17_plan_memory(conn: sqlite3.Connection) -> None:
     )
 
 
+def _m18_memory_context(conn: sqlite3.Connection) -> None:
+    # Where a memory came from: who said it (NULL: the user), the conversation and its place in it (so a
+    # search can bring the turns around it), and the earlier memory it restates without replacing (a
+    # near-duplicate that is not the same fact is kept beside it, linked).
+    _add_columns(
+        conn, "memories", {"speaker": "TEXT", "conversation": "TEXT", "turn_no": "INTEGER", "linked_to": "INTEGER"}
+    )
+    conn.execute(
+        "CREATE INDEX IF NOT EXISTS memories_turn ON memories (conversation, turn_no) WHERE conversation IS NOT NULL"
+    )
+    # The keyword index holds who said it beside the words: "when did Elise go to Morocco?" ranks Elise's
+    # "I went to Morocco" above "did you like Morocco?" said to her.
+    _script(
+        conn,
+        """
+        DROP TRIGGER IF EXISTS memories_fts_insert;
+        DROP TRIGGER IF EXISTS memories_fts_delete;
+        DROP TRIGGER IF EXISTS memories_fts_update;
+        DROP TABLE IF EXISTS memories_fts;
+        CREATE VIRTUAL TABLE memories_fts USING fts5(
+            text, speaker, content='memories', content_rowid='id', tokenize='porter unicode61'
+        );
+        CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+            INSERT INTO memories_fts (rowid, text, speaker) VALUES (new.id, new.text, new.speaker);
+        END;
+        CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+            INSERT INTO memories_fts (memories_fts, rowid, text, speaker) VALUES ('delete', old.id, old.text, old.speaker);
+        END;
+        CREATE TRIGGER memories_fts_update AFTER UPDATE OF text, speaker ON memories BEGIN
+            INSERT INTO memories_fts (memories_fts, rowid, text, speaker) VALUES ('delete', old.id, old.text, old.speaker);
+            INSERT INTO memories_fts (rowid, text, speaker) VALUES (new.id, new.text, new.speaker);
+        END;
+        INSERT INTO memories_fts (memories_fts) VALUES ('rebuild')
+        """,
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m1_tutorial_tables,
     _m2_sessions_and_models,
@@ -465,5 +502,6 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m15_event_log,
     _m16_worklog,
     _m17_plan_memory,
+    _m18_memory_context,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
