@@ -108,7 +108,7 @@ def test_an_empty_final_reply_is_replaced_by_what_was_done(model, make_agent, st
 
 
 def test_fallback_describes_each_tool_result():
-    from planner.agent.recovery import fallback_reply
+    from planner.agent.replies import fallback_reply
 
     calls = [
         {"name": "complete_task", "result": {"completed": {"id": 2, "title": "a", "due_date": None}}},
@@ -312,7 +312,7 @@ def test_a_reply_parroting_the_retry_instructions_is_replaced(model, make_agent)
 
 
 def test_several_echoed_results_are_still_an_echo():
-    from planner.agent.recovery import is_json_echo
+    from planner.agent.replies import is_json_echo
 
     assert is_json_echo('{"added": {"id": 1}}\n{"added": {"id": 2}}')
     assert not is_json_echo('{"added": 1} and more words')

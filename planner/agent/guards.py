@@ -31,14 +31,8 @@ from typing import Any
 from planner.agent import intent
 from planner.agent.claims import talks_tools, without_tool_talk
 from planner.agent.intent import Intent
-from planner.agent.recovery import (
-    echoes,
-    fallback_reply,
-    is_json_echo,
-    looks_like_call,
-    parse_markup,
-    parse_text_tool_calls,
-)
+from planner.agent.recovery import looks_like_call, parse_markup, parse_text_tool_calls
+from planner.agent.replies import echoes, fallback_reply, is_json_echo
 from planner.agent.turn import READ_ONLY_TOOLS, ToolCall, Turn, key
 from planner.dates import dates_in
 from planner.prompts import NOTHING_DONE, RETRY_PROMPT

@@ -29,7 +29,8 @@ from typing import Any
 from planner.agent.claims import unbacked, what_changed
 from planner.agent.critic import Critic
 from planner.agent.guards import Guards, pick_profile
-from planner.agent.recovery import echoes, fallback_reply, looks_like_call
+from planner.agent.recovery import looks_like_call
+from planner.agent.replies import echoes, fallback_reply
 from planner.agent.toolrun import ToolRunner
 from planner.agent.turn import Event, ToolCall, Turn, TurnResult
 from planner.memory.history import Budget, History, Message, estimate_tokens, prefix_share, session_messages
