@@ -43,7 +43,12 @@ def test_the_request_sends_tools_options_think_and_a_dated_system_prompt(model, 
     req = model.chats("main")[0]
     assert req["messages"][0] == {"role": "system", "content": system_prompt(TODAY)}
     assert "Tuesday, 2026-12-01" in req["messages"][0]["content"]
-    assert {t["function"]["name"] for t in req["tools"]} == set(TOOLS) - {"lookup"}  # off without --web
+    # "hello" needs no change: the tools that read tasks (agent/request.py), and every tool with PLANNER_TOOL_GROUPS=all
+    assert {t["function"]["name"] for t in req["tools"]} == {n for n, t in TOOLS.items() if t.group == "read"}
+    model.script("main", {"content": "Hi!"})
+    make_agent(tool_groups="all").run_turn("hello")
+    sent = {t["function"]["name"] for t in model.chats("main")[1]["tools"]}
+    assert sent == set(TOOLS) - {"lookup"}  # off without --web
     assert req["options"] == {"num_ctx": 8192, "num_predict": 1024}
     assert "think" not in req  # main cannot think: some Ollama versions reject the field for such a model
     assert req["stream"] is True

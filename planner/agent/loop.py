@@ -26,11 +26,13 @@ import logging
 import time
 from typing import Any
 
-from planner.agent.claims import unbacked, what_changed
+from planner.agent.budget import MAX_CALLS, Window, trimmed
+from planner.agent.claims import unbacked, what_changed, without_tool_talk
 from planner.agent.critic import Critic
 from planner.agent.guards import Guards, pick_profile
 from planner.agent.recovery import looks_like_call
-from planner.agent.replies import echoes, fallback_reply
+from planner.agent.replies import echoes, fallback_reply, unshowable
+from planner.agent.request import WANTS, Selection, groups_for, wants
 from planner.agent.toolrun import ToolRunner
 from planner.agent.turn import Event, ToolCall, Turn, TurnResult
 from planner.memory.history import Budget, History, Message, estimate_tokens, prefix_share, session_messages
@@ -39,8 +41,14 @@ from planner.memory.longterm import LongTermMemory, LongTermMemoryError
 from planner.model.base import ChatModel, ChatResult, ModelError, clean
 from planner.prompts import (
     CLAIM_PROMPT,
+    CONTEXT_FULL,
     INTERRUPTED,
     MEMORY_NOTES,
+    NOT_DONE,
+    NOTHING_DONE,
+    NUDGE,
+    NUDGE_DONE,
+    REPHRASE,
     RETRY_PROMPT,
     SYSTEM_PROMPT,
     TOO_MANY_STEPS,
@@ -48,7 +56,7 @@ from planner.prompts import (
 )
 from planner.settings import Config
 from planner.storage.db import DatabaseError
-from planner.tools import ToolContext, to_json, tool_specs
+from planner.tools import GROUPS, TOOLS, ToolContext, suggest_tool, to_json, tool_specs
 from planner.tools.undo import Outcome, redo_newest, undo_newest
 
 log = logging.getLogger("planner")
@@ -71,12 +79,13 @@ class Agent:
         self.history = history
         self.context = context  # what the tools work with: store, long-term memory, today, confirm, web
         self.keeper = keeper  # background memory extraction and summaries; None to skip
-        self._facts: tuple[Guards, list[str]] | None = None  # the guards and the model's capabilities
+        self._facts: tuple[Guards, list[str], int] | None = None  # guards, capabilities, context window
         self._turn_start = 0  # len(history.messages) once this turn's request is stored
         self._scratch: list[tuple[int, Message]] = []
         self._last_request: list[Message] = []  # the previous request's messages, for prefix reuse
-        self.tool_specs = tool_specs(context)  # once: the list is part of the cached prompt prefix
+        self.tool_specs = tool_specs(context)  # every tool this run offers (lookup only with --web)
         self.tool_names = {s["function"]["name"] for s in self.tool_specs}
+        self._specs: dict[tuple[str, ...], list[dict[str, Any]]] = {}  # per set of groups: the same bytes each time
         self.runner = ToolRunner(context, ask_bulk=config.guards != "off")
         # Fixed for the whole session: changing options makes Ollama reload the model.
         self.options = {"num_ctx": config.num_ctx, "num_predict": config.num_predict}
@@ -136,6 +145,7 @@ class Agent:
         self._scratch: list[tuple[int, Message]] = []  # (position in the turn, message) sent but not stored
         try:
             guards = self.guards
+            turn.window = Window(self._model_facts()[2], self.config.num_predict)
             for attempt in range(self.config.max_reflections + 1):
                 first = len(turn.calls)
                 reply = self._attempt(turn, guards, result, emit)
@@ -156,7 +166,14 @@ class Agent:
                     (at, {"role": "assistant", "content": reply}),
                     (at, {"role": "user", "content": RETRY_PROMPT.format(critique=critique)}),
                 ]
-            result.reply = self._checked(turn, guards, result, emit, reply)
+            reply = self._done_as_asked(turn, guards, result, emit, reply)
+            reply = self._checked(turn, guards, result, emit, reply)
+            result.reply = self._showable(turn, guards, result, emit, reply)
+        except _ContextFull:
+            result.context_full = True
+            said = fallback_reply([c.entry() for c in turn.calls]) if turn.calls else ""
+            result.reply = (said + " " + CONTEXT_FULL).strip()
+            emit("token", {"text": result.reply})
         except (ModelError, DatabaseError) as e:
             log.warning("turn failed: %s", e)
             result.error = str(e)
@@ -186,20 +203,23 @@ class Agent:
         """The guards in force: the configured profile, or for auto the one the main model's size calls for."""
         return self._model_facts()[0]
 
-    def _model_facts(self) -> tuple[Guards, list[str]]:
-        """The guards and the main model's capabilities, from what its server says of the model (`facts`).
+    def _model_facts(self) -> tuple[Guards, list[str], int]:
+        """The guards, the main model's capabilities and its context window, from what its server says of
+        the model (`facts`, `context_length`): the window is num_ctx, or less when the model holds less.
 
         Asked once, at the first turn (building an agent connects to nothing), and again after set_model.
         """
         if self._facts is None:
-            size, capabilities = None, []
+            size, capabilities, window = None, [], self.config.num_ctx
             try:
                 size, capabilities = self.llm.facts(self.config.model)
+                held = self.llm.context_length(self.config.model) if hasattr(self.llm, "context_length") else None
+                window = min(window, held or window)
             except ModelError as e:  # the turn itself will say what is wrong with the server
                 log.info("model facts unknown (%s)", e)
             guards = Guards(pick_profile(self.config.guards, size))
             log.info("guard profile %s (setting %s, %s)", guards.profile, self.config.guards, size or "size unknown")
-            self._facts = (guards, capabilities)
+            self._facts = (guards, capabilities, window)
         return self._facts
 
     def _think(self) -> bool | None:
@@ -296,21 +316,77 @@ class Agent:
     def _attempt(self, turn: Turn, guards: Guards, result: TurnResult, emit: Event) -> str:
         """Model calls and tool runs until the model answers in words."""
         for _ in range(self.config.max_steps):
+            tools = self._offer(turn, result, emit)
+            messages = self._messages()
+            if not turn.window.fits(messages, tools):
+                log.info(
+                    "context nearly full (%d of %d tokens): ending the turn", turn.window.counted, turn.window.size
+                )
+                raise _ContextFull
             emit("status", {"text": "thinking…"})
-            reply, shown = self._call_model(self._messages(), result, emit)
+            reply, shown = self._call_model(messages, tools, result, emit)
+            turn.window.saw(reply.prompt_eval_count, messages, tools)
             review = guards.review(reply.tool_calls, reply.content, shown, turn, self.tool_names)
             if review.reply is not None:
                 if not shown:  # held back in case it was a tool call
                     emit("token", {"text": review.reply})
                 return review.reply
+            self._screen_offered(turn, review.calls, tools)
             self._run_tools(turn, review.calls, result, emit)
         result.gave_up = True
         return TOO_MANY_STEPS.format(n=self.config.max_steps)
 
+    def _offer(self, turn: Turn, result: TurnResult, emit: Event) -> list[dict[str, Any]]:
+        """The tools for the next model call: the groups the request needs (request.py), or all with
+        PLANNER_TOOL_GROUPS=all; the groups only grow within a turn, so its calls share their prefix."""
+        if self.config.tool_groups == "all":
+            selection = Selection(tuple(GROUPS), {g: "all tools (PLANNER_TOOL_GROUPS=all)" for g in GROUPS})
+        else:
+            selection = groups_for(turn.text, turn.recent, turn.reached)
+            kept = {g: "sent earlier this request" for g in turn.groups if g not in selection.groups}
+            if kept:
+                why = {**selection.why, **kept}
+                selection = Selection(tuple(g for g in GROUPS if g in why), {g: why[g] for g in GROUPS if g in why})
+        if selection.groups not in self._specs:
+            self._specs[selection.groups] = tool_specs(self.context, selection.groups)
+        tools = self._specs[selection.groups]
+        if selection.groups != turn.groups:
+            emit("tools", {"groups": list(selection.groups), "why": selection.line(), "tools": len(tools)})
+            log.info("tool groups: %s", selection.line())
+        turn.groups = selection.groups
+        result.steps.append({"groups": list(selection.groups), "why": selection.line(), "tools": len(tools)})
+        return tools
+
+    def _screen_offered(self, turn: Turn, calls: list[ToolCall], tools: list[dict[str, Any]]) -> None:
+        """Calls beyond MAX_CALLS in one reply, and calls of tools not sent, answered with an error instead of
+        running: the error names the tool to use, and its group is sent with the next step."""
+        offered = {t["function"]["name"] for t in tools}
+        todo = [c for c in calls if c.result is None and not c.refusal]
+        for c in todo[MAX_CALLS:]:
+            c.refusal = (
+                f"not run: at most {MAX_CALLS} calls are run from one reply; if the user asked for more, "
+                "make the rest in your next reply"
+            )
+        for c in todo[:MAX_CALLS]:
+            if isinstance(c.name, str) and c.name in offered:
+                continue
+            name = c.name if isinstance(c.name, str) else json.dumps(c.name, default=str)[:40]
+            real = c.name if c.name in self.tool_names else suggest_tool(name)
+            if real not in self.tool_names:
+                c.refusal = f"there is no tool named {name!r}; use one of the tools you were given"
+                continue
+            turn.reached.append(TOOLS[real].group)
+            c.refusal = (
+                f"{name} was not among the tools for this request, so it did not run; it is offered now: "
+                "call it again if the user asked for this"
+                if real == c.name
+                else f"there is no tool named {name!r}. Use {real} instead (offered now)."
+            )
+
     def _checked(self, turn: Turn, guards: Guards, result: TurnResult, emit: Event, reply: str) -> str:
         """The final reply checked against what ran: a claimed change that did not happen is never shown as true."""
         missing = unbacked(reply, turn.calls)
-        if missing and guards.small:  # asked once more, with what is not so
+        if missing and guards.small and not result.nudged:  # asked once more (once a turn), with what is not so
             result.reasked = True
             at = len(self.history.messages) - self._turn_start
             note = CLAIM_PROMPT.format(claim=missing[0].words, none=missing[0].none)
@@ -319,12 +395,72 @@ class Agent:
             if echoes(reply, CLAIM_PROMPT.format(claim="", none=missing[0].none)):  # parroted: say what ran
                 reply = fallback_reply([c.entry() for c in turn.calls])
             missing = unbacked(reply, turn.calls)
-        if missing:
+        if missing and not result.correction:
             result.correction = what_changed(turn.calls, missing)
             log.info("reply claims what did not happen (%s): %s", missing[0].verb, result.correction)
         return reply
 
-    def _call_model(self, messages: list[Message], result: TurnResult, emit: Event) -> tuple[ChatResult, bool]:
+    def _done_as_asked(self, turn: Turn, guards: Guards, result: TurnResult, emit: Event, reply: str) -> str:
+        """A request for a change that ended with none made is not a success (request.py `wants`): when the
+        model made no call of the kind at all, it is asked once more, with the group that does it and a
+        one-line nudge; if still nothing was done (or a call tried and failed), the user is told plainly under
+        the reply. A question back to the user, or a change the user refused, is no miss."""
+        missing = self._missing(turn)
+        tried = {TOOLS[c.name].group for c in turn.calls if isinstance(c.name, str) and c.name in TOOLS}
+        asked = [w for w in missing if WANTS[w] not in tried]  # a call that failed had its chance
+        if not asked or guards.profile == "off" or reply.rstrip().endswith("?"):
+            if missing and not reply.rstrip().endswith("?") and guards.profile != "off":
+                result.correction = " ".join(dict.fromkeys(NOT_DONE[w] for w in missing))
+            return reply
+        result.nudged = True
+        at = len(self.history.messages) - self._turn_start
+        note = NUDGE.format(done=NUDGE_DONE[asked[0]])
+        self._scratch += [(at, {"role": "assistant", "content": reply}), (at, {"role": "user", "content": note})]
+        turn.reached += [WANTS[w] for w in asked]
+        reply = self._attempt(turn, guards, result, emit)
+        if echoes(reply, note):  # parroted the nudge: say what ran instead
+            reply = fallback_reply([c.entry() for c in turn.calls]) if turn.calls else ""
+        missing = self._missing(turn)
+        if missing and not reply.rstrip().endswith("?"):
+            result.correction = " ".join(dict.fromkeys(NOT_DONE[w] for w in missing))
+            log.info("asked for %s, and nothing was done", ", ".join(missing))
+        return reply or NOTHING_DONE
+
+    def _missing(self, turn: Turn) -> list[str]:
+        """The changes the user's words asked for that no call of this turn made (none when the user said no)."""
+        if any(c.refused for c in turn.calls):  # declined, nobody to ask, not asked: the user's call, not a miss
+            return []
+        done = {c.name for c in turn.calls if c.ok and c.ran}
+        wrote = any(c.ok and c.ran and c.mutating for c in turn.calls)
+        out = []
+        for want in wants(turn.text, turn.recent):
+            group = WANTS[want]
+            made = {n for n in done if n in TOOLS and TOOLS[n].group == group}
+            if not (made if want in ("plan", "remember") else wrote):
+                out.append(want)
+        return out
+
+    def _showable(self, turn: Turn, guards: Guards, result: TurnResult, emit: Event, reply: str) -> str:
+        """A reply that is JSON, tool markup or a tool list is never shown as it is: it is said from the tool
+        results, or the model is asked once more; failing that, the reply without its tool talk."""
+        why = unshowable(reply, self.tool_names, turn.text)
+        if guards.profile == "off" or not why:
+            return reply
+        log.info("reply not shown as it is (%s): %r", why, reply[:200])
+        if any(c.ok for c in turn.calls):
+            return fallback_reply([c.entry() for c in turn.calls])
+        at = len(self.history.messages) - self._turn_start
+        self._scratch += [(at, {"role": "assistant", "content": reply}), (at, {"role": "user", "content": REPHRASE})]
+        again = self._attempt(turn, guards, result, emit)
+        if not unshowable(again, self.tool_names, turn.text) and not echoes(again, REPHRASE):
+            return again
+        if any(c.ok for c in turn.calls):
+            return fallback_reply([c.entry() for c in turn.calls])
+        return without_tool_talk(again, self.tool_names) or NOTHING_DONE
+
+    def _call_model(
+        self, messages: list[Message], tools: list[dict[str, Any]], result: TurnResult, emit: Event
+    ) -> tuple[ChatResult, bool]:
         """One streamed model call; returns the reply and whether its text was already shown."""
         held: list[str] = []
         streaming = False
@@ -344,7 +480,7 @@ class Agent:
         self._last_request = messages
         kwargs = dict(
             on_thinking=lambda text: emit("thinking", {"text": text}),  # shown, never stored
-            tools=self.tool_specs,
+            tools=tools,
             options=self.options,
             think=self._think(),
             keep_alive=self.config.keep_alive,
@@ -358,6 +494,8 @@ class Agent:
             held.clear()
             reply = self.llm.chat_stream(self.config.model, messages, on_token=on_token, **kwargs)
         result.model_calls += 1
+        if result.steps:
+            result.steps[-1]["prompt_tokens"] = reply.prompt_eval_count
         result.prompt_tokens += reply.prompt_eval_count
         result.eval_tokens += reply.eval_count
         result.model_seconds += reply.seconds
@@ -369,10 +507,9 @@ class Agent:
         emit("model", figures)
         if reply.done_reason == "length":
             emit("warning", {"text": "the reply hit the length limit (num_predict) and was cut off"})
-        if reply.prompt_eval_count >= self.config.num_ctx:
-            text = (
-                f"the prompt filled the whole context ({self.config.num_ctx} tokens); Ollama may have dropped its start"
-            )
+        window = self._model_facts()[2]
+        if reply.prompt_eval_count >= window:
+            text = f"the prompt filled the whole context ({window} tokens); Ollama may have dropped its start"
             emit("warning", {"text": text})
         return reply, streaming
 
@@ -398,8 +535,14 @@ class Agent:
             self.context.confirm = confirm
             result.tool_seconds += time.perf_counter() - t0 - waited
             msgs: list[Message] = [{"role": "assistant", "content": "", "tool_calls": [c.message for c in calls]}]
-            msgs += [{"role": "tool", "content": to_json(c.result or {}), "tool_name": str(c.name)} for c in calls]
+            msgs += [
+                {"role": "tool", "content": to_json(trimmed(c.result or {})), "tool_name": str(c.name)} for c in calls
+            ]
             self.history.append(msgs)
+
+
+class _ContextFull(Exception):
+    """The next model call would not fit the model's context: the turn ends with a sentence."""
 
 
 def history_budget(config: Config, tools: ToolContext | None = None) -> Budget:

@@ -149,7 +149,9 @@ def fallback_reply(calls: list[dict[str, Any]]) -> str:
     Errors are left out when something succeeded: they are usually the
     model's own false starts, already corrected. Reads made before the last
     write are left out too: they show the data as it was (a list with the task
-    just completed still open), and repeats that did not run add nothing.
+    just completed still open), and repeats that did not run add nothing. When
+    nothing succeeded the reply says so in plain words: a tool's error is
+    written for the model, never shown as the reply.
     """
     calls = [c for c in calls if c["result"] is not None and "repeat" not in c["result"]]
     last_write = max(
@@ -157,5 +159,57 @@ def fallback_reply(calls: list[dict[str, Any]]) -> str:
     )
     calls = [c for i, c in enumerate(calls) if i >= last_write or c["name"] not in READ_ONLY_TOOLS]
     ok = [c for c in calls if "error" not in c["result"]]
-    lines = list(dict.fromkeys(_sentence(describe(c["name"], c["result"])) for c in ok or calls))
+    if calls and not ok:
+        return failed_reply([c["result"]["error"] for c in calls])
+    lines = list(dict.fromkeys(_sentence(describe(c["name"], c["result"])) for c in ok))
     return " ".join(lines) if lines else "Sorry, I have no answer to that."
+
+
+_TECHNICAL = re.compile(r"\b[a-z]+_[a-z_]+\b|[={}\[\]]|\bcall\b|\bargument|\btool", re.I)
+
+
+def failed_reply(errors: list[str]) -> str:
+    """What the user reads when every call failed: that nothing was done, and why when the error says it
+    in plain words (one without tool or argument names)."""
+    if any(e.startswith("the user declined") for e in errors):
+        return "You said no, so nothing was changed."
+    plain = [e.split(";")[0].split(". ")[0].strip().rstrip(".") for e in errors]
+    why = next((e for e in plain if e and not _TECHNICAL.search(e)), None)
+    return "That did not work, so nothing was changed" + (f": {why}." if why else ".")
+
+
+_MARKUP = re.compile(r"<\s*/?\s*(?:tools?|tool_calls?|function(?:_calls?)?|invoke|parameters?)\b|<\|im_", re.I)
+_SNAKE = re.compile(r"\b[a-z]+_[a-z_]+\b")
+
+
+def unshowable(reply: str, names: set[str], request: str = "") -> str | None:
+    """Why a reply cannot be shown as it is (JSON, tool markup, a list of tools), or None when it can.
+    What the user asked for is shown: JSON when the request says JSON, tool names when it asks about tools."""
+    text = reply.strip()
+    if not text:
+        return None
+    if (is_json_echo(text) or (text[0] in "{[" and _json_share(text) > 0.5)) and not _ASKS_JSON.search(request):
+        return "a JSON document"
+    if _MARKUP.search(text):
+        return "tool markup"
+    named = {w for w in _SNAKE.findall(text) if w in names and w not in request}
+    if len(named) >= 2 and not _ASKS_TOOLS.search(request):
+        return "a list of tools"
+    return None
+
+
+_ASKS_JSON = re.compile(r"\bjson\b", re.I)
+_ASKS_TOOLS = re.compile(r"\b(tools?|functions?|commands?|api)\b", re.I)
+
+
+def _json_share(text: str) -> float:
+    """How much of the text is JSON values."""
+    total = 0
+    for begin, end, balanced, deepest in spans(text):
+        if deepest <= MAX_DEPTH:
+            try:
+                DECODER.raw_decode(balanced)
+                total += end - begin
+            except ValueError:
+                pass
+    return total / max(1, len(text))

@@ -11,6 +11,7 @@ from planner.tools import task_tools, status_tools, plan_tools, memory_tools, qu
 # isort: on
 from planner.tools.registry import (
     ALIASES,
+    GROUPS,
     TOOLS,
     Declined,
     Dispatched,
@@ -35,6 +36,7 @@ CHANGES_EXISTING = frozenset(name for name, t in TOOLS.items() if t.changes_exis
 
 __all__ = [
     "ALIASES",
+    "GROUPS",
     "CHANGES_EXISTING",
     "READ_ONLY_TOOLS",
     "TOOLS",

@@ -26,6 +26,7 @@ def _memory(ctx: ToolContext) -> LongTermMemory:
 @tool(
     {"fact": {"type": "string", "description": "One self-contained sentence about the user, with dates written out."}},
     required=("fact",),
+    group="memory",
 )
 def remember(ctx: ToolContext, fact: str) -> dict[str, Any]:
     """Save a lasting fact about the user (a preference, a person, a place, a routine) for later conversations. Not for tasks or reminders: use add_task for those."""
@@ -56,6 +57,7 @@ def remember(ctx: ToolContext, fact: str) -> dict[str, Any]:
     },
     required=("query",),
     read_only=True,
+    group="memory",
 )
 def recall(ctx: ToolContext, query: str, k: int = 3) -> dict[str, Any]:
     """Search saved facts about the user from earlier conversations. Keep the user's words for time in the query (last May, before the move, the first time): the search reads them. Each memory has the date it was said ("said") and, when it names one, the days it is about ("happened"): answer "when" questions from those, and when two memories disagree, the newer one holds."""
@@ -73,6 +75,7 @@ def recall(ctx: ToolContext, query: str, k: int = 3) -> dict[str, Any]:
     },
     required=("query_or_id",),
     destructive=True,
+    group="memory",
 )
 def forget(ctx: ToolContext, query_or_id: str) -> dict[str, Any]:
     """Delete a saved fact about the user when they ask you to forget it."""

@@ -174,6 +174,7 @@ def plan_json(p: Plan, horizon: Horizon) -> dict[str, Any]:
     {"date": {"type": "string", "description": "Which day, in the user's words (today if left out), or week."}},
     read_only=True,
     title="Plan the day",
+    group="plan",
 )
 def plan_day(ctx: ToolContext, date: str | None = None) -> dict[str, Any]:
     """Lay out a day (or the week) in time: the user's events and their open tasks placed into free working time, most urgent first, and what did not fit with why. Nothing is written."""
@@ -257,6 +258,7 @@ def _minus(lo: dt.datetime, hi: dt.datetime, cut: list[tuple[dt.datetime, dt.dat
     required=("minutes",),
     read_only=True,
     title="Find free time",
+    group="plan",
 )
 def find_time(
     ctx: ToolContext, minutes: int, after: str | None = None, before: str | None = None, prefer: str | None = None
@@ -313,6 +315,7 @@ def _moment(ctx: ToolContext, words: str, name: str, end: bool = False) -> dt.da
     required=("id", "when"),
     changes_existing=True,
     title="Pin a task in the plan",
+    group="plan",
 )
 def schedule_task(ctx: ToolContext, id: int, when: str) -> dict[str, Any]:  # noqa: A002
     """Pin a task at a time of the user's plan (a window like "the afternoon" takes its first free slot). Re-planning moves only tasks that are not pinned."""
@@ -370,6 +373,7 @@ def _day_of(task: dict[str, Any], ctx: ToolContext) -> dt.date:
     },
     required=("title", "when"),
     title="Add a calendar event",
+    group="plan",
 )
 def add_event(ctx: ToolContext, title: str, when: str) -> dict[str, Any]:
     """Add an event the user tells of (a meeting, an appointment) to their calendar as busy time. Not for to-dos: use add_task."""
@@ -423,6 +427,7 @@ def add_event(ctx: ToolContext, title: str, when: str) -> dict[str, Any]:
     },
     required=("kind", "when"),
     title="Keep a planning preference",
+    group="plan",
 )
 def add_preference(ctx: ToolContext, kind: str, when: str, tasks: str | None = None) -> dict[str, Any]:
     """Keep a preference the plan follows: a time to avoid, free time, or a time preferred for some tasks (mornings for deep work)."""
