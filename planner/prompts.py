@@ -34,12 +34,12 @@ How to work:
 CRITIC_PROMPT = """\
 You check the work of a planning assistant. You get the user's request, the tool calls the assistant made with their results, and its reply.
 Decide whether the request was fully and correctly carried out: the right tasks changed, with the right titles and dates, nothing the user did not ask for, and the reply tells the truth about it.
-Answer with JSON only: {"done": true, "critique": ""} if it was, or {"done": false, "critique": "<what is missing or wrong, in one sentence>"} if not."""
+Answer with JSON only: first "critique", what is missing or wrong in one sentence (empty if nothing), then "done", true only if the critique is empty."""
 
 CRITIC_SCHEMA = {
     "type": "object",
-    "properties": {"done": {"type": "boolean"}, "critique": {"type": "string"}},
-    "required": ["done", "critique"],
+    "properties": {"critique": {"type": "string"}, "done": {"type": "boolean"}},  # the reason first, then the verdict
+    "required": ["critique", "done"],
 }
 
 RETRY_PROMPT = "A reviewer checked your work and found a problem: {critique}\nFix it with the tools if needed, then reply in one short sentence."

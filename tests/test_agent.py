@@ -119,7 +119,7 @@ def test_critic_not_done_sends_the_agent_back_once_and_history_keeps_both_attemp
     assert r.reply == "Added milk and eggs." and r.critiques == ["eggs were not added"]
     assert [t["title"] for t in tasks(store)] == ["milk", "eggs"]
     critic_req = model.chats("critic")[0]
-    assert critic_req["format"]["required"] == ["done", "critique"]
+    assert critic_req["format"]["required"] == ["critique", "done"]  # the reason first, then the verdict
     assert critic_req["think"] is False and critic_req["stream"] is False
     assert (
         "add milk and eggs" in critic_req["messages"][1]["content"] and "milk" in critic_req["messages"][1]["content"]

@@ -153,11 +153,12 @@ class Agent:
                 if not (self.config.reflect and turn.changed(first)) or attempt == self.config.max_reflections:
                     break
                 emit("status", {"text": "checking the work…"})
-                done, critique, answered = self.critic.check(self.today(), text, turn.calls[first:], reply)
-                result.model_calls += answered
-                emit("critic", {"done": done, "critique": critique})
-                if done:
+                verdict = self.critic.check(self.today(), text, turn.calls[first:], reply)
+                result.model_calls += verdict.answered
+                emit("critic", {"done": verdict.done, "critique": verdict.critique})
+                if verdict.done:
                     break
+                critique = verdict.critique
                 turn.critiques.append(critique)
                 result.critiques.append(critique)
                 # The retry sees: request, first attempt, its reply, the critique, then its own calls and results.

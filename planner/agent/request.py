@@ -53,7 +53,8 @@ _DID = re.compile(
 )
 _PLAN = re.compile(
     r"\b(plan|plans|planned|planning|schedul\w*|free time|free slots?|find time|time for|slots?|calendar|"
-    r"appointments?|meetings?|events?|busy|block|pin|my day|my week|day look|week look|prefer\w*|avoid|"
+    r"appointments?|meetings?|events?|busy|block|pin|my day|my week|day look|week look|prefer\w*|avoid|fit|"
+    r"when can i|when am i free|free|"
     r"working hours|mornings?|afternoons?|evenings?|focus|deep work|at \d\w*|\d\s*(?:am|pm)|\d:\d\d)\b",
     re.I,
 )
@@ -85,7 +86,11 @@ _QUESTION = re.compile(
     r"\b",
     re.I,
 )
-_ASKING = re.compile(r"^\s*(could|can|would|will|please|pls|kindly)\b|\b(can|could|would) you\b", re.I)
+_ASKING = re.compile(
+    r"^\s*(could|can|would|will|please|pls|kindly|how about|what about|what if|why not|why don'?t you)\b"
+    r"|\b(can|could|would) you\b",
+    re.I,
+)
 _GOES_ON = re.compile(
     r"^\s*(?:(?:and|also|plus|oh|ok(?:ay)?|now|then|actually|wait|sorry|no|yes|yeah)\b[\s,!.-]*)+", re.I
 )
