@@ -41,7 +41,7 @@ def test_the_request_sends_tools_options_think_and_a_dated_system_prompt(model, 
     model.script("main", {"content": "Hi!"})
     make_agent().run_turn("hello")
     req = model.chats("main")[0]
-    assert req["messages"][0] == {"role": "system", "content": system_prompt(TODAY)}
+    assert req["messages"][0] == {"role": "system", "content": system_prompt(TODAY, ("read",))}
     assert "Tuesday, 2026-12-01" in req["messages"][0]["content"]
     # "hello" needs no change: the tools that read tasks (agent/request.py), and every tool with PLANNER_TOOL_GROUPS=all
     assert {t["function"]["name"] for t in req["tools"]} == {n for n, t in TOOLS.items() if t.group == "read"}

@@ -302,11 +302,12 @@ class Agent:
             log.warning("automatic recall skipped: %s", e)
             return text
 
-    def _messages(self) -> list[Message]:
+    def _messages(self, turn: Turn | None = None) -> list[Message]:
         """[system, *history, *this turn] with the turn's unstored messages (a critique) where they were said."""
         context = self.history.context()
         own = len(self.history.messages) - self._turn_start  # this turn's stored messages after the request
-        out = [{"role": "system", "content": system_prompt(self.today())}, *context[: len(context) - own]]
+        system = system_prompt(self.today(), turn.groups if turn else None)
+        out = [{"role": "system", "content": system}, *context[: len(context) - own]]
         mine = context[len(context) - own :]
         for i in range(own + 1):
             out += [m for at, m in self._scratch if at == i]
@@ -318,7 +319,7 @@ class Agent:
         """Model calls and tool runs until the model answers in words."""
         for _ in range(self.config.max_steps):
             tools = self._offer(turn, result, emit)
-            messages = self._messages()
+            messages = self._messages(turn)
             if not turn.window.fits(messages, tools):
                 log.info(
                     "context nearly full (%d of %d tokens): ending the turn", turn.window.counted, turn.window.size

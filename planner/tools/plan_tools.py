@@ -171,13 +171,13 @@ def plan_json(p: Plan, horizon: Horizon) -> dict[str, Any]:
 
 
 @tool(
-    {"date": {"type": "string", "description": "Which day, in the user's words (today if left out), or week."}},
+    {"date": {"type": "string", "description": "A day in the user's words, or week; default today."}},
     read_only=True,
     title="Plan the day",
     group="plan",
 )
 def plan_day(ctx: ToolContext, date: str | None = None) -> dict[str, Any]:
-    """Lay out a day (or the week) in time: the user's events and their open tasks placed into free working time, most urgent first, and what did not fit with why. Nothing is written."""
+    """Plan a day (or the week): events and open tasks placed in free working time, and what did not fit. Writes nothing."""
     horizon = horizon_of(ctx, date)
     out = plan_json(make_plan(ctx, horizon), horizon)
     if any(n["reason"] == "past due" for n in out["unscheduled"]):
@@ -250,10 +250,10 @@ def _minus(lo: dt.datetime, hi: dt.datetime, cut: list[tuple[dt.datetime, dt.dat
 
 @tool(
     {
-        "minutes": {"type": "integer", "minimum": 5, "maximum": 1440, "description": "How long, in minutes."},
-        "after": {"type": "string", "description": "Not before this, in the user's words; now if left out."},
-        "before": {"type": "string", "description": "Done by this, in the user's words; a week ahead if left out."},
-        "prefer": {"type": "string", "description": "Only if the user named a time of week (wednesday afternoons)."},
+        "minutes": {"type": "integer", "minimum": 5, "maximum": 1440},
+        "after": {"type": "string", "description": "User's words; default now."},
+        "before": {"type": "string", "description": "User's words; default a week ahead."},
+        "prefer": {"type": "string", "description": "Only if the user named a time of week."},
     },
     required=("minutes",),
     read_only=True,
@@ -263,7 +263,7 @@ def _minus(lo: dt.datetime, hi: dt.datetime, cut: list[tuple[dt.datetime, dt.dat
 def find_time(
     ctx: ToolContext, minutes: int, after: str | None = None, before: str | None = None, prefer: str | None = None
 ) -> dict[str, Any]:
-    """Find free slots of at least this many minutes in the user's working time, around their calendar. Propose one of them to the user; nothing is written."""
+    """Find free slots of this many minutes in working time, around the calendar. Writes nothing."""
     start = round_up(now_of(ctx))
     if after:
         start = max(start, _moment(ctx, after, "after"))
@@ -306,11 +306,8 @@ def _moment(ctx: ToolContext, words: str, name: str, end: bool = False) -> dt.da
 
 @tool(
     {
-        "id": {"type": "integer", "description": "The task's id, as shown by list_tasks."},
-        "when": {
-            "type": "string",
-            "description": "When, in the user's words (3pm, tomorrow 9:30, the afternoon); none unpins it.",
-        },
+        "id": {"type": "integer", "description": "The task's id."},
+        "when": {"type": "string", "description": "User's words; none unpins."},
     },
     required=("id", "when"),
     changes_existing=True,
@@ -318,7 +315,7 @@ def _moment(ctx: ToolContext, words: str, name: str, end: bool = False) -> dt.da
     group="plan",
 )
 def schedule_task(ctx: ToolContext, id: int, when: str) -> dict[str, Any]:  # noqa: A002
-    """Pin a task at a time of the user's plan (a window like "the afternoon" takes its first free slot). Re-planning moves only tasks that are not pinned."""
+    """Pin a task at a time in the user's plan."""
     with ctx.store.write() as conn:
         task = require(conn, id)
         if when.strip().lower() in ("none", "unpin", ""):
@@ -365,18 +362,15 @@ def _day_of(task: dict[str, Any], ctx: ToolContext) -> dt.date:
 
 @tool(
     {
-        "title": {"type": "string", "description": "What it is, in a few words."},
-        "when": {
-            "type": "string",
-            "description": "When, in the user's words (tomorrow 2-3pm, friday 10am for an hour).",
-        },
+        "title": {"type": "string"},
+        "when": {"type": "string", "description": "In the user's words."},
     },
     required=("title", "when"),
     title="Add a calendar event",
     group="plan",
 )
 def add_event(ctx: ToolContext, title: str, when: str) -> dict[str, Any]:
-    """Add an event the user tells of (a meeting, an appointment) to their calendar as busy time. Not for to-dos: use add_task."""
+    """Add an appointment or meeting to the calendar. Not for to-dos: use add_task."""
     if not title.strip():
         raise ToolError("title must not be empty")
     try:
@@ -416,21 +410,20 @@ def add_event(ctx: ToolContext, title: str, when: str) -> dict[str, Any]:
         "kind": {
             "type": "string",
             "enum": list(KINDS),
-            "description": "avoid: no tasks then; free: time the user "
-            "has besides working hours; prefer: put the named tasks there.",
+            "description": "avoid: no tasks then; free: extra time; prefer: the named tasks there.",
         },
         "when": {
             "type": "string",
-            "description": "The time of week, in the user's words (fridays, wednesday afternoons).",
+            "description": "A time of week, in the user's words.",
         },
-        "tasks": {"type": "string", "description": "Only for some tasks: their tag or list, in a word."},
+        "tasks": {"type": "string", "description": "A tag or list, for prefer."},
     },
     required=("kind", "when"),
     title="Keep a planning preference",
     group="plan",
 )
 def add_preference(ctx: ToolContext, kind: str, when: str, tasks: str | None = None) -> dict[str, Any]:
-    """Keep a preference the plan follows: a time to avoid, free time, or a time preferred for some tasks (mornings for deep work)."""
+    """Keep a planning preference: a time to avoid, free time, or a time for some tasks."""
     try:
         w = weekly(when)
     except DateError as e:

@@ -117,13 +117,14 @@ def tool(
 
 
 def tool_specs(ctx: ToolContext | None = None, groups: Collection[str] | None = None) -> list[dict[str, Any]]:
-    """The `tools=` list for Ollama, group by group (GROUPS), in registration order within a group; with a
-    context, only the tools enabled in it and with their live descriptions; with `groups`, only theirs.
+    """The `tools=` list for Ollama, in registration order; with a context, only the tools enabled in it and
+    with their live descriptions; with `groups`, only theirs, group by group (GROUPS).
 
     The list is part of the cached prompt prefix: the same groups give the same bytes, and the groups
     always come in one order, so a list with more groups shares its start with one with fewer."""
     specs = []
-    for t in sorted(TOOLS.values(), key=lambda t: GROUPS.index(t.group)):
+    chosen = TOOLS.values() if groups is None else sorted(TOOLS.values(), key=lambda t: GROUPS.index(t.group))
+    for t in chosen:
         if ctx is not None and t.enabled is not None and not t.enabled(ctx):
             continue
         if groups is not None and t.group not in groups:

@@ -22,7 +22,7 @@ from planner.storage.listing import list_ids, lists
 from planner.storage.tasks import children, delete, insert, now, require, update
 from planner.tools.registry import ToolContext, ToolError, ask, tool
 
-ID = {"type": "integer", "description": "The task's id, as shown by list_tasks."}
+ID = {"type": "integer", "description": "The task's id (list_tasks shows it)."}
 
 
 def subtasks_question(conn: Any, task: dict[str, Any], doing: str) -> str | None:
@@ -50,7 +50,7 @@ def _ask_for_children(ctx: ToolContext, conn: Any, task: dict[str, Any], doing: 
 
 @tool({"id": ID}, required=("id",), changes_existing=True, title="Complete a task")
 def complete_task(ctx: ToolContext, id: int) -> dict[str, Any]:  # noqa: A002
-    """Mark a task as done. A repeating task then gets its next date as a new open task."""
+    """Mark a task as done."""
     task = require(ctx.store.conn(), id)
     if task["status"] == "done":
         return {"already_done": brief(task)}
@@ -77,7 +77,7 @@ def complete_task(ctx: ToolContext, id: int) -> dict[str, Any]:  # noqa: A002
 
 @tool({"id": ID}, required=("id",), changes_existing=True, title="Cancel a task")
 def cancel_task(ctx: ToolContext, id: int) -> dict[str, Any]:  # noqa: A002
-    """Mark a task as cancelled: it will not be done, but it is kept. Not for finished tasks: use complete_task."""
+    """Mark a task as cancelled: it will not be done, but it is kept."""
     task = require(ctx.store.conn(), id)
     if task["status"] == "cancelled":
         return {"already_cancelled": brief(task)}
@@ -103,7 +103,7 @@ def reopen_task(ctx: ToolContext, id: int) -> dict[str, Any]:  # noqa: A002
 
 @tool({"id": ID}, required=("id",), changes_existing=True, destructive=True, title="Delete a task")
 def delete_task(ctx: ToolContext, id: int) -> dict[str, Any]:  # noqa: A002
-    """Delete a task for good. Only when the user asked to delete or remove it; to finish a task use complete_task."""
+    """Delete a task for good, only when the user asked to delete or remove it."""
     task = require(ctx.store.conn(), id)
     steps = children(ctx.store.conn(), task["uid"], status=None)
     also = f" Its {len(steps)} subtasks stay, without a parent." if steps else ""
@@ -115,21 +115,21 @@ def delete_task(ctx: ToolContext, id: int) -> dict[str, Any]:  # noqa: A002
 
 @tool(read_only=True, title="The lists")
 def list_lists(ctx: ToolContext) -> dict[str, Any]:
-    """The user's lists (projects), each with how many open tasks it has."""
+    """The user's lists (projects) and their open tasks."""
     return {"lists": lists(ctx.store.conn())}
 
 
 @tool(
     {
-        "name": {"type": "string", "description": "The list's name now."},
-        "new_name": {"type": "string", "description": "Its new name; none moves its tasks off any list."},
+        "name": {"type": "string"},
+        "new_name": {"type": "string", "description": "none: off any list."},
     },
     required=("name", "new_name"),
     changes_existing=True,
     title="Rename a list",
 )
 def rename_list(ctx: ToolContext, name: str, new_name: str) -> dict[str, Any]:
-    """Rename a list (project): every task on it moves to the new name."""
+    """Rename a list (project) and move its tasks."""
     old, new = check_list(name), check_list(new_name)
     if old is None:
         raise ToolError("name must be the name of a list; call list_lists to see them")
