@@ -47,7 +47,8 @@ _CHANGE = re.compile(
 # "I bought the milk", "we paid the rent", "called mum": telling that something is done
 _DID = re.compile(
     r"^\s*(?:(?:ok(?:ay)?|so|well|yes|oh|and)\W+)*(?:i|we)\s+(?:just\s+|already\s+|finally\s+)?"
-    r"(\w+ed|bought|did|paid|sent|wrote|got|made|went|took|rang|read|ate|fed|gave|sold|met|saw|spoke|ran|"
+    r"((?!(?:need|feed|speed|seed|bleed|breed|proceed|succeed|exceed)\b)\w{2,}ed|bought|did|paid|sent|wrote|got|"
+    r"made|went|took|rang|read|ate|fed|gave|sold|met|saw|spoke|ran|"
     r"found|brought|picked up|handed in|dropped off)\b",
     re.I,
 )
@@ -92,11 +93,11 @@ _ASKING = re.compile(
     re.I,
 )
 _GOES_ON = re.compile(
-    r"^\s*(?:(?:and|also|plus|oh|ok(?:ay)?|now|then|actually|wait|sorry|no|yes|yeah)\b[\s,!.-]*)+", re.I
+    r"^\s*(?:(?:and|also|plus|oh|ok(?:ay)?|so|well|hmm|um|now|then|actually|wait|sorry|no|yes|yeah)\b[\s,!.-]*)+", re.I
 )
 _SMALL_TALK = re.compile(
     r"^\s*(hi|hello|hey|hiya|good (morning|afternoon|evening)|thanks?|thank you|cheers|bye|goodbye|ok|okay|"
-    r"great|cool|nice|perfect|no|nope|yes|yep|sure)\b[\s\w,!.']{0,30}$",
+    r"great|cool|nice|perfect|no|nope|yes|yep|sure)\b[\s\w,!.'?]{0,30}$",
     re.I,
 )
 
@@ -196,8 +197,9 @@ _ADD_ASK = re.compile(
     re.I,
 )
 _CHANGE_ASK = re.compile(
-    r"\b(mark|tick|check off|complete|finish|delete|remove|cancel|reopen|rename|move|change|update|push|"
-    r"postpone|reschedule|shift|bump|set|done with)\b|\bi'?m done\b|\b(?:it'?s|is) (?:now )?(?:due|on)\b|\bactually\b.*\b(?:on|to|at|due)\b",
+    r"\b(mark|tick|check off|complet\w*|finish\w*|delet\w*|remov\w*|cancel\w*|reopen\w*|renam\w*|"
+    r"mov(?:e|es|ing)|chang\w*|updat\w*|push\w*|postpon\w*|reschedul\w*|shift\w*|bump\w*|set|done with|urgent|"
+    r"priority)\b|\bi'?m done\b|\b(?:it'?s|is) (?:now )?(?:due|on)\b|\bactually\b.*\b(?:on|to|at|due)\b",
     re.I,
 )
 
