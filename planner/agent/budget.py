@@ -44,8 +44,9 @@ class Window:
     counted_tools: int = 0  # the estimate of its tool list
 
     def fits(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> bool:
-        """Whether a call with these messages and tools leaves room for the reply."""
-        return self.estimate(messages, tools) + self.reply_room <= self.size
+        """Whether a call with these messages and tools leaves room for the reply. The turn's first call
+        always goes: the history budget sized it to fit, and there is no count yet to go on."""
+        return not self.counted or self.estimate(messages, tools) + self.reply_room <= self.size
 
     def estimate(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int:
         """The prompt tokens of a call: the last count, plus what was added since (or all, before the first)."""
