@@ -110,11 +110,8 @@ MISTAKES = {
             {"content": "Added."},
         ]
     },
-    "chat-hello": {
-        "hi! how are you?": [
-            {"tool_calls": [{"name": "add_task", "arguments": {"title": "hello"}}]},
-            {"content": "Added hello."},
-        ]
+    "chat-hello": {  # (an add_task here is no longer a mistake that lands: small talk gets no write tools)
+        "hi! how are you?": [{"content": "Hi! Tell me what to add_task for you."}]
     },
     "list-open": {
         "what's on my list?": [
@@ -158,7 +155,7 @@ def test_a_mistaken_model_fails_exactly_the_mistaken_scenarios(tmp_path, capsys)
     failed = {s["id"] for s in result["scenarios"] if not s["passed"]}
     assert failed == set(MISTAKES)
     reasons = {s["id"]: " ".join(s["reasons"]) for s in result["scenarios"]}
-    assert "electrician" in reasons["add-tomorrow"] and "tasks changed" in reasons["chat-hello"]
+    assert "electrician" in reasons["add-tomorrow"] and "reply contains 'add_task'" in reasons["chat-hello"]
     assert "no memory mentions 'Lisbon'" in reasons["remember-fact"]
     assert "reply 3: reply has none of ['milk', 'dentist']" in reasons["conv-issue"]
     assert "reply 3: reply contains 'added'" in reasons["conv-issue"]

@@ -1,38 +1,45 @@
 """The planner agent: a hand-written ReAct loop with planning and reflection.
 
-    user line -> [system, history..., user] -> model
-      model asks for tools -> run them all concurrently -> results -> model ...
+    user line -> [system, history..., user] + the tools the request needs (offer.py, request.py) -> model
+      model asks for tools -> at most MAX_CALLS run, concurrently -> results (trimmed) -> model ...
+        a tool not sent -> an error naming it, and its group is sent with the next step
+        the next call would not fit the model's context -> the turn ends with a sentence (budget.py)
       model answers in words -> if data changed, a critic checks the turn
         critic says "not done" -> its critique goes back to the model (once)
-      -> the reply's claims checked against the calls that succeeded (claims.py)
-        a claimed change that did not happen -> in small, the model is asked once more;
-        still so -> the reply comes with one line saying what did change
+      -> what the turn did checked before the reply is shown (finish.py):
+        a change asked for and none made -> the model is nudged once, else the user is told
+        a claimed change that did not happen -> in small, asked once more; else a line says what did change
+        JSON, markup or a tool list -> said from the results, or the model asked once more
       -> reply
 
 The Agent never prints or reads input; it reports progress through an
 `on_event(kind, data)` callback that the terminal layer (planner/ui) renders,
 and it asks for confirmations through a callback too. Run `python agent.py`.
 
-Prompt caching: the system prompt and tool list are byte-identical all day,
+Prompt caching: the system prompt and tool list are byte-identical all day for
+the same tool groups (and a list with more groups starts as one with fewer),
 the history window only moves in chunks (memory.py), and the options sent to
-each model never change, so Ollama can reuse the prompt prefix every turn.
+each model never change, so Ollama can reuse the prompt prefix. Trade-off: a
+request that needs other groups than the one before re-reads the history
+after the first differing tool; measured in docs/evals.md.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import logging
 import time
 from typing import Any
 
-from planner.agent.budget import MAX_CALLS, Window, trimmed
-from planner.agent.claims import unbacked, what_changed, without_tool_talk
+from planner.agent import offer
+from planner.agent.budget import Window, trimmed
 from planner.agent.critic import Critic
+from planner.agent.finish import Finish
 from planner.agent.guards import Guards, pick_profile
 from planner.agent.recovery import looks_like_call
-from planner.agent.replies import echoes, fallback_reply, unshowable
-from planner.agent.request import WANTS, Selection, groups_for, wants
+from planner.agent.replies import fallback_reply
 from planner.agent.toolrun import ToolRunner
 from planner.agent.turn import Event, ToolCall, Turn, TurnResult
 from planner.memory.history import Budget, History, Message, estimate_tokens, prefix_share, session_messages
@@ -40,15 +47,9 @@ from planner.memory.keeper import MemoryKeeper
 from planner.memory.longterm import LongTermMemory, LongTermMemoryError
 from planner.model.base import ChatModel, ChatResult, ModelError, clean
 from planner.prompts import (
-    CLAIM_PROMPT,
     CONTEXT_FULL,
     INTERRUPTED,
     MEMORY_NOTES,
-    NOT_DONE,
-    NOTHING_DONE,
-    NUDGE,
-    NUDGE_DONE,
-    REPHRASE,
     RETRY_PROMPT,
     SYSTEM_PROMPT,
     TOO_MANY_STEPS,
@@ -56,7 +57,7 @@ from planner.prompts import (
 )
 from planner.settings import Config
 from planner.storage.db import DatabaseError
-from planner.tools import GROUPS, TOOLS, ToolContext, suggest_tool, to_json, tool_specs
+from planner.tools import ToolContext, to_json, tool_specs
 from planner.tools.undo import Outcome, redo_newest, undo_newest
 
 log = logging.getLogger("planner")
@@ -167,9 +168,11 @@ class Agent:
                     (at, {"role": "assistant", "content": reply}),
                     (at, {"role": "user", "content": RETRY_PROMPT.format(critique=critique)}),
                 ]
-            reply = self._done_as_asked(turn, guards, result, emit, reply)
-            reply = self._checked(turn, guards, result, emit, reply)
-            result.reply = self._showable(turn, guards, result, emit, reply)
+            ask = functools.partial(self._ask_again, turn, guards, result, emit)
+            finish = Finish(turn, guards, result, self.tool_names, ask)
+            reply = finish.done_as_asked(reply)
+            reply = finish.checked(reply)
+            result.reply = finish.showable(reply)
         except _ContextFull:
             result.context_full = True
             said = fallback_reply([c.entry() for c in turn.calls]) if turn.calls else ""
@@ -333,22 +336,14 @@ class Agent:
                 if not shown:  # held back in case it was a tool call
                     emit("token", {"text": review.reply})
                 return review.reply
-            self._screen_offered(turn, review.calls, tools)
+            offer.screen(turn, review.calls, {t["function"]["name"] for t in tools}, self.tool_names)
             self._run_tools(turn, review.calls, result, emit)
         result.gave_up = True
         return TOO_MANY_STEPS.format(n=self.config.max_steps)
 
     def _offer(self, turn: Turn, result: TurnResult, emit: Event) -> list[dict[str, Any]]:
-        """The tools for the next model call: the groups the request needs (request.py), or all with
-        PLANNER_TOOL_GROUPS=all; the groups only grow within a turn, so its calls share their prefix."""
-        if self.config.tool_groups == "all":
-            selection = Selection(tuple(GROUPS), {g: "all tools (PLANNER_TOOL_GROUPS=all)" for g in GROUPS})
-        else:
-            selection = groups_for(turn.text, turn.recent, turn.reached)
-            kept = {g: "sent earlier this request" for g in turn.groups if g not in selection.groups}
-            if kept:
-                why = {**selection.why, **kept}
-                selection = Selection(tuple(g for g in GROUPS if g in why), {g: why[g] for g in GROUPS if g in why})
+        """The tools for the next model call (offer.py), the same bytes for the same groups."""
+        selection = offer.selection(turn, self.config.tool_groups)
         if selection.groups not in self._specs:
             self._specs[selection.groups] = tool_specs(self.context, selection.groups)
         tools = self._specs[selection.groups]
@@ -359,106 +354,11 @@ class Agent:
         result.steps.append({"groups": list(selection.groups), "why": selection.line(), "tools": len(tools)})
         return tools
 
-    def _screen_offered(self, turn: Turn, calls: list[ToolCall], tools: list[dict[str, Any]]) -> None:
-        """Calls beyond MAX_CALLS in one reply, and calls of tools not sent, answered with an error instead of
-        running: the error names the tool to use, and its group is sent with the next step."""
-        offered = {t["function"]["name"] for t in tools}
-        todo = [c for c in calls if c.result is None and not c.refusal]
-        for c in todo[MAX_CALLS:]:
-            c.refusal = (
-                f"not run: at most {MAX_CALLS} calls are run from one reply; if the user asked for more, "
-                "make the rest in your next reply"
-            )
-        for c in todo[:MAX_CALLS]:
-            if isinstance(c.name, str) and c.name in offered:
-                continue
-            name = c.name if isinstance(c.name, str) else json.dumps(c.name, default=str)[:40]
-            real = c.name if c.name in self.tool_names else suggest_tool(name)
-            if real not in self.tool_names:
-                c.refusal = f"there is no tool named {name!r}; use one of the tools you were given"
-                continue
-            turn.reached.append(TOOLS[real].group)
-            c.refusal = (
-                f"{name} was not among the tools for this request, so it did not run; it is offered now: "
-                "call it again if the user asked for this"
-                if real == c.name
-                else f"there is no tool named {name!r}. Use {real} instead (offered now)."
-            )
-
-    def _checked(self, turn: Turn, guards: Guards, result: TurnResult, emit: Event, reply: str) -> str:
-        """The final reply checked against what ran: a claimed change that did not happen is never shown as true."""
-        missing = unbacked(reply, turn.calls)
-        if missing and guards.small and not result.nudged:  # asked once more (once a turn), with what is not so
-            result.reasked = True
-            at = len(self.history.messages) - self._turn_start
-            note = CLAIM_PROMPT.format(claim=missing[0].words, none=missing[0].none)
-            self._scratch += [(at, {"role": "assistant", "content": reply}), (at, {"role": "user", "content": note})]
-            reply = self._attempt(turn, guards, result, emit)
-            if echoes(reply, CLAIM_PROMPT.format(claim="", none=missing[0].none)):  # parroted: say what ran
-                reply = fallback_reply([c.entry() for c in turn.calls])
-            missing = unbacked(reply, turn.calls)
-        if missing and not result.correction:
-            result.correction = what_changed(turn.calls, missing)
-            log.info("reply claims what did not happen (%s): %s", missing[0].verb, result.correction)
-        return reply
-
-    def _done_as_asked(self, turn: Turn, guards: Guards, result: TurnResult, emit: Event, reply: str) -> str:
-        """A request for a change that ended with none made is not a success (request.py `wants`): when the
-        model made no call of the kind at all, it is asked once more, with the group that does it and a
-        one-line nudge; if still nothing was done (or a call tried and failed), the user is told plainly under
-        the reply. A question back to the user, or a change the user refused, is no miss."""
-        missing = self._missing(turn)
-        tried = {TOOLS[c.name].group for c in turn.calls if isinstance(c.name, str) and c.name in TOOLS}
-        asked = [w for w in missing if WANTS[w] not in tried]  # a call that failed had its chance
-        if not asked or guards.profile == "off" or reply.rstrip().endswith("?"):
-            if missing and not reply.rstrip().endswith("?") and guards.profile != "off":
-                result.correction = " ".join(dict.fromkeys(NOT_DONE[w] for w in missing))
-            return reply
-        result.nudged = True
+    def _ask_again(self, turn: Turn, guards: Guards, result: TurnResult, emit: Event, reply: str, note: str) -> str:
+        """One more attempt after a note to the model (said for this turn only, never stored)."""
         at = len(self.history.messages) - self._turn_start
-        note = NUDGE.format(done=NUDGE_DONE[asked[0]])
         self._scratch += [(at, {"role": "assistant", "content": reply}), (at, {"role": "user", "content": note})]
-        turn.reached += [WANTS[w] for w in asked]
-        reply = self._attempt(turn, guards, result, emit)
-        if echoes(reply, note):  # parroted the nudge: say what ran instead
-            reply = fallback_reply([c.entry() for c in turn.calls]) if turn.calls else ""
-        missing = self._missing(turn)
-        if missing and not reply.rstrip().endswith("?"):
-            result.correction = " ".join(dict.fromkeys(NOT_DONE[w] for w in missing))
-            log.info("asked for %s, and nothing was done", ", ".join(missing))
-        return reply or NOTHING_DONE
-
-    def _missing(self, turn: Turn) -> list[str]:
-        """The changes the user's words asked for that no call of this turn made (none when the user said no)."""
-        if any(c.refused for c in turn.calls):  # declined, nobody to ask, not asked: the user's call, not a miss
-            return []
-        done = {c.name for c in turn.calls if c.ok and c.ran}
-        wrote = any(c.ok and c.ran and c.mutating for c in turn.calls)
-        out = []
-        for want in wants(turn.text, turn.recent):
-            group = WANTS[want]
-            made = {n for n in done if n in TOOLS and TOOLS[n].group == group}
-            if not (made if want in ("plan", "remember") else wrote):
-                out.append(want)
-        return out
-
-    def _showable(self, turn: Turn, guards: Guards, result: TurnResult, emit: Event, reply: str) -> str:
-        """A reply that is JSON, tool markup or a tool list is never shown as it is: it is said from the tool
-        results, or the model is asked once more; failing that, the reply without its tool talk."""
-        why = unshowable(reply, self.tool_names, turn.text)
-        if guards.profile == "off" or not why:
-            return reply
-        log.info("reply not shown as it is (%s): %r", why, reply[:200])
-        if any(c.ok for c in turn.calls):
-            return fallback_reply([c.entry() for c in turn.calls])
-        at = len(self.history.messages) - self._turn_start
-        self._scratch += [(at, {"role": "assistant", "content": reply}), (at, {"role": "user", "content": REPHRASE})]
-        again = self._attempt(turn, guards, result, emit)
-        if not unshowable(again, self.tool_names, turn.text) and not echoes(again, REPHRASE):
-            return again
-        if any(c.ok for c in turn.calls):
-            return fallback_reply([c.entry() for c in turn.calls])
-        return without_tool_talk(again, self.tool_names) or NOTHING_DONE
+        return self._attempt(turn, guards, result, emit)
 
     def _call_model(
         self, messages: list[Message], tools: list[dict[str, Any]], result: TurnResult, emit: Event

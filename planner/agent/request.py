@@ -109,10 +109,19 @@ _TASK_WORDS = re.compile(
 )
 
 
+_WH = re.compile(r"^\s*(what|which|when|where|who|whom|whose|why|how)\b", re.I)
+
+
 def _question(text: str) -> bool:
-    """A plain question: it asks about things, it asks no one to do anything."""
-    text = _GOES_ON.sub("", text)  # "and who is my dentist?"
-    return text.rstrip().endswith("?") and bool(_QUESTION.match(text)) and not _ASKING.search(text)
+    """A plain question: it asks about things, it asks no one to do anything. Without a question mark only
+    a question word counts ("and which of them are urgent"): "do the dishes" is no question."""
+    sentences = [p for p in re.split(r"(?<=[.?!])\s+", text.strip()) if p.strip()] or [text]
+    return all(_asks(_GOES_ON.sub("", p)) for p in sentences)  # "what's on tomorrow? plan it": a request
+
+
+def _asks(text: str) -> bool:
+    asks = text.rstrip().endswith("?") and bool(_QUESTION.match(text)) or bool(_WH.match(text))
+    return asks and not _ASKING.search(text)
 
 
 @dataclass(frozen=True)
