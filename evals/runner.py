@@ -308,6 +308,7 @@ def report(outcomes: list[Outcome], config: Config) -> dict[str, Any]:
         "embed_model": config.embed_model,
         "reflect": config.reflect,
         "guards": config.guards,
+        "tool_groups": getattr(config, "tool_groups", "all"),  # (runs from before tool groups sent all)
         "when": dt.datetime.now().isoformat(timespec="seconds"),
         "summary": summary(outcomes),
         "scenarios": [asdict(o) for o in outcomes],
