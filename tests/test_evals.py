@@ -4,6 +4,7 @@ mistaken oracle (exactly the mistaken scenarios fail): proof that the scoring ca
 The suite runs in this process on a ScriptedModel (the same scripts the fake server serves, without HTTP:
 the wire is tested elsewhere); `python -m evals` itself runs as a process in the --compare and memory tests."""
 
+import datetime as dt
 import json
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from evals import __main__ as evals_cli
 from evals.runner import check_reply, load_scenarios, match_tasks
 from evals.scripted import oracle
 from planner.model.scripted import ScriptedModel
+from planner.prompts import system_prompt
 from planner.settings import Config
 
 SCENARIOS = load_scenarios()
@@ -299,3 +301,24 @@ def test_evidence_is_the_turn_holding_the_excerpt_and_the_sentences_that_are_mos
     assert evidence_sentences("Monday: Need to finish the thesis draft before Friday.", turns[0]) == {
         "Need to finish the thesis draft before Friday."
     }
+
+
+def test_tokens_counts_each_tool_and_the_prompt_by_what_adding_it_adds():
+    # The oracle: a server whose prompt count is 7 a tool, 50 for the tools header, and a token a character
+    # of the system prompt; evals/tokens.py must recover exactly those from differences alone.
+    from evals.tokens import measure, table
+
+    model = ScriptedModel()
+
+    def server(body):
+        tools = body.get("tools") or []
+        return {
+            "content": "x",
+            "prompt_eval_count": len(body["messages"][0]["content"]) + 7 * len(tools) + 50 * bool(tools),
+        }
+
+    model.respond_with("main", server)
+    m = measure(model, "main")
+    assert set(m["tools"].values()) == {7} and m["tools_header"] == 50
+    assert m["system_full"] == len(system_prompt(dt.date(2026, 12, 1))) - len(".")
+    assert sum(m["groups"].values()) == 7 * len(m["tools"]) and "| **all tools** |" in table(m)
