@@ -64,7 +64,7 @@ class Finish:
         missing = self.missing()
         tried = {TOOLS[c.name].group for c in self.turn.calls if isinstance(c.name, str) and c.name in TOOLS}
         asked = [w for w in missing if WANTS[w] not in tried]  # a call that failed had its chance
-        if not asked or self.guards.profile == "off" or reply.rstrip().endswith("?"):
+        if not asked or self.guards.profile == "off" or reply.rstrip().endswith("?") or self.result.gave_up:
             if missing and not reply.rstrip().endswith("?") and self.guards.profile != "off":
                 self.result.correction = " ".join(dict.fromkeys(NOT_DONE[w] for w in missing))
             return reply
