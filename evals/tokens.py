@@ -8,6 +8,11 @@ one part (one token of reply each, so a run takes a few minutes even on a CPU).
     groups    what each group's tools cost together, as request.py sends them
 
 Counts depend on the model family's tokenizer (Qwen2.5's here); the ratios carry over to others roughly.
+
+`--dump FILE` asks no model: it writes the first request of every eval line as this checkout builds it
+(system prompt, the tools the request gets, the line), and the tool list and system prompt, for
+evals/gguf_tokens.py to count offline with the model's own chat template and tokenizer (the same count
+the server reports, in seconds instead of an hour on a loaded CPU).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import inspect
+import json
 import sys
 import tempfile
 from pathlib import Path
@@ -71,6 +77,31 @@ def measure(llm: ChatModel, model: str) -> dict[str, Any]:
     return out
 
 
+def dump(scenarios: list[dict[str, Any]]) -> dict[str, Any]:
+    """The first model request of every line of the scenarios, as the agent at this checkout builds it."""
+    with tempfile.TemporaryDirectory() as d:
+        ctx = ToolContext(store=Store(Path(d) / "t.db"))
+        grouped = "groups" in inspect.signature(system_prompt).parameters
+        out: dict[str, Any] = {"tools": tool_specs(ctx), "system_full": system_prompt(TODAY), "requests": []}
+        if grouped:
+            from planner.agent.request import groups_for
+
+            out["system_core"] = system_prompt(TODAY, ())
+        for s in scenarios:
+            for run in s["runs"]:
+                for i, line in enumerate(run):
+                    groups = groups_for(line, run[max(0, i - 2) : i]).groups if grouped else None
+                    tools = tool_specs(ctx, groups) if groups else out["tools"]
+                    system = system_prompt(TODAY, groups) if groups else out["system_full"]
+                    messages = [{"role": "system", "content": system}, {"role": "user", "content": line}]
+                    out["requests"].append(
+                        {"id": s["id"], "category": s.get("category", ""), "line": line, "groups": groups}
+                        | {"messages": messages, "tools": tools}
+                    )
+        ctx.store.close()
+    return out
+
+
 def table(m: dict[str, Any]) -> str:
     """The measurement as markdown tables."""
     lines = ["| tool | group | tokens |", "|---|---|---|"]
@@ -94,7 +125,13 @@ def main(argv: list[str] | None = None) -> int:
     base = Config.from_env()
     p = argparse.ArgumentParser(prog="python -m evals tokens", description=__doc__.splitlines()[0])
     p.add_argument("--model", default=base.model)
+    p.add_argument("--dump", type=Path, help="write the requests of the eval lines here instead (no model)")
     args = p.parse_args(argv)
+    if args.dump:
+        from evals.runner import load_scenarios
+
+        args.dump.write_text(json.dumps(dump(load_scenarios())))
+        return 0
     llm = Ollama(base.host, timeout=base.timeout, reply_seconds=base.reply_timeout)
     try:
         print(table(measure(llm, args.model)))
