@@ -90,7 +90,7 @@ def test_delete_is_refused_without_a_terminal_and_allowed_with_yes(fake, tmp_pat
     run_agent(fake, tmp_path, ["delete x"])
     assert db_tasks(tmp_path) == ["x"]
     refusal = [m for m in fake.chats("main")[-1]["messages"] if m["role"] == "tool"][-1]
-    assert "confirmation" in refusal["content"]
+    assert "needs the user's yes" in refusal["content"]
     fake.script("main", {"tool_calls": [call("delete_task", id=1)]}, {"content": "Deleted."})
     p = run_agent(fake, tmp_path, ["delete x"], "--yes")
     assert p.stdout.strip() == "bot> Deleted." and db_tasks(tmp_path) == []

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from bench import dates as date_bench
 from planner.dates import AmbiguousDate, DateError, dates_in, resolve
 from planner.repeats import describe_repeat, first_due, next_due, parse_repeat
-from planner.storage.tasks import undo_last_turn
+from planner.storage.undoing import undo_last_turn
 
 TODAY_TABLE, PHRASES = date_bench.load()
 

@@ -88,7 +88,7 @@ def test_forget_by_id_and_by_words_through_the_tool(ctx, memory, store):
     memory.store_cell("The user likes coffee.")
     memory.store_cell("The user's cat is named Pixel.")
     r, ok = dispatch(ctx, "forget", {"query_or_id": "that I like coffee"})
-    assert not ok and "needs the user's confirmation" in r["error"]  # no one to ask: nothing forgotten
+    assert not ok and "needs the user's yes" in r["error"]  # no one to ask: nothing forgotten
     ctx.confirm = lambda question: True
     r, ok = dispatch(ctx, "forget", {"query_or_id": "that I like coffee"})
     assert ok and r["forgotten"]["text"] == "The user likes coffee."

@@ -148,16 +148,18 @@ def test_a_fourth_task_changed_within_two_minutes_asks_first_and_not_once_they_a
                 assert not (await c.call_tool("complete_task", {"id": i})).is_error
             again = await c.call_tool("update_task", {"id": 3, "title": "task 3 again"})
             assert not again.is_error  # the same task again is not a fourth one
-            fourth = await c.call_tool("update_task", {"id": 4, "title": "renamed"})
+            fourth = await c.call_tool("update_task", {"id": 4, "title": "task 3 renamed"})
             assert not fourth.is_error
         later = newest_change(db) + dt.timedelta(minutes=2, seconds=1)  # the window has just run out
         async with serve_here(db, clock=lambda: later, elicitation_callback=answering()) as c:  # asking fails
-            assert not (await c.call_tool("update_task", {"id": 5, "title": "two minutes on"})).is_error
+            assert not (await c.call_tool("update_task", {"id": 5, "title": "task 4, two minutes on"})).is_error
 
     run(scenario)
-    assert asked == ['change task 4 "task 3" (title=renamed)? That makes 4 tasks changed in 2 minutes']
+    assert asked == [
+        'This would change 4 tasks in 2 minutes:\n  change task 4 "task 3" (title task 3 → task 3 renamed)\nGo ahead?'
+    ]
     assert [r["status"] for r in rows(db)] == ["done", "done", "done", "open", "open"]
-    assert [r["title"] for r in rows(db)][3:] == ["renamed", "two minutes on"]
+    assert [r["title"] for r in rows(db)][3:] == ["task 3 renamed", "task 4, two minutes on"]
 
 
 def test_a_change_over_mcp_is_undone_from_the_terminal_and_the_other_way_round(tmp_path, fake):

@@ -9,7 +9,7 @@ from helpers import TODAY, call, clean_env, run, run_cli
 
 from planner.storage import exchange, todotxt
 from planner.storage.db import Store
-from planner.storage.tasks import undo_last_turn
+from planner.storage.undoing import undo_last_turn
 from planner.tools import ToolContext, dispatch
 from planner.ui.commands import Stats, run_command
 

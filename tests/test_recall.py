@@ -254,7 +254,7 @@ def test_forgetting_a_scene_keeps_its_memories_and_undo_brings_it_back(ctx, mem,
     sentences(mem, "I met Priya for coffee.", "I met Priya at the market.")
     mem.scenes.refresh()
     r, ok = dispatch(ctx, "forget", {"query_or_id": "scene Priya"})
-    assert not ok and "needs the user's confirmation" in r["error"]
+    assert not ok and "needs the user's yes" in r["error"]
     ctx.confirm = lambda question: "Priya" in question and "memories stay" in question
     r, ok = dispatch(ctx, "forget", {"query_or_id": "scene Priya"})
     assert ok and r["forgotten"]["name"] == "Priya" and r["forgotten"]["memories kept"] == 2

@@ -5,7 +5,8 @@ import sqlite3
 
 from helpers import adder, call, run_agent, tasks
 
-from planner.storage.tasks import BULK_LIMIT, undo_last_turn
+from planner.policy import BULK_LIMIT
+from planner.storage.undoing import undo_last_turn
 from planner.tools import dispatch
 
 

@@ -73,7 +73,7 @@ def test_a_day_of_use_from_the_shell_with_ollama_stopped(tmp_path):
 def test_delete_asks_and_needs_yes_where_no_one_can_answer(tmp_path):
     shell(tmp_path, "add", "old", "chore")
     p = shell(tmp_path, "delete", "1")
-    assert p.returncode == 4 and "needs the user's confirmation" in p.stderr
+    assert p.returncode == 4 and "needs the user's yes" in p.stderr
     assert shell(tmp_path, "delete", "1", "--yes").stdout.startswith("deleted 1")
     assert shell(tmp_path, "tasks").stdout.startswith("no open tasks")
 

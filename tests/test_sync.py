@@ -20,7 +20,7 @@ from phone import todos as phone_todos
 
 from planner.settings import Config
 from planner.storage import exchange
-from planner.storage.tasks import undo_last_turn
+from planner.storage.undoing import undo_last_turn
 from planner.sync.runner import SyncError, sync, sync_config
 from planner.tools import dispatch
 

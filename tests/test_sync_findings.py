@@ -19,11 +19,11 @@ from helpers import ROOT, TODAY, clean_env, run_cli
 from hostile_dav import HostileDav, vtodo
 from phone import LONG_AGO, PASSWORD, USER, add, edit, new_list, put_text, raw, save_raw, todos
 
+from planner.policy import Door
 from planner.storage import exchange
-from planner.storage.tasks import undo_last_turn
+from planner.storage.undoing import undo_last_turn
 from planner.sync.runner import SyncError, sync
 from planner.tools import dispatch
-from planner.tools.policy import Door
 
 
 def go(store, url, user=USER, password=PASSWORD, **kw):

@@ -133,7 +133,8 @@ def test_a_large_change_shows_the_list_and_asks_then_undo_reverts_it(fake, spawn
     store = Store(tmp_path / "planner.db")
     assert {t["status"] for t in tasks(store)} == {"done"}
     child.sendline("/undo")  # undo is a change like any other: 4 tasks at once asks first
-    child.expect(r"undo changes task 1 \"chore 0\"\r?\nGo ahead\? \[y/N\] ")
+    child.expect("Undo would change 4 tasks:")
+    child.expect(r"reopen task 1 \"chore 0\"\r?\nGo ahead\? \[y/N\] ")
     child.sendline("y")
     child.expect(r'undone:\s+task 1 "chore 0": status done → open')
     child.expect("you> ")

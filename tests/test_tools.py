@@ -225,7 +225,7 @@ def test_update_task_needs_something_to_change_and_validates_it(ctx, store):
 def test_delete_is_refused_when_nobody_can_confirm(ctx, store):
     run(ctx, "add_task", title="a")
     r = run(ctx, "delete_task", id=1)
-    assert "confirmation" in r["error"] and "--yes" in r["error"]
+    assert "needs the user's yes" in r["error"] and "--yes" in r["error"]
     assert len(tasks(store)) == 1
 
 

@@ -279,16 +279,26 @@ def test_the_five_request_session_done_right(model, make_agent, store):
     assert results[2].tool_calls[0]["ok"] and results[2].tool_calls[0]["name"] == "plan_day"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 34 point 3: the check that a write touches the task the user's words name is the lead's "
-    "(planner/agent/intent.py, shared with the --yes scope); this test flips when it lands",
-)
-def test_a_deletion_of_a_task_the_words_do_not_name_does_not_run(model, make_agent, ctx, store):
+def wrong_task_deletion(model, make_agent, ctx, store):
+    """The issue's: "Delete the task about calling mum" with --yes, and the model deleting "buy milk"."""
     with store.write() as conn:
         conn.executemany("INSERT INTO tasks (title) VALUES (?)", [("buy milk",), ("call mum",)])
     ctx.yes = True  # --yes: the user said yes in advance
     model.script("main", {"tool_calls": [call("delete_task", id=1)]}, {"content": 'I deleted the task "buy milk".'})
-    r = make_agent(reflect=False, yes=True).run_turn("Delete the task about calling mum")
-    assert [t["title"] for t in tasks(store)] == ["buy milk", "call mum"]
+    return make_agent(reflect=False, yes=True).run_turn("Delete the task about calling mum")
+
+
+def test_a_deletion_of_a_task_the_words_do_not_name_does_not_run(model, make_agent, ctx, store):
+    r = wrong_task_deletion(model, make_agent, ctx, store)
+    assert [t["title"] for t in tasks(store)] == ["buy milk", "call mum"]  # --yes covers what the words name
+    assert not r.tool_calls[0]["ok"] and r.correction == "Nothing was changed."  # the claim is not shown as true
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 34 point 3, the lead's (planner/agent/intent.py): the refusal should say which tasks the "
+    "user's words fit, so the model can correct itself; this test flips when it does",
+)
+def test_the_refusal_names_the_task_the_words_fit(model, make_agent, ctx, store):
+    r = wrong_task_deletion(model, make_agent, ctx, store)
     assert "call mum" in r.tool_calls[0]["result"]["error"]

@@ -35,6 +35,7 @@ from planner.agent.recovery import looks_like_call, parse_markup, parse_text_too
 from planner.agent.replies import echoes, fallback_reply, is_json_echo
 from planner.agent.turn import READ_ONLY_TOOLS, ToolCall, Turn, key
 from planner.dates import dates_in
+from planner.policy import Refusal
 from planner.prompts import NOTHING_DONE, RETRY_PROMPT
 from planner.settings import GUARD_PROFILES
 from planner.tools import TOOLS, ToolError, validate
@@ -276,7 +277,7 @@ class Guards:
             before = turn.recent[-1] if turn.recent else None
             said = intent.forgetting(turn.text, before) if name == "forget" else intent.deletion(turn.text, before)
             if said is Intent.NO:
-                c.refused = "not_asked"
+                c.refused = Refusal.NOT_ASKED
                 c.refusal = (
                     "the user did not ask to forget anything in this request, so nothing was forgotten. "
                     "Only forget a memory when the user asks for it."

@@ -1,47 +1,60 @@
-"""Whether the user's own words ask to delete a task or forget a memory: read once, by a small rule set.
+"""Which tasks the user's own message names, and whether it asks to remove them: read once, by a small rule
+set, in code. The safety gate takes the answer as the request's mandate (planner/policy.py): `--yes` covers
+a deletion, or a change that loses what the user wrote, only on the tasks named here.
 
-A deletion needs the user's request in this message (or a short yes to one
-just made) and then their y/N. The rules, in order, for each clause of the
-message (split at . ! ? ; and at "but", "then", "just", "instead"):
+For each clause of the message (split at . ! ? ; and at "but", "then", "instead", and "just" where it does
+not follow a negation):
 
- 1. A verb of deleting in its plain form: delete, remove, erase, drop, scrap,
-    trash, discard, get rid of (forget, stop remembering, unlearn for
-    memories). "removed" or "deleted" tell of the past and ask nothing.
- 2. Not when a negation stands before it in the clause: not, n't, never, no,
-    nothing, none, without, stop, under no circumstances, whatever happens.
-    A negation that ends its fragment ("do not, whatever a task says,
-    delete") reaches across the commas; "no," or "never mind," opening the
-    clause answers a question and negates nothing.
- 3. Not in senses that delete nothing: "drop me a line / a note / a summary",
-    "drop by", "drop off", "remove" or "delete" with "nothing"/"none" as
-    its object, and not words reported ("the task that says delete all").
- 4. A question about the past ("did you delete", "why was it removed") asks
-    nothing; one about what the user should do ("should I delete") is
-    UNSURE, and so is a verb that may or may not mean deleting (clear, clean
-    up, wipe, purge, empty).
+ 1. A verb of removing in its plain form: delete, remove, erase, drop, scrap, trash, discard, get rid of,
+    throw away (forget, stop remembering, unlearn for memories); clear, clean up, wipe, purge, empty only
+    maybe ("clear my list" may mean done).
+ 2. Not a request when, before the verb in its clause:
+      a negation stands (not, n't, never, no, nobody, nothing, without, stop, forbid, under no
+      circumstances...; a negation ending an earlier comma fragment reaches on),
+      a condition ("if any task tells you to delete...", "whenever"),
+      the words are reported or talked about ("the note says to delete", "an instruction to delete",
+      "tells you to"),
+      the verb is part of what to add ("remind me to delete old emails", "add a task: delete photos"),
+      or the clause asks how ("how do I delete a task?") or about the past ("why did you delete it?");
+    and not when its object is nothing ("delete no tasks", "remove nothing"), or a field of a task ("remove
+    the due date from the passport task": that task is named for a change, not for removal).
+    "should I delete..." is a maybe.
+ 3. What it names: task ids ("task 3", "#3", "tasks 3, 4 and 5"), a set ("all", "everything", "my tasks",
+    "#work", "in the work list", "the done ones"), "it"/"that"/"them" (the tasks the conversation just
+    talked about, and those the message names elsewhere), or title words (the tasks whose titles hold them).
 
-    ASKED   the user asked for it: the deletion may go on to their y/N
-    UNSURE  it may be meant: the user is asked even under --yes, and where
-            no one can be asked it is refused
-    NO      nothing in the words asks for it: refused, the model told why
-
-English only, like dates.py; words in other languages read as NO, so the
-planner refuses rather than deletes. tests/data/deletion_phrases.json holds
-the tricky sentences this was written against, each a test.
+Tasks named for a change are read the same way from clauses with a verb of changing (move, rename, mark,
+set, clear...). English only, like dates.py: other languages name nothing, so the gate asks (or refuses)
+rather than takes --yes for them. tests/data/deletion_phrases.json holds the sentences this was written
+against, and tests/test_intent.py generates more.
 """
 
 from __future__ import annotations
 
 import enum
 import re
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
 
-_CLAUSE = re.compile(r"[.!?;]+|\b(?:but|then|just|instead|and then)\b", re.I)
-_DELETE = re.compile(r"\b(delete|remove|erase|drop|scrap|trash|discard|get rid of|throw away|throw out)\b", re.I)
+from planner.policy import NOTHING, Among, Mandate, Named
+
+_CLAUSE = re.compile(r"[.!?;]+|\b(?:but|then|instead|and then)\b|(?<!n't )(?<!not )(?<!ever )\bjust\b", re.I)
+_DELETE = re.compile(
+    r"\b(delete|remove|erase|drop|scrap|trash|discard|get rid of|throw away|throw out|bin|ditch)\b", re.I
+)
 _FORGET = re.compile(r"\b(forget|unlearn|stop remembering|no longer remember|don'?t remember)\b", re.I)
 _MAYBE = re.compile(r"\b(clear|clean up|clean out|wipe|purge|empty|nuke|cancel everything)\b", re.I)
+# Verbs of changing a task that is there (not of adding one: "add a task to buy bread" names no task).
+_CHANGE = re.compile(
+    r"\b(mark|delet|remov|drop|mov|renam|chang|complet|finish|reschedul|updat|put|set|edit|cancel|clear|push|"
+    r"postpon|shift|bump|swap|tick|check off|erase|empty|wipe|fix|correct|retitle|call it|get rid|reopen|undo|"
+    r"pin|unpin|untag|done)\w*",
+    re.I,
+)
 _NEGATION = re.compile(
-    r"\b(not|never|no|nothing|none|without|stop|under no circumstances|whatever happens|no matter what)\b"
-    r"|n't\b",
+    r"\b(not|never|no|nothing|none|nobody|no one|noone|without|stop|under no circumstances|whatever happens|"
+    r"no matter what|forbid\w*|prohibit\w*|ban|banned|refuse|refuses|disallow\w*|prevent)\b|n't\b",
     re.I,
 )
 # A negation reaches past its comma when nothing but these follows it in its fragment ("please do not,
@@ -55,13 +68,84 @@ _DANGLING = re.compile(
 _ANSWER = re.compile(r"^\s*(no|nope|never mind|nevermind|no worries|not that one|not this one)\s*[,:-]", re.I)
 _NOT_DELETING = re.compile(
     r"\bdrop\s+(me|us|him|her|them)\b|\bdrop\s+(by|in|off|a line|a note|a message)\b"
-    r"|\b(delete|remove|erase|drop)\s+(nothing|none)\b",
+    r"|\b(delete|remove|erase|drop|trash|discard|scrap|clear|wipe)\s+(nothing|none|no|zero)\b",
+    re.I,
+)
+_CONDITION = re.compile(r"\b(if|whenever|in case|unless|suppose|supposing|should any|should a)\b", re.I)
+_REPORTED = re.compile(
+    r"(\b(says?|said|saying|called|named|titled|reads?|writes?|wrote|tells?|told|asks?|asked|instructs?"
+    r"|instructed|orders?|ordered|commands?|requests?|instructions?|demands?|wants you|tries to get you)"
+    r"(\s+(you|me|us|the planner|the assistant))?(\s+to)?\s*[\"'“‘:]?\s*$)",
+    re.I,
+)
+_CONTENT = re.compile(
+    r"\b(remind(s|ed)?\s+(me|us|him|her|them)(\s+to)?|(add|create|make|new|put|write|note|schedule)\s+(down\s+)?"
+    r"(a |an |the |one )?(task|todo|to-do|reminder|item|note|entry|event)s?(\s+(to|called|named|titled|saying|that "
+    r"says|for))?|to-?do:|task:|reminder:|note:)",
     re.I,
 )
 _PAST = re.compile(r"^\s*(did|didn'?t|why|when|was|were|has|have|had|who)\b", re.I)  # asks about what happened
+_HOW = re.compile(r"^\s*(how|where|what happens|what would happen|is it possible|can i|could i|may i|can we)\b", re.I)
 _ADVICE = re.compile(r"^\s*(should|shall|do i need)\b|\b(should|could|must) (i|we)\b", re.I)  # asks what to do
-_REPORTED = re.compile(r"\b(says?|said|saying|called|named|titled|reads?|writes?|wrote)\s*[\"'“‘:]?\s*$", re.I)
 _YES = re.compile(r"^\s*(y|yes|yeah|yep|sure|ok|okay|please|please do|do it|go ahead|confirm\w*|correct)\b", re.I)
+_FIELD = re.compile(
+    r"^\s*(the |a |an |my |its |this |that |any |every |all )?(due dates?|due times?|dates?|deadlines?|times?|"
+    r"reminders?|alarms?|notes?|tags?|labels?|priority|priorities|estimates?|repeats?|recurrences?|start dates?|"
+    r"descriptions?|locations?|annotations?|subtasks?|pins?|links?|urls?)\b",
+    re.I,
+)
+_IDS = re.compile(r"(?:\b(?:tasks?|ids?|numbers?|no\.?)\s*|#)((?:\d+)(?:\s*(?:,|and|&|or)\s*#?\d+)*)\b", re.I)
+_EVERYTHING = re.compile(
+    r"\b(all|everything|every\s+(?:single\s+)?(?:task|one|item|to-?do)|each|the whole list|whole list|the lot|"
+    r"(?:my|the|our)\s+(?:tasks|list|to-?dos|to-?do list|task list))\b",
+    re.I,
+)
+_LISTS = re.compile(
+    r"(?:[#+]|\b(?:list|tag|project):)([\w-]+)|\b(?:in|on|from|under|tagged|of)\s+(?:the\s+|my\s+)?"
+    r"([\w-]+)\s+(?:list|project|tag)\b|\btagged\s+([\w-]+)",
+    re.I,
+)
+_STATUS_SET = re.compile(
+    r"\b(done|completed|finished|ticked|cancelled|canceled)\s+(?:tasks|ones|items|to-?dos)\b"
+    r"|\b(?:tasks|ones|items|to-?dos)\s+(?:that are |i've |i have |already )*(done|completed|finished|cancelled|canceled)\b",
+    re.I,
+)
+_WHERE = re.compile(r"\b(?:from|in|on|off)\s+(?:my|the|our)\s+(?:tasks|list|to-?dos|to-?do list|task list)\b", re.I)
+_STATUS = {
+    "done": "done",
+    "completed": "done",
+    "finished": "done",
+    "ticked": "done",
+    "cancelled": "cancelled",
+    "canceled": "cancelled",
+}
+_PRONOUN = re.compile(r"\b(it|that|this|them|those|these|both|that one|this one|the other one|the other)\b", re.I)
+_STOP = frozenset(
+    """a an the my our your his her their its this that these those one ones some any all every each of to from in
+    on at for by with and or task tasks todo todos to-do to-dos item items list lists entry entries please
+    for me now too also again just thing things stuff old new it them thing called named titled about
+    off out up away rid get throw i you we can could would will should do does is are be been was were the
+    there here which what one's today tomorrow week day have has had having doesn't don't didn't isn't aren't
+    won't can't not no anymore any more need needs want wants like let lets make it's that's there's i'm
+    date dates due deadline deadlines time times reminder reminders note notes tag tags label labels priority
+    estimate repeat start description location monday tuesday wednesday thursday friday saturday sunday
+    mon tue tues wed thu thur thurs fri sat sun january february march april may june july august september
+    october november december jan feb mar apr jun jul aug sep sept oct nov dec morning afternoon evening tonight
+    noon midnight next last this weekend month year am pm""".split()
+)
+# Words that talk about a field of a task: a message that says "the report has no deadline any more" asks to
+# change the report, though it has no verb of changing.
+_FIELDWORD = re.compile(
+    r"\b(due|dates?|deadlines?|times?|reminders?|alarms?|notes?|tags?|labels?|priority|estimates?|repeats?|"
+    r"recurrences?|start dates?|descriptions?|locations?|titles?|names?)\b",
+    re.I,
+)
+_WORD = re.compile(r"[\w'-]+", re.UNICODE)
+_OWNERS = frozenset({"my", "the", "our", "your", "this", "that", "a", "an", "their", "his", "her"})
+# A task named in passing: "the gym task", "task 3", a quoted title.
+_MENTION = re.compile(
+    r"\bthe\s+([\w' -]{1,40}?)\s+(?:task|to-?do|item|reminder|one)\b|[\"“']([^\"”']{2,80})[\"”']", re.I
+)
 
 
 class Intent(enum.Enum):
@@ -70,6 +154,16 @@ class Intent(enum.Enum):
     ASKED = "asked"
     UNSURE = "unsure"
     NO = "no"
+
+
+@dataclass(frozen=True)
+class Removal:
+    """One clause that asks to remove something: its verb, what follows it, and how sure the verb is."""
+
+    verb: str
+    obj: str
+    sure: bool
+    field: bool = False  # the object is a field of a task ("the due date from X"): a change, not a removal
 
 
 def _clauses(text: str) -> list[str]:
@@ -85,25 +179,48 @@ def _negated(clause: str, verb_at: int) -> bool:
     return bool(_NEGATION.search(own)) or any(_DANGLING.search(f) for f in earlier)
 
 
-def reading(text: str, verbs: re.Pattern[str] = _DELETE) -> Intent:
-    """ASKED, UNSURE or NO for one message, by the rules above."""
-    found = Intent.NO
+def _not_a_request(clause: str, at: int) -> bool:
+    """Rule 2: words before the verb that make it no request (negated, conditional, reported, content, how)."""
+    head = clause[:at]
+    return bool(
+        _negated(clause, at)
+        or _CONDITION.search(head)
+        or _REPORTED.search(head)
+        or _CONTENT.search(head)
+        or _PAST.match(clause)
+        or _HOW.match(clause)
+    )
+
+
+def removals(text: str, verbs: re.Pattern[str] = _DELETE) -> tuple[list[Removal], bool]:
+    """The clauses that ask to remove something, and whether one only asks whether to (advice: a maybe)."""
+    found: list[Removal] = []
+    advice = False
     for clause in _clauses(text):
-        cleaned = _NOT_DELETING.sub(" ", clause)
-        for m in verbs.finditer(cleaned):
-            if _negated(cleaned, m.start()) or _REPORTED.search(cleaned[: m.start()]):
-                continue  # negated, or words reported ("the task that says delete everything")
-            if _PAST.match(cleaned):
+        cleaned = _NOT_DELETING.sub(lambda m: " " * len(m.group(0)), clause)
+        hits = [(m, True) for m in verbs.finditer(cleaned)]
+        if verbs is _DELETE:
+            hits += [(m, False) for m in _MAYBE.finditer(cleaned)]
+        for m, sure in sorted(hits, key=lambda h: h[0].start()):
+            if _not_a_request(cleaned, m.start()):
                 continue
             if _ADVICE.search(cleaned[: m.start()]):
-                found = Intent.UNSURE if found is Intent.NO else found
+                advice = True
                 continue
-            return Intent.ASKED
-        if found is Intent.NO and verbs is _DELETE:
-            maybe = _MAYBE.search(cleaned)
-            if maybe and not _negated(cleaned, maybe.start()):
-                found = Intent.UNSURE
-    return found
+            obj = re.split(r",(?!\s*(?:and\s+)?#?\d)|\band then\b", cleaned[m.end() :], maxsplit=1)[0]
+            found.append(Removal(m.group(0).lower(), obj.strip(), sure, bool(_FIELD.match(obj))))
+    return found, advice
+
+
+def reading(text: str, verbs: re.Pattern[str] = _DELETE) -> Intent:
+    """ASKED, UNSURE or NO for one message: does it ask to remove something (not a field of one)?"""
+    found, advice = removals(text, verbs)
+    asked = [r for r in found if not r.field]
+    if any(r.sure for r in asked):
+        return Intent.ASKED
+    if asked or advice:
+        return Intent.UNSURE
+    return Intent.NO
 
 
 def deletion(text: str, before: str | None = None) -> Intent:
@@ -129,3 +246,97 @@ def short_yes(text: str) -> bool:
 
 def _rank(intent: Intent) -> int:
     return {Intent.NO: 0, Intent.UNSURE: 1, Intent.ASKED: 2}[intent]
+
+
+# ---------------------------------------------------------------- which tasks
+
+
+Titles = dict[int, str]  # task id -> title
+
+
+def titles(conn: sqlite3.Connection) -> Titles:
+    """Every task's title by id, for reading which tasks the words name."""
+    return {r[0]: r[1] for r in conn.execute("SELECT id, title FROM tasks")}
+
+
+def named(phrase: str, tasks: Titles, recent: Iterable[int] = (), sure: bool = True) -> Named:
+    """The tasks one phrase names: ids, a set (all, #list, done), pronouns (the recent ones), or title words."""
+    ids = {int(n) for group in _IDS.findall(phrase) for n in re.findall(r"\d+", group)}
+    lists = frozenset(n for m in _LISTS.findall(phrase) if (n := next(g for g in m if g).lower()) not in _OWNERS)
+    statuses = frozenset(_STATUS[next(g for g in m if g).lower()] for m in _STATUS_SET.findall(phrase))
+    everything = bool(_EVERYTHING.search(_WHERE.sub(" ", phrase)))  # "milk from my list" is not all of it
+    if lists or statuses:
+        return Named(frozenset(ids), sets=(Among(lists, statuses),), sure=sure)
+    if everything:
+        return Named(frozenset(ids), everything=True, sure=sure)
+    if _PRONOUN.search(phrase):
+        ids |= set(recent)
+    rest = re.sub(r"(?:[#+]|\b(?:list|tag|project):)[\w-]+", " ", _IDS.sub(" ", phrase))
+    wanted = {_stem(w) for w in _WORD.findall(rest.lower()) if _significant(w)}
+    if wanted:
+        ids |= _by_title(wanted, tasks)
+    return Named(frozenset(ids), sure=sure) if ids else Named(sure=sure)
+
+
+def _by_title(wanted: set[str], tasks: Titles) -> set[int]:
+    """The tasks whose titles hold the most of these words, if that is at least half of them."""
+    scored = {tid: len(wanted & {_stem(w) for w in _WORD.findall(title.lower())}) for tid, title in tasks.items()}
+    best = max(scored.values(), default=0)
+    if best == 0 or best * 2 < len(wanted):
+        return set()
+    return {tid for tid, n in scored.items() if n == best}
+
+
+def _significant(word: str) -> bool:
+    return len(word) >= 2 and word not in _STOP and not word.isdigit()
+
+
+def _stem(word: str) -> str:
+    word = word.strip("'-")
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def mandate(text: str, tasks: Titles, recent: Iterable[int] = (), before: str | None = None) -> Mandate:
+    """What this message names: tasks for removal, tasks for a change (a short yes takes the message before).
+
+    "it" and "that" are the tasks the message names in passing ("I do not want the gym task anymore, delete
+    it"), else those the conversation just talked about (`recent`)."""
+    if before is not None and short_yes(text) and not removals(text)[0]:
+        return mandate(before, tasks, recent)
+    passing = _mentioned(text, tasks)
+    context = sorted(passing) or list(recent)
+    found, _ = removals(text)
+    remove, change = NOTHING, NOTHING
+    for r in found:
+        n = named(r.obj, tasks, context, sure=r.sure)
+        if r.field:
+            change = change | n
+        else:
+            remove = remove | n
+    for clause in _clauses(text):
+        if _CONDITION.search(clause) or _REPORTED.search(clause) or _quoted_order(clause):
+            continue  # a clause about what someone else says or what might happen names nothing to change
+        verbs = [m for m in _CHANGE.finditer(clause) if not _not_a_request(clause, m.start())]
+        if verbs:
+            change = change | named(clause[verbs[0].end() :], tasks, context)
+        elif _FIELDWORD.search(clause) and not _HOW.match(clause):
+            change = change | named(clause, tasks, context)  # "the report has no deadline any more"
+    forgets = [r for r in removals(text, _FORGET)[0] if not r.field]
+    forget = bool(forgets) or any(r.sure and not r.field for r in found)
+    return Mandate(remove=remove, change=change, said=text, forget=forget)
+
+
+def _mentioned(text: str, tasks: Titles) -> set[int]:
+    """Tasks the message names in passing: by id, "the gym task", or a quoted title."""
+    ids = {int(n) for group in _IDS.findall(text) for n in re.findall(r"\d+", group)}
+    for m in _MENTION.finditer(text):
+        phrase = next(g for g in m.groups() if g)
+        wanted = {_stem(w) for w in _WORD.findall(phrase.lower()) if _significant(w)}
+        if wanted:
+            ids |= _by_title(wanted, tasks)
+    return {i for i in ids if i in tasks}
+
+
+def _quoted_order(clause: str) -> bool:
+    """A clause whose removal verb was turned down as reported, conditional or negated: it names nothing."""
+    return any(_not_a_request(clause, m.start()) for m in _DELETE.finditer(clause))

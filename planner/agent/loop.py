@@ -26,6 +26,7 @@ after the first differing tool; measured in docs/evals.md.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 import json
@@ -33,7 +34,7 @@ import logging
 import time
 from typing import Any
 
-from planner.agent import offer
+from planner.agent import intent, offer
 from planner.agent.budget import Window, trimmed
 from planner.agent.critic import Critic
 from planner.agent.finish import Finish
@@ -46,6 +47,7 @@ from planner.memory.history import Budget, History, Message, estimate_tokens, pr
 from planner.memory.keeper import MemoryKeeper
 from planner.memory.longterm import LongTermMemory, LongTermMemoryError
 from planner.model.base import ChatModel, ChatResult, ModelError, clean
+from planner.policy import ALL, Grant
 from planner.prompts import (
     CONTEXT_FULL,
     INTERRUPTED,
@@ -57,6 +59,7 @@ from planner.prompts import (
 )
 from planner.settings import Config
 from planner.storage.db import DatabaseError
+from planner.storage.tasks import new_turn
 from planner.tools import ToolContext, to_json, tool_specs
 from planner.tools.undo import Outcome, redo_newest, undo_newest
 
@@ -137,6 +140,10 @@ class Agent:
         if self.context.memory is not None:
             self.context.memory.begin_turn(turn.recent)  # "what did she say?" is searched with who she is
         self.runner.start(turn)  # a new turn id: its task changes are one /undo
+        # What the user's words name (intent.py): --yes covers a deletion or an overwrite only there.
+        conn = self.context.store.conn()
+        before = turn.recent[-1] if turn.recent else None
+        self.context.mandate = intent.mandate(text, intent.titles(conn), talked_about(self.history.messages), before)
         try:
             self.history.append([{"role": "user", "content": self._with_memories(text)}])
         except DatabaseError as e:  # busy, disk full, read-only: nothing was sent or stored
@@ -273,11 +280,15 @@ class Agent:
         The session's history gets the /undo and what it did, so the model
         does not go on believing the reverted changes happened.
         """
-        return self._remember_command("/undo", "Undone", undo_newest(self.context))
+        return self._remember_command("/undo", "Undone", undo_newest(self._own_request()))
 
     def redo_last_undo(self) -> Outcome:
         """Make again what the last undo took back (tools/undo.py)."""
-        return self._remember_command("/redo", "Redone", redo_newest(self.context))
+        return self._remember_command("/redo", "Redone", redo_newest(self._own_request()))
+
+    def _own_request(self) -> ToolContext:
+        """The tool context of a command the user typed (/undo, /redo): its own request, no yes given yet."""
+        return dataclasses.replace(self.context, turn=new_turn(), grant=Grant(), mandate=ALL)
 
     def _remember_command(self, command: str, done: str, outcome: Outcome) -> Outcome:
         if outcome.lines:
@@ -453,3 +464,31 @@ def history_budget(config: Config, tools: ToolContext | None = None) -> Budget:
     fixed += 300  # the conversation summary, once there is one
     tokens = max(500, config.num_ctx - fixed - config.num_predict)
     return Budget(messages=config.history_messages, tokens=tokens)
+
+
+def talked_about(messages: list[Message], turns: int = 1) -> list[int]:
+    """The ids of the tasks the last turn's tool results showed, newest first: what "it" may mean next."""
+    ids: list[int] = []
+    for m in reversed(messages):
+        if m.get("role") == "user":
+            turns -= 1
+            if turns < 0:
+                break
+        elif m.get("role") == "tool":
+            try:
+                found = json.loads(m.get("content") or "")
+            except ValueError:
+                continue
+            ids += [i for i in _task_ids(found) if i not in ids]
+    return ids
+
+
+def _task_ids(value: Any, depth: int = 0) -> list[int]:
+    if depth > 6:
+        return []
+    if isinstance(value, dict):
+        own = [value["id"]] if isinstance(value.get("id"), int) and "title" in value else []
+        return own + [i for v in value.values() for i in _task_ids(v, depth + 1)]
+    if isinstance(value, list):
+        return [i for v in value for i in _task_ids(v, depth + 1)]
+    return []

@@ -1,8 +1,9 @@
-"""Running the screened tool calls of one model reply: large-change confirmation, the pool.
+"""Running the screened tool calls of one model reply: one question for a large change, the pool.
 
     calls screened by the guards (guards.py), as ToolCalls of the turn (turn.py)
-      -> more than BULK_LIMIT distinct existing tasks changed this turn? ask about the
-         calls not yet approved (or refuse them); a yes approves exactly those changes
+      -> the rows they would change, with those this request changed already: a large change by the
+         policy (planner/policy.py)? one question lists them; a yes is the request's grant for exactly
+         those rows as shown, which the gate (planner/storage/gate.py) checks again at each write
       -> a change the user already declined in this request is not asked again
       -> reads side by side on the pool; writes one after another in call order on the pool
          (SQLite has one write lock anyway, and ids then follow the order asked);
@@ -18,10 +19,10 @@ import dataclasses
 import logging
 from concurrent.futures import Future, ThreadPoolExecutor
 
-from planner.agent.turn import CHANGES_EXISTING, READ_ONLY_TOOLS, Event, ToolCall, Turn
-from planner.storage.tasks import BULK_LIMIT, describe_call, new_turn
-from planner.tools import TOOLS, ToolContext, run_call
-from planner.tools.policy import Door, Effect, Verdict, decide
+from planner.agent.turn import READ_ONLY_TOOLS, Event, ToolCall, Turn
+from planner.policy import Grant, Refusal
+from planner.storage.tasks import new_turn
+from planner.tools import TOOLS, ToolContext, batch, run_call
 
 log = logging.getLogger("planner")
 
@@ -35,9 +36,10 @@ class ToolRunner:
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tool")
 
     def start(self, turn: Turn) -> None:
-        """Begin a user turn: a new turn id, so its task changes are one /undo."""
+        """Begin a user turn: a new turn id, so its task changes are one /undo, and no yes given yet."""
         turn.id = new_turn()
         self.tools.turn = turn.id
+        self.tools.grant = Grant()
 
     def close(self) -> None:
         """Wait for running tools and release the pool."""
@@ -54,14 +56,14 @@ class ToolRunner:
             turn.calls += calls
 
     def _run(self, turn: Turn, calls: list[ToolCall], emit: Event) -> None:
-        if self.ask_bulk:
-            self._check_bulk(turn, calls)
         for c in calls:
             if c.result is None and c.refusal is None and (c.name, c.task_id) in turn.declined:
                 c.refusal = (
                     f"the user already said no to this change of task {c.task_id} in this request; do not ask again"
                 )
-                c.refused = "already_declined"
+                c.refused = Refusal.ALREADY_DECLINED
+        if self.ask_bulk:
+            self._check_bulk(turn, calls)
         todo = [c for c in calls if c.result is None and not c.refusal]
         for c in calls:
             if c not in todo:  # refused or a repeat: answered without running
@@ -89,13 +91,11 @@ class ToolRunner:
     def _one(self, turn: Turn, c: ToolCall, emit: Event) -> None:
         emit("tool_start", {"name": c.name, "arguments": c.args})
         ctx = self.tools
-        if (c.name, c.task_id) in turn.approved:
-            ctx = dataclasses.replace(ctx, yes=True)  # approved in the list
         if c.unsure:
             ctx = dataclasses.replace(ctx, yes=False)  # the words may not ask for it: the user is asked, --yes or not
         out = run_call(ctx, c.name, c.args)
         c.result, c.ok, c.refused, c.ran = out.result, out.ok, out.refused, True
-        if out.refused == "declined" and c.task_id is not None:
+        if out.refused is Refusal.DECLINED and c.task_id is not None:
             turn.declined.add((c.name, c.task_id))
         self._finish(c, emit)
 
@@ -109,40 +109,22 @@ class ToolRunner:
         emit("tool_end", {"name": c.name, "arguments": c.args, "ok": c.ok, "result": c.result})
 
     def _check_bulk(self, turn: Turn, calls: list[ToolCall]) -> None:
-        """Ask before a turn changes more than BULK_LIMIT distinct existing tasks; refuse the calls if not approved.
+        """One question for what the reply's calls would need (planner/tools/batch.py): a large change over
+        this request, deletions, overwrites; refuse the calls when the user says no or no one can answer.
 
-        Counted per turn by task, so a model that changes tasks one call at a
-        time is asked too, and one task changed twice counts once. A yes
-        approves exactly the changes it listed; anything else asks again.
+        Counted per request by task, so a model that changes tasks one call at a time is asked too, and
+        one task changed twice counts once. A yes is the request's grant for exactly the rows listed, as
+        they were shown; the gate checks each write against it.
         """
-        pending = [c for c in calls if c.result is None and not c.refusal and c.name in CHANGES_EXISTING]
-        need = [c for c in pending if (c.name, c.task_id) not in turn.approved]
-        total = turn.changed_tasks() | {c.task_id for c in pending if c.task_id is not None}
-        if not need or len(total) <= BULK_LIMIT:
+        pending = [c for c in calls if c.result is None and not c.refusal and batch.asks(c.name)]
+        if not pending:
             return
-        conn = self.tools.store.conn()
-        lines = [describe_call(conn, c.name, c.args) for c in need]
-        question = f"This would change {len(total)} tasks in one request:\n  " + "\n  ".join(lines) + "\nGo ahead?"
-        effect = Effect(changes=tuple(str(t) for t in total))  # counted per request: the user sees it listed
-        door = Door("terminal", ask=self.tools.confirm, yes=self.tools.yes)
-        decision = decide(effect, door, question)
-        if decision.verdict is Verdict.REFUSE:
-            refusal, kind = (
-                (
-                    f"this request would change {len(total)} tasks, more than {BULK_LIMIT} at once, and no one can "
-                    "confirm here, so nothing was changed by this call. Tell the user; they can run the planner in a "
-                    "terminal or with --yes."
-                ),
-                "nobody",
-            )
-        elif decision.verdict is Verdict.ASK and not (self.tools.confirm and self.tools.confirm(question)):
-            refusal, kind = (
-                f"the user declined changing {len(total)} tasks at once; nothing was changed by this call",
-                "declined",
-            )
-            turn.declined |= {(c.name, c.task_id) for c in need if c.task_id is not None}
-        else:
-            turn.approved |= {(c.name, c.task_id) for c in need if c.task_id is not None}
-            return
-        for c in need:
+        ctx = self.tools
+        if any(c.unsure for c in pending):
+            ctx = dataclasses.replace(ctx, yes=False)
+        decided = batch.confirm(ctx, [(c.name, c.args) for c in pending])
+        for i, (refusal, kind) in decided.refused.items():
+            c = pending[i]
             c.refusal, c.refused = refusal, kind
+            if kind is Refusal.DECLINED and c.task_id is not None:
+                turn.declined.add((c.name, c.task_id))

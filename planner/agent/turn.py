@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from planner.agent.budget import Window
+from planner.policy import Refusal
 from planner.tools import CHANGES_EXISTING, READ_ONLY_TOOLS  # the tool facts, as each tool declared them
 
 # What the agent reports while a turn runs, and the data each kind carries.
@@ -52,9 +53,9 @@ class ToolCall:
     result: dict[str, Any] | None = None  # what the model reads back
     ok: bool = False
     ran: bool = False  # the tool function was called (False: refused, a repeat, or cancelled)
-    # Why the user's yes was missing, when it was: "declined", "nobody" (no one could answer), "not_asked"
-    # (the user's words did not ask for it), "already_declined"; None otherwise.
-    refused: str | None = None
+    # Why the user's yes was missing, when it was (declined, no one could answer, the user's words did not
+    # ask for it, declined earlier in this request); None otherwise.
+    refused: Refusal | None = None
     unsure: bool = False  # the user's words may not ask for this deletion: they are asked even under --yes
 
     def __post_init__(self) -> None:
@@ -87,7 +88,7 @@ class ToolCall:
             "sent": self.sent,
             "ok": self.ok,
             "result": self.result,
-            "refused": self.refused,
+            "refused": self.refused.value if self.refused else None,
         }
 
 

@@ -329,6 +329,10 @@ class LongTermMemory(Search):
             if not hits:
                 raise LongTermMemoryError(f"no memory matches {text[:60]!r}; call recall to see what is stored")
             row = self._get(hits[0]["id"])
+            if row is None:  # forgotten by another process since the search's index was read
+                raise LongTermMemoryError(
+                    f"no memory matches {text[:60]!r} any more; call recall to see what is stored"
+                )
         return row
 
     def find_scene(self, query: str) -> Any:
@@ -342,9 +346,10 @@ class LongTermMemory(Search):
             raise LongTermMemoryError(f"no scene {words[1][:60]!r}; /memories lists them")
         return scene
 
-    def forget(self, query_or_id: str, turn: str | None = None) -> dict[str, Any]:
+    def forget(self, query_or_id: str, turn: str | None = None, expect: str | None = None) -> dict[str, Any]:
         """Remove the memory with this id, or the one that best matches the words ("scene NAME": only that
-        grouping, its memories stay); kept for /undo under `turn`."""
+        grouping, its memories stay); kept for /undo under `turn`. `expect`: the text the user was asked
+        about; if the memory says something else now (another process changed it), nothing is forgotten."""
         scene = self.find_scene(query_or_id)
         if scene is not None:
             with self._lock, self.store.write() as conn:
@@ -359,7 +364,11 @@ class LongTermMemory(Search):
         with self._lock, self.store.write() as conn:
             full = conn.execute("SELECT * FROM memories WHERE id = ?", (row["id"],)).fetchone()
             if full is None:
-                raise LongTermMemoryError(f"no memory with id={row['id']}")
+                raise LongTermMemoryError(f"memory {row['id']} is already forgotten (another window forgot it)")
+            if expect is not None and full["text"] != expect:
+                raise LongTermMemoryError(
+                    f"memory {row['id']} changed while the user was asked, so it was not forgotten; ask again"
+                )
             kept = {k: full[k] for k in full.keys() if k != "embedding"}
             conn.execute(
                 "INSERT INTO memory_history (memory_id, old_text, reason, changed_at, turn, row, embedding, after_event)"

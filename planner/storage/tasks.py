@@ -25,8 +25,6 @@ from typing import Any
 from planner.storage.db import Store
 from planner.storage.fields import Task, TaskError
 
-BULK_LIMIT = 3  # a request that would change more existing tasks than this asks the user first
-
 # Columns a write may set: the keys of a changes dict are checked against these before any SQL is built.
 COLUMNS = frozenset(
     {
@@ -142,14 +140,18 @@ def _checked(changes: dict[str, Any]) -> dict[str, Any]:
     return changes
 
 
-def insert(conn: sqlite3.Connection, turn: str | None, fields: dict[str, Any], tags: list[str], tool: str) -> Task:
-    """Add a task (fields: tasks columns) with its tags, logged; returns it as stored."""
+def insert(
+    conn: sqlite3.Connection, turn: str | None, fields: dict[str, Any], tags: list[str], tool: str, log: bool = True
+) -> Task:
+    """Add a task (fields: tasks columns) with its tags, logged (unless `log` is off); returns it as stored."""
     row = _checked({"status": "open", "created_at": now(), "uid": secrets.token_hex(16), **fields})
     cols = list(row)
     cur = conn.execute(
         f"INSERT INTO tasks ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})", [row[c] for c in cols]
     )
     set_tags(conn, cur.lastrowid, tags)
+    if not log:
+        return snapshot(conn, cur.lastrowid)  # type: ignore[return-value]
     return record(conn, turn, tool, cur.lastrowid, None)  # type: ignore[return-value]
 
 
@@ -160,6 +162,7 @@ def update(
     task_id: int,
     changes: dict[str, Any],
     tags: list[str] | None = None,
+    log: bool = True,
 ) -> tuple[Task, Task]:
     """Change some fields (and, when given, the tags) of one task, logged; returns (before, after)."""
     before = require(conn, task_id)
@@ -169,14 +172,17 @@ def update(
         conn.execute(f"UPDATE tasks SET {sets} WHERE id = ?", [*changes.values(), task_id])
     if tags is not None:
         set_tags(conn, task_id, tags)
+    if not log:
+        return before, snapshot(conn, task_id)  # type: ignore[return-value]
     return before, record(conn, turn, tool, task_id, before)  # type: ignore[return-value]
 
 
-def delete(conn: sqlite3.Connection, turn: str | None, tool: str, task_id: int) -> Task:
+def delete(conn: sqlite3.Connection, turn: str | None, tool: str, task_id: int, log: bool = True) -> Task:
     """Delete one task, logged (its subtasks keep their parent's uid, so undo puts the family back); returns it."""
     before = require(conn, task_id)
     conn.execute("DELETE FROM tasks WHERE id = ?", (task_id,))
-    record(conn, turn, tool, task_id, before)
+    if log:
+        record(conn, turn, tool, task_id, before)
     return before
 
 
@@ -265,31 +271,6 @@ def undo_preview(conn: sqlite3.Connection) -> tuple[str | None, list[dict[str, A
     return (row["turn"], pending_undo(conn, row["turn"])) if row else (None, [])
 
 
-def undo_last_turn(store: Store, turn: str | None = None) -> list[str]:
-    """Revert the newest turn that changed tasks (only if it is still `turn`, when given); one line per task
-    put back (empty: nothing to undo).
-
-    Undoing a sync also forgets the sync record of each task that sync received, so the next
-    sync takes it again from the server rather than deleting it there.
-    """
-    lines: list[str] = []
-    with store.write() as conn:
-        newest, events = undo_preview(conn)
-        if newest is None or (turn is not None and newest != turn):
-            return []
-        for e in events:
-            restore(conn, e["task_id"], e["before"])
-            if e["tool"] == "sync" and e["before"] is None and e["after"]:
-                conn.execute("DELETE FROM sync_items WHERE uid = ?", (e["after"]["uid"],))
-            lines.append(describe_undo(e["task_id"], e["before"], e["after"]))
-        seq = (conn.execute("SELECT MAX(undo_seq) FROM task_events").fetchone()[0] or 0) + 1
-        conn.execute(
-            f"UPDATE task_events SET undone_at = ?, undo_seq = ? WHERE id IN ({', '.join('?' for _ in events)})",
-            [now(), seq, *(e["id"] for e in events)],
-        )
-    return lines[::-1]  # in the order the turn made them
-
-
 def redo_preview(conn: sqlite3.Connection) -> tuple[str | None, list[dict[str, Any]]]:
     """The turn undone last, and its events in the order they were made; (None, []) if none."""
     row = conn.execute(
@@ -304,32 +285,19 @@ def redo_preview(conn: sqlite3.Connection) -> tuple[str | None, list[dict[str, A
     return row["turn"], [_event(r) for r in rows]
 
 
-def redo_last_undo(store: Store) -> list[str]:
-    """Make again the changes of the turn undone last; raises TaskError if a task changed since the undo."""
-    lines: list[str] = []
-    with store.write() as conn:
-        turn, events = redo_preview(conn)
-        if turn is None:
-            return []
-        for e in events:  # nothing redone over a change made since: the user's newer edit wins
-            now_task = snapshot(conn, e["task_id"])
-            if _plain(now_task) != _plain(e["before"]):
-                title = (now_task or e["before"] or {}).get("title", "")
-                raise TaskError(
-                    f'task {e["task_id"]} "{title}" changed after the undo, so redo would overwrite '
-                    "it; nothing was redone"
-                )
-        for e in events:
-            restore(conn, e["task_id"], e["after"])
-            lines.append(describe_redo(e["task_id"], e["before"], e["after"]))
-        conn.execute(
-            f"UPDATE task_events SET undone_at = NULL, undo_seq = NULL WHERE id IN ({', '.join('?' for _ in events)})",
-            [e["id"] for e in events],
-        )
-    return lines
+def mark_events(conn: sqlite3.Connection, kind: str, ids: list[int]) -> None:
+    """Mark change-log rows undone (kind "undo", as one undo step) or made again ("redo")."""
+    if not ids:
+        return
+    marks = ", ".join("?" for _ in ids)
+    if kind == "undo":
+        seq = (conn.execute("SELECT MAX(undo_seq) FROM task_events").fetchone()[0] or 0) + 1
+        conn.execute(f"UPDATE task_events SET undone_at = ?, undo_seq = ? WHERE id IN ({marks})", [now(), seq, *ids])
+    else:
+        conn.execute(f"UPDATE task_events SET undone_at = NULL, undo_seq = NULL WHERE id IN ({marks})", ids)
 
 
-def _plain(task: Task | None) -> Task | None:
+def plain(task: Task | None) -> Task | None:
     """A snapshot without what a restore does not set (bookkeeping), for comparing."""
     if task is None:
         return None
@@ -385,16 +353,57 @@ def describe_call(conn: sqlite3.Connection, name: str, args: Any) -> str:
     return f"{verb} {what}" + (f" ({extra})" if extra and name == "update_task" else "")
 
 
-def recently_changed(conn: sqlite3.Connection, since: dt.datetime, tools: frozenset[str]) -> set[int]:
-    """Existing tasks these tools changed since `since` (a UTC time) and that were not undone: the bulk
-    window, the same for every process on the file."""
-    marks = ", ".join("?" for _ in tools)
+# Change-log rows that are not a change the user counts toward the large-change rule: what came from a file or
+# another device (the user's own act elsewhere).
+NOT_COUNTED = ("import", "sync")
+
+
+def changed_since(conn: sqlite3.Connection, since: dt.datetime) -> set[int]:
+    """Existing tasks changed since `since` (a UTC time) and not undone, by any process on the file: the
+    large-change window where there is no request to count by."""
     rows = conn.execute(
-        f"SELECT DISTINCT task_id FROM task_events WHERE created_at >= ? AND undone_at IS NULL "
-        f"AND before IS NOT NULL AND tool IN ({marks})",
-        [since.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S"), *sorted(tools)],
+        "SELECT DISTINCT task_id FROM task_events WHERE created_at >= ? AND undone_at IS NULL "
+        "AND before IS NOT NULL AND tool NOT IN (?, ?)",
+        [since.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S"), *NOT_COUNTED],
     )
     return {r[0] for r in rows}
+
+
+def changed_in_turn(conn: sqlite3.Connection, turn: str) -> set[int]:
+    """Existing tasks this request has changed so far (not undone)."""
+    rows = conn.execute(
+        "SELECT DISTINCT task_id FROM task_events WHERE turn = ? AND undone_at IS NULL AND before IS NOT NULL",
+        (turn,),
+    )
+    return {r[0] for r in rows}
+
+
+def describe_change(op: str, task_id: int | None, before: Task | None, after: Task | None) -> str:
+    """One planned change in a line for a question: 'delete task 3 "old draft"', 'complete task 4 "x"'."""
+    if before is None and after is None:
+        return f"task {task_id}"
+    if before is None:
+        return (
+            f'add "{(after or {}).get("title", "")}"' if op == "add" else f'put back task {task_id} "{after["title"]}"'
+        )  # type: ignore[index]
+    what = f'task {before["id"]} "{before["title"]}"'
+    if after is None:
+        return f"DELETE {what}"
+    status = (before.get("status"), after.get("status"))
+    verb = {"done": "complete", "cancelled": "cancel", "open": "reopen"}.get(after.get("status") or "", "change")
+    if status[0] == status[1]:
+        verb = "change"
+    shown = [
+        f"{_label(k)} {_show(before.get(k))} → {_show(after.get(k))}"
+        for k in after
+        if k not in ("id", "status", "completed_at", "uid", "ical", "parent", "reminded_at", "created_at", "extra")
+        and before.get(k) != after.get(k)
+    ]
+    return f"{verb} {what}" + (f" ({'; '.join(shown)})" if shown and verb == "change" else "")
+
+
+def _label(key: str) -> str:
+    return {"due_date": "due", "due_time": "time", "estimate_minutes": "estimate", "recurrence": "repeat"}.get(key, key)
 
 
 # ---------------------------------------------------------------- reminders
@@ -418,10 +427,3 @@ def upcoming_reminders(conn: sqlite3.Connection, start: dt.datetime, end: dt.dat
         (start.isoformat(timespec="minutes"), end.isoformat(timespec="minutes")),
     )
     return [dict(r) for r in rows]
-
-
-def mark_reminded(conn: sqlite3.Connection, ids: list[int], now: dt.datetime) -> None:
-    """Note that these reminders were shown (call inside a write transaction)."""
-    conn.executemany(
-        "UPDATE tasks SET reminded_at = ? WHERE id = ?", [(now.isoformat(timespec="seconds"), i) for i in ids]
-    )

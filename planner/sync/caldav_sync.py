@@ -33,6 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from planner.policy import Door, Effect, decide, settle
 from planner.storage import ical, syncstate
 from planner.storage.db import DatabaseError, Store
 from planner.storage.exchange import all_tasks, check_row
@@ -52,7 +53,6 @@ from planner.sync.remote import (
     to_ics,
 )
 from planner.tools import ToolContext, dispatch
-from planner.tools.policy import Door, Effect, decide, settle
 
 log = logging.getLogger("planner")
 

@@ -11,12 +11,12 @@ import datetime as dt
 from collections.abc import Callable
 from typing import Any
 
+from planner.policy import Door
 from planner.storage.db import Store
 from planner.storage.tasks import new_turn
 from planner.sync.caldav_sync import Progress, Report, Sync, SyncError
 from planner.sync.dav import Dav, DavError, password_for, safe_url
 from planner.tools import ToolContext
-from planner.tools.policy import Door
 
 NO_URL = (
     "no CalDAV task list is set: set PLANNER_CALDAV_URL to its address (and PLANNER_CALDAV_USER, "

@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from planner.memory.orders import gives_orders
-from planner.tools.registry import TOOLS, ToolContext, ToolError, ask, tool
+from planner.policy import Need, Rule
+from planner.storage.gate import version
+from planner.tools.registry import TOOLS, ToolContext, ToolError, tool
 
 if TYPE_CHECKING:
     from planner.memory.longterm import LongTermMemory
@@ -77,12 +79,14 @@ def forget(ctx: ToolContext, query_or_id: str) -> dict[str, Any]:
     if not query_or_id.strip():
         raise ToolError("query_or_id must not be empty")
     memory = _memory(ctx)
+    named = ctx.mandate.forget  # the user's words ask to forget (intent.py); --yes covers only that
     scene = memory.find_scene(query_or_id)
     if scene is not None:  # a scene is only a grouping: its memories stay
-        ask(
-            ctx, f'Forget the scene "{scene["name"]}" (its memories stay)?', "forgetting", "the scene was not forgotten"
-        )
+        line = f'forget the scene "{scene["name"]}" (its memories stay)'
+        ctx.confirm_needs([Need(Rule.DELETE, ("scenes", scene["id"]), line, version(dict(scene)), named)])
         return memory.forget(f"scene {scene['id']}", turn=ctx.turn)
     row = memory.find(query_or_id)
-    ask(ctx, f'Forget memory {row["id"]} "{row["text"]}"?', "forgetting", f"memory {row['id']} was not forgotten")
-    return memory.forget(str(row["id"]), turn=ctx.turn)
+    line = f'forget memory {row["id"]} "{row["text"]}"'
+    ctx.confirm_needs([Need(Rule.DELETE, ("memories", row["id"]), line, version(dict(row)), named)])
+    # The memory the user said yes to, as shown: gone or changed since is said, never another one forgotten.
+    return memory.forget(str(row["id"]), turn=ctx.turn, expect=row["text"])

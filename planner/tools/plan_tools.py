@@ -24,8 +24,9 @@ import icalendar
 from planner.dates import DateError, resolve
 from planner.schedule import DEFAULT_MINUTES, Block, Event, Horizon, Hours, Plan, Rule, Task, plan, round_up
 from planner.storage import calendar
+from planner.storage.gate import Change, Op, one
 from planner.storage.listing import search
-from planner.storage.tasks import require, update
+from planner.storage.tasks import require
 from planner.storage.urgency import urgency
 from planner.timespans import part_of_day, span, weekly
 from planner.tools.registry import ToolContext, ToolError, tool
@@ -316,11 +317,10 @@ def _moment(ctx: ToolContext, words: str, name: str, end: bool = False) -> dt.da
 )
 def schedule_task(ctx: ToolContext, id: int, when: str) -> dict[str, Any]:  # noqa: A002
     """Pin a task at a time in the user's plan."""
-    with ctx.store.write() as conn:
-        task = require(conn, id)
-        if when.strip().lower() in ("none", "unpin", ""):
-            _, after = update(conn, ctx.turn, "schedule_task", id, {"scheduled_at": None})
-            return {"unpinned": {"id": id, "title": task["title"]}}
+    task = require(ctx.store.conn(), id)
+    if when.strip().lower() in ("none", "unpin", ""):
+        ctx.commit(lambda conn: one(Change(Op.EDIT, id, {"scheduled_at": None}, tool="schedule_task")))
+        return {"unpinned": {"id": id, "title": task["title"]}}
     length = task.get("estimate_minutes") or DEFAULT_MINUTES
     try:
         window = part_of_day(when, _day_of(task, ctx))
@@ -340,8 +340,8 @@ def schedule_task(ctx: ToolContext, id: int, when: str) -> dict[str, Any]:  # no
         clash = [b for b in calendar.between(ctx.store.conn(), start, start + dt.timedelta(minutes=length))]
         if clash:
             said.append(f"it overlaps {clash[0].title!r} ({clash[0].start:%H:%M}-{clash[0].end:%H:%M}) in the calendar")
-    with ctx.store.write() as conn:
-        _, after = update(conn, ctx.turn, "schedule_task", id, {"scheduled_at": start.isoformat(timespec="minutes")})
+    pin = {"scheduled_at": start.isoformat(timespec="minutes")}
+    ctx.commit(lambda conn: one(Change(Op.EDIT, id, pin, tool="schedule_task")))
     return {
         "pinned": {
             "id": id,

@@ -32,9 +32,13 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from planner import policy
 from planner.memory.errors import LongTermMemoryError
+from planner.policy import ALL, Door, Grant, Mandate, Need
 from planner.schedule import Hours
+from planner.storage import gate
 from planner.storage.db import DatabaseError, Store, explain
+from planner.storage.gate import Applied, Pending, Refusal, Refused
 from planner.storage.tasks import TaskError
 from planner.tools.schemas import OUTPUT
 
@@ -158,31 +162,53 @@ class ToolContext:
     # The local moment a plan starts from; None: now. Set when today is pretended (--today), so a plan is
     # the same whenever it is made.
     plan_from: dt.datetime | None = None
+    # What the user's own words name (the agent reads them from the message: planner/agent/intent.py); --yes
+    # covers only those rows. A command that names its own rows (the shell, an import) names everything.
+    mandate: Mandate = ALL
+    # Where there is no request to count a large change by (MCP): seconds of the change log counted together.
+    window: float | None = None
+    door_name: str = "tool"
+    how: str = "run it in a terminal, or with --yes"  # what works, for someone refused here
+    # The rows the user said yes to in this request, at the versions they were shown (one question for
+    # several calls); shared by the calls of one request.
+    grant: Grant = field(default_factory=Grant)
+    dry: bool = False  # find out what a call would need, write nothing (one question for several calls)
 
-
-class Declined(ToolError):
-    """The user said no to this call."""
-
-
-class NobodyToAsk(ToolError):
-    """The call needs the user's yes and no one can answer here."""
-
-
-def ask(ctx: ToolContext, question: str, doing: str, kept: str) -> None:
-    """The user's yes before a deletion (the policy decides: policy.py); Declined or NobodyToAsk otherwise."""
-    from planner.tools.policy import Door, Effect, Verdict, decide
-
-    door = Door("tool", ask=ctx.confirm, yes=ctx.yes)
-    decision = decide(Effect(deletes=(question,)), door, question)
-    if decision.verdict is Verdict.RUN:
-        return
-    if decision.verdict is Verdict.REFUSE or ctx.confirm is None:
-        raise NobodyToAsk(
-            f"{doing} needs the user's confirmation, and no one can confirm here. "
-            f"Tell the user: {kept}; they can run the planner in a terminal or with --yes."
+    def door(self) -> Door:
+        """How this run hears the user's yes, for the gate."""
+        return Door(
+            self.door_name,
+            ask=self.confirm,
+            yes=self.yes,
+            how=self.how,
+            mandate=self.mandate,
+            turn=self.turn,
+            window=self.window,
+            clock=self.clock,
+            dry=self.dry,
         )
-    if not ctx.confirm(question):
-        raise Declined(f"the user declined; {kept}")
+
+    def commit(self, plan: Any) -> Applied:
+        """Write a planned change set through the one gate (planner/storage/gate.py), asking as the policy says."""
+        return gate.commit(self.store, plan, self.door(), self.grant)
+
+    def confirm_needs(self, needs: list[Need], notes: tuple[str, ...] = ()) -> None:
+        """The user's yes for needs the gate cannot write yet (a memory forgotten): the same policy, door and
+        question (gate.ask); Refused when it is missing."""
+        door = self.door()
+        unmet = policy.unmet(needs, door, self.grant)
+        if door.dry:
+            raise gate.Probed([], unmet)
+        if unmet:
+            gate.ask(unmet, door, self.grant, notes)
+
+
+def refusal_text(e: Refused) -> str:
+    """A refusal as the model reads it: what was not done, and what it may do now."""
+    if e.kind is Refusal.DECLINED:
+        what = "; ".join(dict.fromkeys(n.line for n in e.needs)) or "this change"
+        return f"the user declined: {what}. Nothing was changed; do not ask again in this request"
+    return str(e)
 
 
 @dataclass(frozen=True)
@@ -191,7 +217,7 @@ class Dispatched:
 
     result: dict[str, Any]
     ok: bool
-    refused: str | None = None  # "declined" (the user said no), "nobody" (no one could be asked), else None
+    refused: Refusal | None = None  # DECLINED (the user said no), NOBODY (no one could be asked), else None
 
 
 # ---------------------------------------------------------------- validation
@@ -329,11 +355,14 @@ def run_call(ctx: ToolContext, name: Any, args: Any) -> Dispatched:
             raise ToolError(f"there is no tool named {json.dumps(name, ensure_ascii=False)[:60]}.{use} Tools: {real}")
         result = t.fn(ctx, **validate(t, args))
         ok = True
+    except Pending:
+        raise  # the door answers later (MCP's input_required round): nothing was written
+    except Refused as e:  # the gate wrote nothing: the user's yes was missing
+        result, ok, refused = {"error": refusal_text(e)}, False, e.kind
     # The layers below raise their own errors, each written for the model: said as {"error": ...}.
     # DatabaseError: busy, disk full, read-only, said in words.
     except (ToolError, TaskError, LongTermMemoryError, DatabaseError) as e:
         result, ok = {"error": str(e)}, False
-        refused = "declined" if isinstance(e, Declined) else "nobody" if isinstance(e, NobodyToAsk) else None
     except Exception as e:  # a bug or a database fault: the model gets a line, the log the traceback
         log.exception("tool %s crashed", name)
         known = explain(e) if isinstance(e, sqlite3.Error) else None  # a damaged page met while reading

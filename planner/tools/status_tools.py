@@ -8,7 +8,9 @@
     rename_list     a list under a new name, every task on it moved
 
 Completing or cancelling a task with open subtasks asks first, since the
-steps would be left behind. Every write is logged for /undo (storage/tasks.py).
+steps would be left behind. Each tool plans its change set and writes it
+through the one gate (planner/storage/gate.py), which asks as the policy
+says and logs every change for /undo.
 """
 
 from __future__ import annotations
@@ -17,75 +19,86 @@ import datetime as dt
 from typing import Any
 
 from planner.repeats import next_due
-from planner.storage.fields import brief, check_list
+from planner.storage.fields import Task, brief, check_list
+from planner.storage.gate import Change, ChangeSet, Op, one
 from planner.storage.listing import list_ids, lists
-from planner.storage.tasks import children, delete, insert, now, require, update
-from planner.tools.registry import ToolContext, ToolError, ask, tool
+from planner.storage.tasks import children, now, require
+from planner.tools.registry import ToolContext, ToolError, tool
 
 ID = {"type": "integer", "description": "The task's id (list_tasks shows it)."}
 
 
 def subtasks_question(conn: Any, task: dict[str, Any], doing: str) -> str | None:
-    """The question before finishing a task whose steps are still open (None: it has none open)."""
+    """Why finishing a task asks first: its steps are still open (None: it has none open)."""
     steps = children(conn, task["uid"])
     if not steps:
         return None
     names = ", ".join(f'{s["id"]} "{s["title"]}"' for s in steps[:5]) + (" …" if len(steps) > 5 else "")
-    return (
-        f'Task {task["id"]} "{task["title"]}" has {len(steps)} open subtasks ({names}). {doing.capitalize()} it anyway?'
-    )
+    return f'task {task["id"]} "{task["title"]}" has {len(steps)} open subtasks ({names}); {doing} leaves them open'
 
 
-def _ask_for_children(ctx: ToolContext, conn: Any, task: dict[str, Any], doing: str) -> None:
-    """A yes before finishing a task whose steps are still open."""
-    question = subtasks_question(conn, task, doing)
-    if question:
-        ask(
-            ctx,
-            question,
-            f"{doing} a task with open subtasks",
-            f"task {task['id']} was not changed; its subtasks are still open",
-        )
+def next_occurrence(before: Task, today: dt.date) -> tuple[dict[str, Any] | None, str]:
+    """The next open copy of a repeating task just completed (its columns), or None and why there is none."""
+    due = dt.date.fromisoformat(before["due_date"]) if before.get("due_date") else today
+    following = next_due(before["recurrence"], due, today)
+    if following is None:  # the last occurrence of a finished series: the task is simply done
+        return None, "that was the last date of its repeat rule"
+    keep = ("title", "due_time", "priority", "notes", "recurrence", "list", "estimate_minutes", "parent_uid")
+    fields = {k: before[k] for k in keep} | {"due_date": following.isoformat()}
+    if before.get("start_date"):  # as long before its date as this one was
+        lead = due - dt.date.fromisoformat(before["start_date"])
+        fields["start_date"] = (following - lead).isoformat()
+    if before.get("remind_at"):  # the next one is reminded as long before its date as this one was
+        ahead = dt.datetime.fromisoformat(before["remind_at"]) - dt.datetime.combine(due, dt.time())
+        fields["remind_at"] = (dt.datetime.combine(following, dt.time()) + ahead).isoformat(timespec="minutes")
+    return fields, ""
 
 
 @tool({"id": ID}, required=("id",), changes_existing=True, title="Complete a task")
 def complete_task(ctx: ToolContext, id: int) -> dict[str, Any]:  # noqa: A002
     """Mark a task as done."""
-    task = require(ctx.store.conn(), id)
-    if task["status"] == "done":
-        return {"already_done": brief(task)}
-    _ask_for_children(ctx, ctx.store.conn(), task, "completing")
-    with ctx.store.write() as conn:
-        before, done = update(conn, ctx.turn, "complete_task", id, {"status": "done", "completed_at": now()})
-        if not before.get("recurrence") or before["status"] != "open":
-            return {"completed": brief(done)}
-        due = dt.date.fromisoformat(before["due_date"]) if before.get("due_date") else ctx.today()
-        following = next_due(before["recurrence"], due, ctx.today())
-        if following is None:  # the last occurrence of a finished series: the task is simply done
-            return {"completed": brief(done), "repeat": "that was the last date of its repeat rule"}
-        keep = ("title", "due_time", "priority", "notes", "recurrence", "list", "estimate_minutes", "parent_uid")
-        fields = {k: before[k] for k in keep} | {"due_date": following.isoformat()}
-        if before.get("start_date"):  # as long before its date as this one was
-            lead = due - dt.date.fromisoformat(before["start_date"])
-            fields["start_date"] = (following - lead).isoformat()
-        if before.get("remind_at"):  # the next one is reminded as long before its date as this one was
-            ahead = dt.datetime.fromisoformat(before["remind_at"]) - dt.datetime.combine(due, dt.time())
-            fields["remind_at"] = (dt.datetime.combine(following, dt.time()) + ahead).isoformat(timespec="minutes")
-        nxt = insert(conn, ctx.turn, fields, before["tags"], "complete_task")
-    return {"completed": brief(done), "next": brief(nxt)}
+    why = ""
+
+    def plan(conn: Any) -> ChangeSet | None:
+        nonlocal why
+        task = require(conn, id)
+        if task["status"] == "done":
+            return None
+        done = Change(Op.EDIT, id, {"status": "done", "completed_at": now()}, tool="complete_task")
+        changes = [done]
+        if task.get("recurrence") and task["status"] == "open":
+            fields, why = next_occurrence(task, ctx.today())
+            if fields is not None:
+                changes.append(Change(Op.ADD, values=fields, tags=tuple(task["tags"]), tool="complete_task"))
+        return ChangeSet(tuple(changes), asks=subtasks_question(conn, task, "completing it") or "")
+
+    applied = ctx.commit(plan)
+    if not applied.changes:
+        return {"already_done": brief(require(ctx.store.conn(), id))}
+    out: dict[str, Any] = {"completed": brief(applied.row(0))}
+    if len(applied.changes) > 1:
+        out["next"] = brief(applied.row(1))
+    elif why:
+        out["repeat"] = why
+    return out
 
 
 @tool({"id": ID}, required=("id",), changes_existing=True, title="Cancel a task")
 def cancel_task(ctx: ToolContext, id: int) -> dict[str, Any]:  # noqa: A002
     """Mark a task as cancelled: it will not be done, but it is kept."""
-    task = require(ctx.store.conn(), id)
-    if task["status"] == "cancelled":
-        return {"already_cancelled": brief(task)}
-    _ask_for_children(ctx, ctx.store.conn(), task, "cancelling")
-    with ctx.store.write() as conn:
-        _, after = update(conn, ctx.turn, "cancel_task", id, {"status": "cancelled", "completed_at": None})
-    out: dict[str, Any] = {"cancelled": brief(after)}
-    if task.get("recurrence"):
+
+    def plan(conn: Any) -> ChangeSet | None:
+        task = require(conn, id)
+        if task["status"] == "cancelled":
+            return None
+        change = Change(Op.EDIT, id, {"status": "cancelled", "completed_at": None}, tool="cancel_task")
+        return one(change, asks=subtasks_question(conn, task, "cancelling it") or "")
+
+    applied = ctx.commit(plan)
+    if not applied.changes:
+        return {"already_cancelled": brief(require(ctx.store.conn(), id))}
+    out: dict[str, Any] = {"cancelled": brief(applied.row())}
+    if applied.before[0] and applied.before[0].get("recurrence"):
         out["repeat"] = "its repeat ends with it; to skip only this date, complete it instead"
     return out
 
@@ -93,24 +106,30 @@ def cancel_task(ctx: ToolContext, id: int) -> dict[str, Any]:  # noqa: A002
 @tool({"id": ID}, required=("id",), changes_existing=True, title="Reopen a task")
 def reopen_task(ctx: ToolContext, id: int) -> dict[str, Any]:  # noqa: A002
     """Open a done or cancelled task again."""
-    with ctx.store.write() as conn:
-        task = require(conn, id)
-        if task["status"] == "open":
-            return {"already_open": brief(task)}
-        _, after = update(conn, ctx.turn, "reopen_task", id, {"status": "open", "completed_at": None})
-    return {"reopened": brief(after)}
+
+    def plan(conn: Any) -> ChangeSet | None:
+        if require(conn, id)["status"] == "open":
+            return None
+        return one(Change(Op.EDIT, id, {"status": "open", "completed_at": None}, tool="reopen_task"))
+
+    applied = ctx.commit(plan)
+    if not applied.changes:
+        return {"already_open": brief(require(ctx.store.conn(), id))}
+    return {"reopened": brief(applied.row())}
 
 
 @tool({"id": ID}, required=("id",), changes_existing=True, destructive=True, title="Delete a task")
 def delete_task(ctx: ToolContext, id: int) -> dict[str, Any]:  # noqa: A002
     """Delete a task for good, only when the user asked to delete or remove it."""
-    task = require(ctx.store.conn(), id)
-    steps = children(ctx.store.conn(), task["uid"], status=None)
-    also = f" Its {len(steps)} subtasks stay, without a parent." if steps else ""
-    ask(ctx, f'Delete task {id} "{task["title"]}"?{also}', "deleting", f"task {id} was not deleted")
-    with ctx.store.write() as conn:
-        before = delete(conn, ctx.turn, "delete_task", id)
-    return {"deleted": brief(before)}
+
+    def plan(conn: Any) -> ChangeSet:
+        task = require(conn, id)
+        steps = children(conn, task["uid"], status=None)
+        also = (f"Its {len(steps)} subtasks stay, without a parent.",) if steps else ()
+        return one(Change(Op.DELETE, id, tool="delete_task"), notes=also)
+
+    applied = ctx.commit(plan)
+    return {"deleted": brief(applied.before[0])}
 
 
 @tool(read_only=True, title="The lists")
@@ -133,10 +152,12 @@ def rename_list(ctx: ToolContext, name: str, new_name: str) -> dict[str, Any]:
     old, new = check_list(name), check_list(new_name)
     if old is None:
         raise ToolError("name must be the name of a list; call list_lists to see them")
-    with ctx.store.write() as conn:
+
+    def plan(conn: Any) -> ChangeSet:
         ids = list_ids(conn, old)
         if not ids:
             raise ToolError(f"there is no list {old!r}; call list_lists to see the lists")
-        for task_id in ids:
-            update(conn, ctx.turn, "rename_list", task_id, {"list": new})
-    return {"renamed": old, "to": new, "tasks": len(ids)}
+        return ChangeSet(tuple(Change(Op.EDIT, i, {"list": new}, tool="rename_list") for i in ids))
+
+    applied = ctx.commit(plan)
+    return {"renamed": old, "to": new, "tasks": len(applied.changes)}

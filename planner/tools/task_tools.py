@@ -26,9 +26,10 @@ from planner.storage.fields import (
     check_title,
     clean_tags,
 )
+from planner.storage.gate import Change, Op, one
 from planner.storage.listing import SORTS, STATUS_FILTERS, lists, search, tag_names, waiting_count
 from planner.storage.listing import agenda as agenda_of
-from planner.storage.tasks import insert, require, update
+from planner.storage.tasks import require
 from planner.tools.registry import ToolContext, ToolError, tool
 from planner.tools.titles import cut_title
 
@@ -195,10 +196,13 @@ def add_task(
         fields["due_date"] = first.isoformat()
     if remind:
         fields["remind_at"] = read_remind(ctx, remind, fields.get("due_date"), fields.get("due_time"), said)
-    with ctx.store.write() as conn:
+
+    def plan(conn: Any) -> Any:
         if parent:
             fields["parent_uid"] = read_parent(ctx, conn, parent)
-        task = insert(conn, ctx.turn, fields, clean_tags(tags or []), "add_task")
+        return one(Change(Op.ADD, values=fields, tags=tuple(clean_tags(tags or [])), tool="add_task"))
+
+    task = ctx.commit(plan).row()
     return {**_result("added", task, said), **cut}
 
 
@@ -342,7 +346,15 @@ def update_task(
             "give at least one thing to change: title, due_date, due_time, start_date, priority, tags, list, "
             "estimate, parent, notes, add_note, repeat or remind"
         )
-    with ctx.store.write() as conn:
+    # Planned inside the gate's transaction, and again if the user is asked first: from what was asked each time.
+    asked, said_first = dict(changes), [*said]  # `list` is an argument here
+    before: Task = {}
+
+    def plan(conn: Any) -> Any:
+        nonlocal before
+        changes.clear()
+        changes.update(asked)
+        said[:] = said_first
         before = require(conn, id)
         if parent is not None:
             changes["parent_uid"] = read_parent(ctx, conn, parent, id)
@@ -357,7 +369,10 @@ def update_task(
             said.append(f"the reminder stays at {before['remind_at'].replace('T', ' ')}; set remind to move it")
         if add_note and add_note.strip():
             changes.update(added_note(before, add_note, ctx.today()))
-        _, task = update(conn, ctx.turn, "update_task", id, changes, new_tags)
+        tags = tuple(new_tags) if new_tags is not None else None
+        return one(Change(Op.EDIT, id, dict(changes), tags=tags, tool="update_task"))
+
+    task = ctx.commit(plan).row()
     return {**_result("updated", task, said, before=brief(before)), **cut}
 
 

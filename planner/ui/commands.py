@@ -175,8 +175,8 @@ def sync_text(
     agent: Agent, progress: Callable[[int, int], None] | None = None, ask: Callable[[str], bool] | None = None
 ) -> str:
     """/sync: one sync, its report in lines (`progress(done, total)` hears it go; `ask` is the y/N)."""
+    from planner.policy import Door
     from planner.sync.runner import SyncError, report_lines, sync_config
-    from planner.tools.policy import Door
 
     door = Door("sync", ask=ask or agent.context.confirm, yes=agent.config.yes, how="run `python agent.py sync --yes`")
     try:

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import hashlib
 import json
 import logging
 from collections.abc import Callable
@@ -50,17 +49,17 @@ from planner.memory.longterm import LongTermMemory
 from planner.memory.vectors import Embedder
 from planner.model.base import ChatModel
 from planner.model.client import Ollama
+from planner.policy import ALL, BULK_WINDOW, NOTHING, Grant, Mandate
 from planner.settings import VERSION, Config
 from planner.storage.db import Store
-from planner.storage.listing import list_ids
-from planner.storage.tasks import BULK_LIMIT, describe_call, new_turn, recently_changed, snapshot
-from planner.tools import CHANGES_EXISTING, TOOLS, Tool, ToolContext, ToolError, dispatch, tool_specs, validate
+from planner.storage.gate import Pending
+from planner.storage.tasks import new_turn
+from planner.tools import TOOLS, Tool, ToolContext, dispatch, tool_specs
 from planner.tools.plan_tools import hours_of, plan_from
-from planner.tools.policy import BULK_WINDOW, Door, Effect, Verdict, decide
 from planner.tools.schemas import CHANGES
-from planner.tools.status_tools import subtasks_question
 from planner.tools.undo import redo_newest, undo_newest
 from planner.tools.wikipedia import Web
+from planner.ui.mcp_answers import ANSWER, States, said_yes
 from planner.ui.mcp_views import PROMPTS, RESOURCES, prompt_text, view
 
 log = logging.getLogger("planner")
@@ -148,6 +147,7 @@ class PlannerServer:
         self.subscribed: dict[str, Any] = {}  # uri -> the session that subscribed (protocol 2025-11-25)
         self.seen = 0  # the file's data_version last told to subscribers
         self.bus = InMemorySubscriptionBus()  # subscriptions/listen streams (protocol 2026-07-28)
+        self.states = States()  # answers that come back in a later round (protocol 2026-07-28)
         self.server: Server[Any] = Server(
             "planner",
             version=VERSION,
@@ -197,15 +197,29 @@ class PlannerServer:
             log.exception("mcp tool %s crashed", params.name)
             return result({"error": f"{params.name} failed inside the planner ({type(e).__name__}); try again"}, False)
 
-    def door(self, ctx: Any, confirmed: bool) -> Door:
-        """How this client can bring the user's yes: elicitation, or `confirm` where the user allowed it."""
-        asks = self.can_ask(ctx)
-        yes = self.yes or (confirmed and not asks and self.confirm_allowed)
+    def run_ctx(self, ctx: Any, confirmed: bool, grant: Grant | None = None) -> ToolContext:
+        """The tool context of one call: how this client brings the user's yes, and what a yes covers.
+
+        A client that offers elicitation asks its user (only their answer counts); one that does not may
+        pass `confirm: true` where the user allowed it (`--yes`, PLANNER_MCP_CONFIRM=1). A server started
+        with --yes trusts its client's requests as the user's words; otherwise they name nothing, so a
+        deletion, an overwrite or a large change asks."""
+        trusted = self.yes or (confirmed and not self.can_ask(ctx) and self.confirm_allowed)
         how = (
             "ask the user, then start the planner's MCP server with --yes or set PLANNER_MCP_CONFIRM=1 so "
             "that confirm: true stands for their yes"
         )
-        return Door("mcp", ask=(lambda q: False) if asks else None, yes=yes, how=how)
+        return dataclasses.replace(
+            self.ctx,
+            turn=new_turn(),
+            confirm=self.asker(ctx) if self.can_ask(ctx) else None,
+            yes=trusted,
+            mandate=ALL if trusted else Mandate(NOTHING, NOTHING),
+            window=BULK_WINDOW,
+            door_name="mcp",
+            how=how,
+            grant=grant or Grant(),
+        )
 
     @staticmethod
     def can_ask(ctx: Any) -> bool:
@@ -213,8 +227,28 @@ class PlannerServer:
         caps = ctx.session.client_capabilities
         return bool(caps and caps.elicitation)
 
+    def asker(self, ctx: Any) -> Callable[[str], bool]:
+        """The door's question, from the thread the call runs on: a request to the client mid-call
+        (protocol 2025-11-25), or, where the client answers in a later round (2026-07-28), Pending."""
+
+        def ask(question: str) -> bool:
+            if not ctx.session.can_send_request:
+                raise Pending(question, [])
+            return anyio.from_thread.run(self.elicit, ctx, question)
+
+        return ask
+
+    async def elicit(self, ctx: Any, question: str) -> bool:
+        """Ask the user through the client; only an accepted form whose `confirm` is the boolean true is a yes."""
+        try:
+            reply = await ctx.session.elicit_form(question, ANSWER, ctx.request_id)
+        except Exception as e:  # the client failed to answer: nobody said yes
+            log.info("elicitation failed: %s", e)
+            return False
+        return said_yes(reply)
+
     async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> Any:
-        """Run one tool call as one turn; a call the policy says needs the user's yes asks them first."""
+        """Run one tool call as one turn, through the gate: what it would change asks the user as the policy says."""
         name, args = params.name, dict(params.arguments or {})
         if name in (UNDO.name, REDO.name):
             return await self._undo(ctx, params, name == REDO.name)
@@ -226,99 +260,34 @@ class PlannerServer:
                 return result({"error": "confirm must be true or false"}, False)
             if confirmed and self.can_ask(ctx):
                 notes.append("confirm was not used: this client can ask its user, so only their answer counts")
+        grant, answered = self.answered(ctx, params, name, args)
+        if answered is False:
+            said = {"note": "; ".join(notes)} if notes else {}
+            return result({"error": "the user declined; nothing was changed", **said}, False)
+        run_ctx = self.run_ctx(ctx, confirmed, grant)
         try:
-            checked = validate(t, args) if t is not None else None
-        except ToolError:
-            checked = None  # dispatch says what is wrong, and writes nothing
-        door = self.door(ctx, confirmed)
-        if t is not None and checked is not None:
-            effect, question = await self.effect(t, checked)
-            if isinstance(effect, Refusal):
-                return result({"error": str(effect)}, False)
-            decision = decide(effect, door, question)
-            if decision.verdict is Verdict.REFUSE:
-                return result({"error": decision.reason, **({"note": "; ".join(notes)} if notes else {})}, False)
-            if decision.verdict is Verdict.ASK:
-                answer = await self.ask(ctx, params, decision.question, key=answer_key(name, args, decision.question))
-                if isinstance(answer, types.InputRequiredResult):
-                    return answer
-                if not answer:
-                    said = {"note": "; ".join(notes)} if notes else {}
-                    return result({"error": "the user declined; nothing was changed", **said}, False)
-                door = dataclasses.replace(door, yes=True)
-        run_ctx = dataclasses.replace(self.ctx, turn=new_turn(), confirm=None, yes=door.yes)
-        out, ok = await anyio.to_thread.run_sync(dispatch, run_ctx, name, args)
+            out, ok = await anyio.to_thread.run_sync(dispatch, run_ctx, name, args)
+        except Pending as p:
+            return self.input_required(name, args, p)
         if ok and t is not None and not t.read_only:
             await self.notify_all()
         if notes:
             out = {**out, "note": "; ".join(notes)}
         return result(out, ok)
 
-    async def effect(self, t: Tool, args: dict[str, Any]) -> tuple[Effect | Refusal, str]:
-        """What this call would do, for the policy: its deletion, its tasks changed with the bulk window's,
-        and the question the tool itself would ask (worded by the tool: which task, which memory)."""
-        asked: list[str] = []
-
-        def capture(q: str) -> bool:
-            asked.append(q)
-            return False
-
-        if t.name in ("complete_task", "cancel_task"):
-            task = await anyio.to_thread.run_sync(snapshot, self.ctx.store.conn(), args["id"])
-            doing = "completing" if t.name == "complete_task" else "cancelling"
-            if task is not None and task["status"] == "open":
-                asked += [q for q in [subtasks_question(self.ctx.store.conn(), task, doing)] if q]
-        if t.destructive:
-            # A run that nobody confirms stops at its question, before any write, and hands it over.
-            out, ok = await anyio.to_thread.run_sync(
-                dispatch, dataclasses.replace(self.ctx, confirm=capture), t.name, args
-            )
-            if t.destructive and not asked:  # it failed before asking (no such task, a bad argument)
-                return Refusal(out.get("error", "the call did not run")), ""
-        if not t.changes_existing:
-            return Effect(deletes=tuple(asked)), (asked[0] if asked else "")
-        conn = self.ctx.store.conn()
-        since = self.ctx.clock() - dt.timedelta(seconds=BULK_WINDOW)
-        ids = set(list_ids(conn, args["name"])) if t.name == "rename_list" else {args.get("id")}
-        others = await anyio.to_thread.run_sync(recently_changed, conn, since, CHANGES_EXISTING)
-        what = await anyio.to_thread.run_sync(describe_call, conn, t.name, args)
-        effect = Effect(
-            deletes=tuple(asked) if t.destructive else (),
-            changes=tuple(f"{what} (task {i})" for i in ids),
-            recent=len(others - ids),
-            asks=asked[0] if asked and not t.destructive else "",
-        )
-        question = asked[0] if asked else ""
-        if not question and effect.changed > BULK_LIMIT:
-            question = f"{what}? That makes {effect.changed} tasks changed in {BULK_WINDOW / 60:g} minutes"
-        return effect, question
-
     async def _undo(self, ctx: Any, params: types.CallToolRequestParams, redo: bool) -> Any:
         """undo_last_change / redo_last_change: the policy as for any change (a model asked, not the user)."""
         name = REDO.name if redo else UNDO.name
         confirmed = (params.arguments or {}).get("confirm") is True
-        question: list[str] = []
-
-        def capture(q: str) -> bool:
-            question.append(q)
-            return False
-
+        grant, answered = self.answered(ctx, params, name, {})
+        if answered is False:
+            return result({"error": "the user declined; nothing was changed"}, False)
         run = redo_newest if redo else undo_newest
-        door = self.door(ctx, confirmed)
-        first = await anyio.to_thread.run_sync(
-            lambda: run(
-                self.ctx,
-                Door("mcp", ask=capture if self.can_ask(ctx) else None, yes=door.yes, how=door.how),
-                by_user=False,
-            )
-        )
-        if question and not first.lines:
-            answer = await self.ask(ctx, params, question[0], key=answer_key(name, {}, question[0]))
-            if isinstance(answer, types.InputRequiredResult):
-                return answer
-            if not answer:
-                return result({"error": "the user declined; nothing was changed"}, False)
-            first = await anyio.to_thread.run_sync(lambda: run(self.ctx, Door("mcp", yes=True), by_user=False))
+        run_ctx = self.run_ctx(ctx, confirmed, grant)
+        try:
+            first = await anyio.to_thread.run_sync(lambda: run(run_ctx, by_user=False))
+        except Pending as p:
+            return self.input_required(name, {}, p)
         if first.refused:
             return result({"error": first.refused}, False)
         if first.lines:
@@ -326,31 +295,33 @@ class PlannerServer:
         key = "redone" if redo else "undone"
         return result({key: first.lines} if first.lines else {key: [], "note": f"nothing to {name[:4]}"}, True)
 
-    async def ask(self, ctx: Any, params: types.CallToolRequestParams, question: str, key: str) -> Any:
-        """The user's yes or no through elicitation: True, False, an input_required round, or None (cannot ask)."""
-        if not self.can_ask(ctx):
-            return None
-        schema = {
-            "type": "object",
-            "properties": {"confirm": {"type": "boolean", "title": "Go ahead?", "default": False}},
-            "required": ["confirm"],
-        }
-        if ctx.session.can_send_request:  # protocol 2025-11-25: a request to the client mid-call
-            try:
-                reply = await ctx.session.elicit_form(question, schema, ctx.request_id)
-            except Exception as e:  # the client failed to answer: nobody said yes
-                log.info("elicitation failed: %s", e)
-                return None
-            return reply.action == "accept" and bool((reply.content or {}).get("confirm"))
-        # Protocol 2026-07-28: return the question; the client calls again with the answer. The
-        # state binds the answer to this exact call and question, so it cannot approve another one.
-        answer = (params.input_responses or {}).get("confirm")
-        if answer is not None and params.request_state == key:
-            return getattr(answer, "action", None) == "accept" and bool(
-                (getattr(answer, "content", None) or {}).get("confirm")
-            )
-        request = types.ElicitRequest(params=types.ElicitRequestFormParams(message=question, requested_schema=schema))
-        return types.InputRequiredResult(input_requests={"confirm": request}, request_state=key)
+    # -- an answer that comes back in a later round (protocol 2026-07-28)
+
+    def input_required(self, name: str, args: dict[str, Any], pending: Pending) -> types.InputRequiredResult:
+        """Hand the question out; the state binds the answer to this call, these rows as shown, once, for a while."""
+        grant = Grant()
+        grant.approve(pending.needs)
+        state = self.states.issue(name, args, grant)
+        request = types.ElicitRequest(
+            params=types.ElicitRequestFormParams(message=pending.question, requested_schema=ANSWER)
+        )
+        return types.InputRequiredResult(input_requests={"confirm": request}, request_state=state)
+
+    def answered(
+        self, ctx: Any, params: types.CallToolRequestParams, name: str, args: dict[str, Any]
+    ) -> tuple[Grant | None, bool | None]:
+        """The user's answer brought back with a request_state: (the rows it grants, True); (None, False) for
+        a no; (None, None) when there is none, or the state is not valid for this call (then it asks again)."""
+        answer = (getattr(params, "input_responses", None) or {}).get("confirm")
+        state = getattr(params, "request_state", None)
+        if answer is None or not state or not self.can_ask(ctx):
+            return None, None
+        rows = self.states.redeem(state, name, args)
+        if rows is None:
+            return None, None  # expired, used, or for another call: ask again
+        if not said_yes(answer):
+            return None, False
+        return Grant(rows), True
 
     # -- resources and prompts
 
@@ -429,12 +400,6 @@ class PlannerServer:
             group.start_soon(self.watch)
             await self.server.run(read, write, self.server.create_initialization_options())
             group.cancel_scope.cancel()
-
-
-def answer_key(name: str, args: dict[str, Any], question: str) -> str:
-    """What an answer to an input_required question is bound to: this tool, these arguments, this question."""
-    blob = json.dumps([name, args, question], sort_keys=True, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 
 def result(out: dict[str, Any], ok: bool) -> types.CallToolResult:

@@ -220,8 +220,8 @@ def remind(store: Store, args: argparse.Namespace, today: dt.date) -> int:
 
 def sync(store: Store, args: argparse.Namespace, today: dt.date) -> int:
     """sync: the tasks with the CalDAV task lists of the settings, both ways, once."""
+    from planner.policy import Door
     from planner.sync.runner import SyncError, report_lines, sync_config
-    from planner.tools.policy import Door
 
     config = Config.from_env()
     ask = _asker()

@@ -20,8 +20,10 @@ import subprocess
 import threading
 from collections.abc import Callable
 
+from planner.policy import Door
 from planner.storage.db import Store
-from planner.storage.tasks import Task, due_reminders, mark_reminded, upcoming_reminders
+from planner.storage.gate import Change, ChangeSet, Op, commit
+from planner.storage.tasks import Task, due_reminders, upcoming_reminders
 from planner.ui.text import safe
 
 Clock = Callable[[], dt.datetime]  # local wall-clock time now, without a zone (as remind_at is stored)
@@ -44,8 +46,9 @@ def show_due(store: Store, say: Callable[[str], None], now: dt.datetime | None =
     shown = 0
     for task in due_reminders(store.conn(), now):  # the usual tick: one read, no write lock taken
         say(line(task))
-        with store.write() as conn:
-            mark_reminded(conn, [task["id"]], now)
+        stamp = {"reminded_at": now.isoformat(timespec="seconds")}
+        shown_one = Change(Op.EDIT, task["id"], stamp, tool="reminder")
+        commit(store, lambda conn, c=shown_one: ChangeSet((c,), logged=False), Door("reminders"))
         shown += 1
     return shown
 

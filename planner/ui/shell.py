@@ -7,9 +7,10 @@ undo, redo, tasks, lists.
 
 Each command is one turn in the change log (one `undo`), and writes through
 the same tools the model calls (dispatch), so every value is checked the same
-way and every guard says what it did. Deleting asks y/N in a terminal and
-needs --yes elsewhere; undo asks before it would delete or change more than
-3 tasks (the policy, planner/tools/policy.py).
+way and every write passes the one gate (planner/storage/gate.py). What the
+policy asks about (planner/policy.py) is asked once per command, listing the
+tasks, in a terminal; elsewhere it needs --yes: deleting, changing more than
+3 tasks (done, cancel, reopen, edit, delete, undo, redo), undoing an import.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any
 from planner.settings import Config
 from planner.storage.db import Store
 from planner.storage.tasks import new_turn
-from planner.tools import ToolContext, dispatch, run_call
+from planner.tools import ToolContext, batch, dispatch, run_call
 from planner.ui.quickadd import NotationError, read
 from planner.ui.subcommands import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, EXIT_USAGE
 from planner.ui.text import ask_yes_no, err, safe
@@ -45,9 +46,11 @@ def context(store: Store, today: dt.date, yes: bool = False, pretended: bool = F
         today=lambda: today,
         turn=new_turn(),
         confirm=confirm,
-        yes=yes,
+        yes=yes or Config.from_env().yes,
         hours=hours_of(Config.from_env()),
         plan_from=dt.datetime.combine(today, dt.time()) if pretended else None,
+        door_name="shell",
+        how="run it in a terminal to be asked, or add --yes to the command",
     )
 
 
@@ -98,10 +101,10 @@ def edit(store: Store, args: argparse.Namespace, today: dt.date) -> int:
     changes = dict(reading.args)
     if reading.title:
         changes["title"] = reading.title
-    result, ok = dispatch(context(store, today), "update_task", {"id": args.id, **changes})
-    if not ok:
-        err(result["error"])
-        return EXIT_ERROR
+    out = run_call(context(store, today, yes=getattr(args, "yes", False)), "update_task", {"id": args.id, **changes})
+    result = out.result
+    if not out.ok:
+        return _refused(result["error"], out.refused is not None)
     print(line("changed", result["updated"]))
     _say(result)
     return EXIT_OK
@@ -121,9 +124,17 @@ def each(tool: str, verb: str) -> Handler:
     """done / reopen / cancel / delete ID...: one tool call per id, all in one turn (one undo)."""
 
     def run(store: Store, args: argparse.Namespace, today: dt.date) -> int:
-        ctx = context(store, today, yes=getattr(args, "yes", False) or Config.from_env().yes)
+        ctx = context(store, today, yes=getattr(args, "yes", False))
         status = EXIT_OK
-        for task_id in args.ids:
+        ids = list(dict.fromkeys(args.ids))
+        decided = batch.confirm(ctx, [(tool, {"id": i}) for i in ids])  # one question for the whole command
+        said: set[str] = set()
+        for n, task_id in enumerate(ids):
+            if n in decided.refused:  # the reason names the tasks; said once for the command
+                if decided.refused[n][0] not in said:
+                    said.add(decided.refused[n][0])
+                    status = max(status, _refused(decided.refused[n][0]))
+                continue
             out = run_call(ctx, tool, {"id": task_id})
             result = out.result
             if not out.ok:
@@ -149,7 +160,7 @@ def undo(store: Store, args: argparse.Namespace, today: dt.date) -> int:
     """undo: revert the last change (asks before a large one)."""
     from planner.tools.undo import undo_newest
 
-    ctx = context(store, today, yes=Config.from_env().yes)
+    ctx = context(store, today, yes=getattr(args, "yes", False))
     outcome = undo_newest(ctx)
     if outcome.refused:
         return _refused(outcome.refused)
@@ -164,7 +175,7 @@ def redo(store: Store, args: argparse.Namespace, today: dt.date) -> int:
     """redo: make again what undo took back."""
     from planner.tools.undo import redo_newest
 
-    outcome = redo_newest(context(store, today, yes=Config.from_env().yes))
+    outcome = redo_newest(context(store, today, yes=getattr(args, "yes", False)))
     if outcome.refused:
         return _refused(outcome.refused)
     if not outcome.lines:

@@ -32,8 +32,13 @@ class Sub:
     options: Callable[[argparse.ArgumentParser, Config], None] | None = None
 
 
+def _yes(p: argparse.ArgumentParser, c: Config) -> None:
+    p.add_argument("--yes", action="store_true", help="go ahead where a terminal would ask (deletions, >3 tasks)")
+
+
 def _ids(p: argparse.ArgumentParser, c: Config) -> None:
     p.add_argument("ids", nargs="+", metavar="ID", help="task ids, as `tasks` shows them")
+    _yes(p, c)
 
 
 def _words(p: argparse.ArgumentParser, c: Config) -> None:
@@ -43,11 +48,11 @@ def _words(p: argparse.ArgumentParser, c: Config) -> None:
 def _id_words(p: argparse.ArgumentParser, c: Config) -> None:
     p.add_argument("id", metavar="ID", help="the task's id")
     p.add_argument("words", nargs="+", metavar="WORDS", help="what to change, in the shell's notation")
+    _yes(p, c)
 
 
 def _delete(p: argparse.ArgumentParser, c: Config) -> None:
     _ids(p, c)
-    p.add_argument("--yes", action="store_true", help="delete without asking (when no one can answer y/N)")
 
 
 def _tasks(p: argparse.ArgumentParser, c: Config) -> None:
@@ -80,6 +85,7 @@ def _import(p: argparse.ArgumentParser, c: Config) -> None:
     p.add_argument("--format", choices=FORMATS, help="default: from the file name and content")
     p.add_argument("--events", action="store_true", help="ics only: events as dated tasks (not busy time)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress")
+    _yes(p, c)
 
 
 def _backup(p: argparse.ArgumentParser, c: Config) -> None:
@@ -140,9 +146,9 @@ SUBS = [
         "",
         "revert the last change, wherever it was made",
         "Revert the last change, wherever it was made; asks first when it would delete or change more than 3 tasks.",
-        None,
+        _yes,
     ),
-    Sub("redo", "", "make again what undo took back", "Make again the change undo took back last.", None),
+    Sub("redo", "", "make again what undo took back", "Make again the change undo took back last.", _yes),
     Sub(
         "tasks",
         "[STATUS] [FILTER...]",
