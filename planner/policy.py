@@ -154,6 +154,7 @@ class Mandate:
     change: Named = EVERYTHING
     said: str = ""  # the words, for the log and for telling the model what they fit
     forget: bool = True  # the words ask to forget a memory
+    titles: tuple[tuple[int, str], ...] = ()  # the tasks named by id or title, as (id, title), to tell the model
 
     def changes(self, row: Mapping[str, Any] | None, key: int | None = None) -> bool:
         """The words name this row for a change (or for removing it)."""
@@ -347,17 +348,19 @@ class Decision:
     why: list[str] = field(default_factory=list)  # the rules that asked, for the log
 
 
-def verdict(open_needs: list[Need], door: Door, notes: Iterable[str] = (), doing: str = "") -> Decision:
+def verdict(
+    open_needs: list[Need], door: Door, notes: Iterable[str] = (), doing: str = "", reason: str = ""
+) -> Decision:
     """Run when nothing is unmet; else ask (a door that can) or refuse with a sentence that says what works."""
     if not open_needs:
         return Decision(Verdict.RUN)
     why = sorted({n.rule.value for n in open_needs})
     if door.ask is not None:
-        return Decision(Verdict.ASK, question=question(open_needs, door, notes, doing), why=why)
+        return Decision(Verdict.ASK, question=question(open_needs, door, notes, doing, reason), why=why)
     return Decision(Verdict.REFUSE, reason=refusal(open_needs, door), why=why)
 
 
-def question(open_needs: list[Need], door: Door, notes: Iterable[str] = (), doing: str = "") -> str:
+def question(open_needs: list[Need], door: Door, notes: Iterable[str] = (), doing: str = "", reason: str = "") -> str:
     """The question for these needs: each row once, as it is now, then what else the user should know.
     `doing`: what makes the change, when it is not the request itself ("undo", "redo", "the import")."""
     lines = list(dict.fromkeys(n.line for n in open_needs))
@@ -366,7 +369,7 @@ def question(open_needs: list[Need], door: Door, notes: Iterable[str] = (), doin
     if len(lines) == 1 and rules == {Rule.DELETE}:  # 'Delete task 3 "old draft"?'
         line = "Delete " + lines[0][7:] if lines[0].startswith("DELETE ") else lines[0][0].upper() + lines[0][1:]
         return f"{line}?" + "".join(f" {x}" for x in extra)
-    reason = next((n.reason for n in open_needs if n.reason), "")
+    reason = reason or next((n.reason for n in open_needs if n.reason), "")
     total = max((n.total for n in open_needs if n.rule is Rule.BULK), default=0)
     if Rule.GLITCH in rules:
         head = f"{reason[0].upper()}{reason[1:]}, so this would delete:"

@@ -224,3 +224,17 @@ def test_a_request_to_remove_names_exactly_its_tasks(template, verb, obj):
     text = template.format(v=verb, o=words)
     m = intent.mandate(text, {1: "call the dentist", 2: "buy milk", 4: "clean the garage"})
     assert m.remove.ids == ids and m.remove.sure, text
+
+
+def test_a_write_to_another_task_than_the_one_named_is_not_run_and_says_which_fits():
+    from planner.agent.guards import Guards
+    from planner.agent.turn import ToolCall, Turn
+
+    titles = {1: "buy milk", 2: "call mum", 3: "call the bank"}
+    m = intent.mandate("delete the calling mum task", titles)
+    turn = Turn(text="delete the calling mum task", mandate=m)
+    wrong, right = ToolCall("delete_task", {"id": 3}), ToolCall("delete_task", {"id": 2})
+    Guards("standard").screen(wrong, turn)
+    Guards("standard").screen(right, turn)
+    assert wrong.refusal and 'task 2 "call mum"' in wrong.refusal and "not task 3" in wrong.refusal
+    assert right.refusal is None

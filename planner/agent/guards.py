@@ -43,6 +43,8 @@ from planner.tools import TOOLS, ToolError, validate
 log = logging.getLogger("planner")
 
 PROFILES = GUARD_PROFILES
+# Writes aimed at one task: checked against the tasks the user's words name.
+TARGETED = frozenset({"delete_task", "complete_task", "update_task", "cancel_task", "reopen_task", "schedule_task"})
 SMALL_BELOW = 4.0  # billions of parameters: under this, auto picks the small profile
 
 
@@ -287,8 +289,28 @@ class Guards:
                 )
                 return
             c.unsure = said is Intent.UNSURE
+        if self._other_task(c, turn):
+            return
         if self.small:
             self._small(c, turn)
+
+    def _other_task(self, c: ToolCall, turn: Turn) -> bool:
+        """A write to a task other than the ones the user's words name (intent.py, the reading the gate's
+        --yes goes by): not run, and the result says which tasks the words fit, so the model can correct it."""
+        m = turn.mandate
+        if m is None or c.name not in TARGETED or c.task_id is None:
+            return False
+        words = m.remove if c.name == "delete_task" else m.change | m.remove
+        # Only where the words name exactly one task: a list or a range ("t0 to t3") may hold more than it shows.
+        if len(words.ids) != 1 or words.everything or words.sets or c.task_id in words.ids:
+            return False
+        fits = ", ".join(f'task {i} "{t}"' for i, t in m.titles if i in words.ids) or "other tasks"
+        c.refused = Refusal.NOT_ASKED
+        c.refusal = (
+            f"the user's words name {fits}, not task {c.task_id}; nothing was changed. "
+            "Call it again with the task they meant, or ask which one."
+        )
+        return True
 
     # -- the small-model recoveries
 

@@ -323,7 +323,8 @@ def mandate(text: str, tasks: Titles, recent: Iterable[int] = (), before: str | 
             change = change | named(clause, tasks, context)  # "the report has no deadline any more"
     forgets = [r for r in removals(text, _FORGET)[0] if not r.field]
     forget = bool(forgets) or any(r.sure and not r.field for r in found)
-    return Mandate(remove=remove, change=change, said=text, forget=forget)
+    shown = tuple((i, tasks[i]) for i in sorted(remove.ids | change.ids) if i in tasks)
+    return Mandate(remove=remove, change=change, said=text, forget=forget, titles=shown)
 
 
 def _mentioned(text: str, tasks: Titles) -> set[int]:

@@ -144,6 +144,7 @@ class Agent:
         conn = self.context.store.conn()
         before = turn.recent[-1] if turn.recent else None
         self.context.mandate = intent.mandate(text, intent.titles(conn), talked_about(self.history.messages), before)
+        turn.mandate = self.context.mandate
         try:
             self.history.append([{"role": "user", "content": self._with_memories(text)}])
         except DatabaseError as e:  # busy, disk full, read-only: nothing was sent or stored

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from planner.agent.budget import Window
-from planner.policy import Refusal
+from planner.policy import Mandate, Refusal
 from planner.tools import CHANGES_EXISTING, READ_ONLY_TOOLS  # the tool facts, as each tool declared them
 
 # What the agent reports while a turn runs, and the data each kind carries.
@@ -113,6 +113,7 @@ class Turn:
     reached: list[str] = field(default_factory=list)  # tool groups the model reached for (a tool not sent)
     groups: tuple[str, ...] = ()  # the tool groups sent with the latest model call (agent/request.py)
     window: Window = field(default_factory=lambda: Window(8192, 1024))  # the context it works in (budget.py)
+    mandate: Mandate | None = None  # which tasks the user's words name (intent.py), once read
 
     @property
     def user_messages(self) -> list[str]:

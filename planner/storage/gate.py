@@ -176,17 +176,19 @@ def commit(
                     if before is not None:
                         grant.moved(("tasks", before["id"]), version(before), version(after))
                 return applied
-        ask(unmet, door, grant, changes.notes, changes.doing)
+        ask(unmet, door, grant, changes.notes, changes.doing, changes.asks)
     raise Refused(
         "the tasks kept changing while the user was asked, so nothing was changed; try again",
         Refusal.CHANGING,
     )
 
 
-def ask(unmet: list[Need], door: Door, grant: Grant, notes: tuple[str, ...] = (), doing: str = "") -> None:
+def ask(
+    unmet: list[Need], door: Door, grant: Grant, notes: tuple[str, ...] = (), doing: str = "", reason: str = ""
+) -> None:
     """The door's question for what is unmet (the policy words it); the grant covers those rows on a yes.
     Refused on a no or where no one can answer; Pending where the answer comes in a later round."""
-    decision = policy.verdict(unmet, door, notes, doing)
+    decision = policy.verdict(unmet, door, notes, doing, reason)
     if decision.verdict is Verdict.REFUSE or door.ask is None:
         raise Refused(decision.reason, Refusal.NOBODY, unmet)
     try:
