@@ -294,11 +294,7 @@ def test_a_deletion_of_a_task_the_words_do_not_name_does_not_run(model, make_age
     assert not r.tool_calls[0]["ok"] and r.correction == "Nothing was changed."  # the claim is not shown as true
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 34 point 3, the lead's (planner/agent/intent.py): the refusal should say which tasks the "
-    "user's words fit, so the model can correct itself; this test flips when it does",
-)
 def test_the_refusal_names_the_task_the_words_fit(model, make_agent, ctx, store):
+    # (issue 34 point 3, built on main beside this: the reading the gate's --yes goes by, planner/agent/intent.py)
     r = wrong_task_deletion(model, make_agent, ctx, store)
     assert "call mum" in r.tool_calls[0]["result"]["error"]
