@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from planner.ui.cli import main
+from planner.ui.cli import entry, main
 
 __all__ = ["Agent", "TurnResult", "build_agent", "main"]  # noqa: F822  (the first three load on use)
 
@@ -42,4 +42,4 @@ def __getattr__(name: str) -> Any:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    entry()  # main(), then the process ends with its status, whatever it left running

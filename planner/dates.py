@@ -112,6 +112,38 @@ class When:
         return f"{phrase.strip()!r} -> {self.date:%A} {self.date.isoformat()}{at}"
 
 
+# An ISO 8601 date, with a time if given: 2026-12-31, 2026-12-31 10:00, 2026-12-31T10:00:00, ...Z, ...+01:00.
+# A zone is read only after a "T" (the form programs write): with a space, "10:00-11:00" is a range of times.
+ISO = re.compile(
+    r"(?<![\w/.:-])(\d{4}-\d{2}-\d{2})"
+    r"(?:[tT](\d{2}:\d{2})(?::\d{2}(?:[.,]\d{1,9})?)?(z|Z|[+-]\d{2}(?::?\d{2})?)?"
+    r"| (\d{2}:\d{2})(?::\d{2}(?:[.,]\d{1,9})?)?)?(?![\w/.:-])"
+)
+
+
+def plain_iso(text: str) -> str:
+    """Text with each ISO date and time in it written as this module reads it: "2026-12-31 10:00", local time.
+
+    Seconds are dropped (a due time is to the minute); a time with a zone ("Z", "+01:00") becomes the
+    same moment in local time, as an imported file's does (storage/exchange.py). A reader that looks for
+    a span or a range ("10-11am") reads the text after this, so "12-31" inside a date is never a range."""
+
+    def local(m: re.Match[str]) -> str:
+        day, clock, zone = m[1], m[2] or m[4], m[3]
+        if clock is None:
+            return day
+        if zone is None:
+            return f"{day} {clock}"
+        offset = "+00:00" if zone in ("z", "Z") else zone
+        try:
+            moment = dt.datetime.fromisoformat(f"{day}T{clock}{offset}").astimezone().replace(tzinfo=None)
+        except ValueError:  # no such day or time: the readers after this say so
+            return f"{day} {clock}"
+        return f"{moment.date().isoformat()} {moment:%H:%M}"
+
+    return ISO.sub(local, text)
+
+
 def number_word(word: str) -> int:
     return int(word) if word.isdigit() else NUMBERS[word]
 
@@ -270,7 +302,7 @@ def _date(s: str, today: dt.date, phrase: str) -> dt.date:
 
 def resolve(phrase: str, today: dt.date) -> When:
     """A date phrase (or YYYY-MM-DD) read against today; raises DateError or AmbiguousDate."""
-    s = " ".join(phrase.lower().replace(",", " ").split())
+    s = " ".join(plain_iso(phrase).lower().replace(",", " ").split())
     s = re.sub(r"^(?:on|by|due|before|until)\s+", "", s).rstrip(".!")
     if not s:
         raise DateError(f"the date is empty; use a phrase like {EXAMPLES}")
@@ -375,9 +407,12 @@ def resolve_remind(phrase: str, today: dt.date, due_date: str | None, due_time: 
     same_day = re.fullmatch(
         rf"(?:at\s+({_TIME})\s+)?(?:on\s+)?the\s+(?:same\s+)?day(?:\s+at\s+({_TIME}))?|that\s+(morning)", s
     )
-    if relative or day_before or same_day:
+    at_due = re.fullmatch(r"(?:at\s+)?(?:the\s+)?due(?:\s+time)?|when\s+(?:it\s+is\s+)?due|on\s+time", s)
+    if relative or day_before or same_day or at_due:
         if due is None:
             raise DateError(f"{phrase.strip()!r} needs the task's due date; give one, or a moment like 'friday 8am'")
+        if at_due:
+            return due
         if relative:
             count = number_word(relative.group(1)) if relative.group(1) else 1
             return due - dt.timedelta(minutes=count * UNIT_MINUTES[relative.group(2)])

@@ -280,13 +280,15 @@ def needs(
     by_user: bool = False,
     glitch: str = "",
     asks: str = "",
+    made: frozenset[int] = frozenset(),
 ) -> list[Need]:
     """Everything in a change set that needs a yes, whoever may give it.
 
     `recent`: other existing rows changed together with these (the request's, or the window's);
     `by_user`: the change is the user's own act elsewhere (a deletion on another device, their own undo), so
     a few deletions need no question; `glitch`: why its deletions look like a fault; `asks`: a reason of its
-    own to ask (open subtasks, an import undone)."""
+    own to ask (open subtasks, an import undone); `made`: rows this request added, which it names as its own
+    ("add the dentist on friday, then move it to tuesday")."""
     rows = list(changes)
     out: list[Need] = []
     existing = [c for c in rows if c.existing and c.key is not None]
@@ -294,11 +296,12 @@ def needs(
     bulk = is_bulk(len({(c.table, c.key) for c in existing}), recent)
     for c in existing:
         key = (c.table, int(c.key))  # type: ignore[arg-type]
-        named_change = mandate.changes(c.before, c.key)
+        own = c.key in made
+        named_change = own or mandate.changes(c.before, c.key)
         if c.deletes and glitch:
             out.append(Need(Rule.GLITCH, key, c.line, c.version, True, glitch))
         elif c.deletes and not (by_user and len(deletions) <= BULK_LIMIT):
-            named = mandate.remove.covers(c.before, c.key) and mandate.remove.sure
+            named = own or (mandate.remove.covers(c.before, c.key) and mandate.remove.sure)
             out.append(Need(Rule.DELETE, key, c.line, c.version, named))
         elif not c.deletes and not named_change and (gone := lost(c.before or {}, c.after or {})):
             out.append(Need(Rule.OVERWRITE, key, f"{c.line} ({'; '.join(gone)})", c.version, False))
@@ -463,7 +466,7 @@ def decide(effect: Effect, door: Door, question_text: str = "") -> Decision:
         return Decision(Verdict.ASK, question=asked, why=rules)
     what = " and ".join(rules)
     return Decision(
-        Verdict.REFUSE, reason=f"{what} needs the user's yes, and no one can answer here; {door.how}", why=rules
+        Verdict.REFUSE, reason=f"the user's yes is needed for {what}, and no one can answer here; {door.how}", why=rules
     )
 
 

@@ -82,15 +82,17 @@ def parse_repeat(text: str) -> str:
 
 
 def next_due(rule: str, due: dt.date, today: dt.date | None = None) -> dt.date | None:
-    """The first occurrence of a repeat rule after `due` (and after today, so a late completion does not pile up).
+    """The first occurrence of a repeat rule after `due`; done late (today after `due`), the first from today on,
+    today included when the rule allows it: a weekday standup due Tuesday and done on Wednesday is due again
+    Wednesday, not Thursday, and the days missed do not pile up.
 
     None when the rule has no more dates (COUNT or UNTIL reached, or past MAX_YEAR): the series is finished.
     """
-    after = max(due, today) if today else due
+    late = today is not None and today > due
     start = dt.datetime.combine(due, dt.time())
     try:
         r = rrule.rrulestr(rule, dtstart=start)
-        nxt = r.after(dt.datetime.combine(after, dt.time()), inc=False)
+        nxt = r.after(dt.datetime.combine(today if late else due, dt.time()), inc=late)  # type: ignore[arg-type]
     except (ValueError, TypeError, OverflowError):
         return None
     return nxt.date() if nxt is not None and nxt.year <= MAX_YEAR else None

@@ -24,6 +24,14 @@ GUARD_PROFILES = ("auto", "small", "standard", "off")  # planner/agent/guards.py
 TOOL_CHOICES = ("needed", "all")  # the tools sent with each model call (planner/agent/request.py)
 
 
+def program() -> str:
+    """How the user called the planner, so what it tells them to type is what works: `planner` once installed
+    (the console script), else `python agent.py` (a checkout). Read from sys.argv[0], not a setting."""
+    import sys
+
+    return "planner" if Path(sys.argv[0]).name == "planner" else "python agent.py"
+
+
 def data_dir(env: Mapping[str, str] | None = None) -> Path:
     """The planner's data directory: $PLANNER_HOME, else $XDG_DATA_HOME/planner."""
     env = os.environ if env is None else env

@@ -19,7 +19,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
-from planner.dates import WEEKDAYS, DateError, check_time, resolve
+from planner.dates import WEEKDAYS, DateError, check_time, plain_iso, resolve
 from planner.durations import DurationError, minutes
 
 PARTS = {
@@ -33,6 +33,8 @@ PARTS = {
 DEFAULT_EVENT_MINUTES = 60
 EXAMPLES = "tomorrow 2-3pm, friday 10:00-11:30, monday 9am for 2 hours, dec 24 all day"
 _TIME = r"\d{1,2}(?::\d{2})?\s*(?:am|pm|h)?|noon|midnight"
+# A range of times ("2-3pm", "10:00 to 11:30"), never a piece of a date ("12-31" in 2026-12-31, "12/24").
+_RANGE = re.compile(rf"(?:from\s+)?(?<![\w/.:-])({_TIME})\s*(?:-|to|until|till)\s*({_TIME})(?![\w/.:-])")
 
 
 class SpanError(DateError):
@@ -79,7 +81,7 @@ def _day(words: str, today: dt.date) -> dt.date:
 
 def span(phrase: str, today: dt.date) -> Span:
     """An event's start and end from the user's words; raises SpanError (or AmbiguousDate)."""
-    s = " ".join(phrase.lower().replace("–", "-").replace("—", "-").split()).strip(" .")
+    s = " ".join(plain_iso(phrase).lower().replace("–", "-").replace("—", "-").split()).strip(" .")
     if not s:
         raise SpanError(f"the time is empty; write e.g. {EXAMPLES}")
     if m := re.fullmatch(r"(.*?)\s*all[- ]day", s):
@@ -89,7 +91,7 @@ def span(phrase: str, today: dt.date) -> Span:
             dt.datetime.combine(day + dt.timedelta(days=1), dt.time()),
             all_day=True,
         )
-    rng = re.search(rf"(?:from\s+)?({_TIME})\s*(?:-|to|until|till)\s*({_TIME})", s)
+    rng = _RANGE.search(s)
     if rng:
         day = _day((s[: rng.start()] + " " + s[rng.end() :]).replace(" at ", " "), today)
         half = re.search(r"(am|pm)\s*$", rng[2])
@@ -130,9 +132,13 @@ def span(phrase: str, today: dt.date) -> Span:
 
 def part_of_day(phrase: str, today: dt.date) -> Span:
     """A window from the user's words: "the afternoon", "tomorrow morning", "friday 2-4pm", "after 3pm"."""
-    s = " ".join(phrase.lower().split()).strip(" .")
+    s = " ".join(plain_iso(phrase).lower().split()).strip(" .")
     s = re.sub(r"\b(the|this|in the|during the)\b", " ", s)
     s = " ".join(s.split())
+    if re.search(r"all[- ]day$", s):  # a whole day, not its part named "day"
+        return span(s, today)
+    if m := re.fullmatch(rf"(after|before)\s+(.+?)\s+(?:at\s+)?({_TIME})", s):  # "after 2026-12-31 14:00"
+        s = f"{m[2]} {m[1]} {m[3]}"
     for part, (a, b) in PARTS.items():
         if m := re.fullmatch(rf"(.*?)\s*{part}s?", s):
             day = _day(m[1].replace("tonight", "today"), today)

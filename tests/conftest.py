@@ -45,6 +45,49 @@ settings.register_profile("dev", print_blob=True, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--record",
+        action="store_true",
+        help="write the recorded results under tests/data/ (golden trajectories, recall scores) from this run "
+        "instead of comparing with them; review the diff before committing it",
+    )
+
+
+@pytest.fixture
+def recorded(request):
+    """`recorded(name, value)`: the value must equal tests/data/NAME (JSON), recorded by an earlier run; under
+    `pytest --record` the file is written from this run instead. A change in behaviour shows as a diff of it."""
+    import difflib
+    import json
+
+    def check(name: str, value) -> None:
+        path = ROOT / "tests" / "data" / name
+        text = json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+        if request.config.getoption("--record"):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+            return
+        assert path.exists(), f"no recorded {path.name}: run `pytest {request.node.nodeid} --record` once"
+        old = path.read_text(encoding="utf-8")
+        if old != text:
+            diff = "".join(difflib.unified_diff(old.splitlines(True), text.splitlines(True), "recorded", "this run"))
+            raise AssertionError(
+                f"{path.name} differs from this run (pytest --record rewrites it, if the change is meant):\n{diff}"
+            )
+
+    return check
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark `terminal` every test that drives a pseudo-terminal (the pty_planner fixture, or pexpect itself), so
+    CI can run them once more in one process, without pytest-xdist's environment (`pytest -n 0 -m terminal`)."""
+    for item in items:
+        module = getattr(item, "module", None)
+        if "pty_planner" in getattr(item, "fixturenames", ()) or hasattr(module, "pexpect"):
+            item.add_marker(pytest.mark.terminal)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def schema_template(tmp_path_factory):
     """A new database in this process starts as a copy of one migrated at the start of the session.
@@ -207,12 +250,17 @@ def tasklist(radicale):
 
 @pytest.fixture
 def pty_planner(fake, tmp_path):
-    """Start `python agent.py` in a pseudo-terminal against the fake server; waits for the prompt."""
+    """Start `python agent.py` in a pseudo-terminal of `rows` x `cols` against the fake server; waits for the
+    prompt. A COLUMNS or LINES passed in `extra` overrides the terminal's size, as it would in a shell."""
     import pexpect
 
     children = []
 
-    def start(*args: str, term: str = "dumb", prompt: str = "you> ", cols: int = 120, **extra: str) -> pexpect.spawn:
+    def start(
+        *args: str, term: str = "dumb", prompt: str = "you> ", cols: int = 120, rows: int = 40, **extra: str
+    ) -> pexpect.spawn:
+        # The size is the pseudo-terminal's (pexpect sets it before the child starts); clean_env passes on no
+        # COLUMNS or LINES, so the child reads it from the terminal as it would in a real one.
         env = clean_env(
             OLLAMA_HOST=fake.url,
             PLANNER_HOME=str(tmp_path),
@@ -228,7 +276,7 @@ def pty_planner(fake, tmp_path):
             env=env,
             encoding="utf-8",
             timeout=20,
-            dimensions=(40, cols),
+            dimensions=(rows, cols),
         )
         children.append(child)
         child.expect(prompt)

@@ -45,10 +45,18 @@ def tasks(store) -> list[dict]:
     return [dict(r) for r in store.conn().execute("SELECT id, title, due_date, status FROM tasks ORDER BY id")]
 
 
+# Left out of a child's environment unless a test sets them: the planner settings and the server of whoever
+# runs the tests, and the terminal size. pytest-xdist's workers carry COLUMNS=80 LINES=24, which rich and
+# prompt_toolkit believe before the terminal's own size: a child in a 40-column pseudo-terminal drew 80.
+INHERITED = ("PLANNER_", "OLLAMA_", "NO_COLOR")
+SIZE = ("COLUMNS", "LINES")
+
+
 def clean_env(**extra: str) -> dict[str, str]:
-    """This process's environment without planner or Ollama settings, plus extra ones; a program started
-    with it keeps its bytecode in the tests' cache outside the tree (bytecode_cache.py)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PLANNER_", "OLLAMA_", "NO_COLOR"))}
+    """This process's environment without planner or Ollama settings and without a terminal size (a child
+    reads its own from its terminal), plus extra ones; a program started with it keeps its bytecode in the
+    tests' cache outside the tree (bytecode_cache.py)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(INHERITED) and k not in SIZE}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
     env.update(extra)
@@ -347,6 +355,27 @@ async def serve_here(
         store.close()
 
 
+def mcp_error(result) -> str:
+    """The message of an MCP error result: `isError`, the message as text, and no structured content, so a client
+    that validates structured content against the tool's output schema (the TypeScript SDK's) still shows it."""
+    assert result.is_error and result.structured_content is None, result
+    return "\n".join(c.text for c in result.content if c.type == "text")
+
+
+def mcp_checked(result, output_schema: dict | None) -> dict | str:
+    """An MCP tool result read as every client reads it: an error's message (isError, text, no structured
+    content), or the structured content of a success, first validated against the tool's declared output schema
+    (jsonschema: an oracle other than the server's code)."""
+    import jsonschema
+
+    if result.is_error:
+        return mcp_error(result)
+    assert output_schema is not None and result.structured_content is not None, result
+    jsonschema.validate(result.structured_content, output_schema)
+    assert json.loads(result.content[0].text) == result.structured_content  # the same JSON for older clients
+    return result.structured_content
+
+
 def answering(*answers: bool, asked: list[str] | None = None):
     """An elicitation callback that says yes or no, in order, and keeps the questions."""
     import mcp_types as types
@@ -369,3 +398,53 @@ def rows(db) -> list[dict]:
         return [dict(r) for r in conn.execute("SELECT id, title, due_date, status FROM tasks ORDER BY id")]
     finally:
         conn.close()
+
+
+# ---------------------------------------------------------------- the TypeScript SDK's client
+
+TS_CLIENT = ROOT / "tests" / "mcp_ts"  # package.json pins @modelcontextprotocol/sdk; client.mjs drives it
+
+
+def typescript_client() -> Path:
+    """The folder of the TypeScript SDK client, its pinned packages installed (`npm ci`, as .ci/run does, once
+    per machine); the test is skipped only when there is no Node to run it."""
+    import fcntl
+    import shutil
+
+    import pytest
+
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        pytest.skip("node and npm are not installed: the TypeScript SDK's MCP client runs on Node (apt install nodejs)")
+    if not (TS_CLIENT / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
+        with open(TS_CLIENT / ".install.lock", "w") as lock:  # pytest-xdist workers install it once
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not (TS_CLIENT / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
+                p = subprocess.run(
+                    [npm, "ci", "--no-audit", "--no-fund", "--prefer-offline"],
+                    cwd=TS_CLIENT,
+                    capture_output=True,
+                    text=True,
+                    timeout=600,
+                )
+                assert p.returncode == 0, f"`npm ci` in {TS_CLIENT} failed:\n{p.stderr[-2000:]}"
+    return TS_CLIENT
+
+
+def typescript_session(db, steps: list[dict], *flags: str, env: dict | None = None) -> list[dict]:
+    """`python agent.py mcp` on this database driven by the TypeScript SDK's client through `steps` (client.mjs
+    says which); each step's outcome: {"ok": result} or {"thrown": message}. The first is the connection's."""
+    folder = typescript_client()
+    env = clean_env(OLLAMA_HOST=OFFLINE, PLANNER_HOME=str(db.parent), **(env or {}))
+    command = [sys.executable, str(ROOT / "agent.py"), *mcp_args(db, *flags)]
+    p = subprocess.run(
+        ["node", str(folder / "client.mjs"), json.dumps(steps), *command],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert p.returncode == 0, p.stderr[-3000:]
+    outcomes = [json.loads(line) for line in p.stdout.splitlines()]
+    assert len(outcomes) == len(steps) + 1, p.stdout
+    return outcomes[1:]

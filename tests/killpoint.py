@@ -5,6 +5,7 @@ WHEN is "write" (inside that write's transaction, after the task's row went in, 
 after its COMMIT, before the next statement). There the planner writes `killpoint` beside the database (the WAL's
 size when the COMMIT began and now, so a test can tear that commit as a kill during its writes would) and waits
 to be killed. Statements are seen through SQLite's trace callback on every connection the planner opens.
+KILLPOINT_STATEMENT (a regular expression) counts other statements than task inserts: a sync's records.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 from planner.storage import db  # noqa: E402  (after the path is set, as agent.py's import)
 from planner.ui import cli  # noqa: E402
 
-TASK_INSERT = re.compile(r"\s*INSERT INTO tasks\s*\(")
+TASK_INSERT = re.compile(os.environ.get("KILLPOINT_STATEMENT", r"\s*INSERT INTO tasks\s*\("))
 
 
 def main() -> int:

@@ -25,7 +25,6 @@ def test_10_any_title_and_notes_stay_one_value_in_ics(title, notes):
     import icalendar
 
     from planner.storage.exchange import to_ics
-    from planner.storage.ical import safe_text as _ics_safe
 
     task = {
         "uid": "u1",
@@ -40,9 +39,38 @@ def test_10_any_title_and_notes_stay_one_value_in_ics(title, notes):
     }
     items = [c for c in icalendar.Calendar.from_ical(to_ics([task])).walk() if c.name in ("VEVENT", "VTODO")]
     assert len(items) == 1 and str(items[0]["uid"]) == "u1@planner"
-    assert str(items[0]["summary"]) == _ics_safe(title)
+    assert str(items[0]["summary"]) == ics_text(title)
     if notes:
-        assert str(items[0]["description"]) == _ics_safe(notes)
+        assert str(items[0]["description"]) == ics_text(notes)
+
+
+# Unicode's mandatory line breaks (UAX #14: BK, CR, LF, NL; CR LF is one), and RFC 5545's CONTROL characters
+# (%x00-08 / %x0A-1F / %x7F), which an iCalendar TEXT value may not hold: the oracle for what a title becomes.
+BREAKS = "\n\x0b\x0c\x85\u2028\u2029"
+CONTROLS = {chr(c) for c in [*range(0x00, 0x09), *range(0x0A, 0x20), 0x7F]}
+
+
+def ics_text(text: str) -> str:
+    """A text as an iCalendar value must read back: each line break one newline, other controls gone.
+
+    One loss is the library's, not the format's: icalendar (7.3) writes a value that starts with U+FEFF
+    without it, taking it for a byte-order mark (a title pasted from a file with one). Noted, not hidden:
+    the planner would have to escape or refuse it to keep it.
+    """
+    text = text.removeprefix("\ufeff")
+    out, i = [], 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\r":
+            out.append("\n")
+            i += 2 if text[i + 1 : i + 2] == "\n" else 1
+            continue
+        if ch in BREAKS:
+            out.append("\n")
+        elif ch not in CONTROLS:
+            out.append(ch)
+        i += 1
+    return "".join(out)
 
 
 def test_10_a_title_cannot_add_an_event_of_its_own():
@@ -147,7 +175,9 @@ def hold_write_lock(path):
 def test_8_another_program_holding_the_write_lock_is_a_sentence_and_the_session_goes_on(
     fake, make_agent, ctx, store, short_busy_timeout
 ):
-    from planner.storage.db import BUSY
+    from planner.storage.db import Fault
+
+    BUSY = Fault.BUSY.value
 
     agent = make_agent(reflect=False)
     other = hold_write_lock(store.path)
@@ -164,7 +194,9 @@ def test_8_another_program_holding_the_write_lock_is_a_sentence_and_the_session_
 def test_8_a_lock_taken_mid_turn_fails_the_write_and_keeps_the_history_valid(
     fake, make_agent, store, short_busy_timeout
 ):
-    from planner.storage.db import BUSY
+    from planner.storage.db import Fault
+
+    BUSY = Fault.BUSY.value
 
     holder = {}
 

@@ -243,7 +243,7 @@ def test_memory_slash_commands_run_locally_without_the_model(fake, tmp_path):
     assert out[2] == "error: no memory with id=99"
     assert out[3] == "forgot [1] The user's cat is named Pixel. (/undo brings it back)"
     assert out[4] == "no memories yet"
-    assert out[5] == "unknown command /nope; type /help for the list"
+    assert out[5] == "error: unknown command /nope; type /help for the list"
     assert "/forget ID|WORDS" in p.stdout
 
 

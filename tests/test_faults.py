@@ -8,7 +8,6 @@ import sqlite3
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 from fake_ollama import FakeOllama
@@ -151,12 +150,9 @@ def test_ollama_restarting_mid_reply_fails_one_turn_and_the_next_works(tmp_path)
     )
     p.stdin.write("first\n")
     p.stdin.flush()
-    deadline = time.time() + 10
-    while time.time() < deadline and not server.chats("main"):
-        time.sleep(0.05)
+    wait_for(lambda: server.chats("main"), "the first request")  # its reply breaks off: the fake drops it
     server.stop()  # Ollama restarts...
-    time.sleep(0.3)
-    again = FakeOllama().start(port=port)  # ...and is back on the same port
+    again = FakeOllama().start(port=port)  # ...and is back on the same port (the second line is not sent yet)
     again.script("main", {"content": "back again"})
     out, errors = p.communicate("second\n", timeout=30)
     again.stop()

@@ -9,7 +9,7 @@ import sys
 import anyio
 import mcp_types as types
 import pytest
-from helpers import ROOT, TODAY, answering, clean_env, connect, rows, run_cli, serve_here
+from helpers import ROOT, TODAY, answering, clean_env, connect, mcp_error, rows, run_cli, serve_here
 
 from planner.policy import Door
 from planner.storage.db import Store
@@ -53,7 +53,7 @@ def test_a_yes_to_delete_a_task_does_not_delete_it_after_it_was_rewritten(tmp_pa
         async with serve_here(db, mode="legacy", elicitation_callback=rewritten_meanwhile) as c:
             await c.call_tool("add_task", {"title": "old draft"})
             out = await c.call_tool("delete_task", {"id": 1})
-            assert out.is_error and "declined" in out.structured_content["error"]
+            assert out.is_error and "declined" in mcp_error(out)
 
     anyio.run(scenario)
     assert asked == ['Delete task 1 "old draft"?', 'Delete task 1 "final report"?']  # asked again, as it is now

@@ -111,10 +111,6 @@ def test_recall_finds_a_rare_name_by_keyword(memory):
     assert 0 < hits[0]["score"] <= 1
 
 
-def recall_at_3(found):
-    return sum(found) / len(found)
-
-
 @pytest.fixture
 def loaded(memory):
     for fact in DATA["facts"]:
@@ -124,19 +120,30 @@ def loaded(memory):
     return memory, ids
 
 
-def test_hybrid_recall_beats_keywords_alone_and_vectors_alone(loaded):
+def test_recall_on_the_labelled_set_is_the_recorded_run_and_fused_beats_vectors(loaded, recorded):
+    """Recall@3 of each list on tests/data/recall_set.json, against the recorded run (docs/how-it-works.md
+    quotes it). With the test embedder (hashed words, no meaning) fusing adds nothing to keywords alone here:
+    fused finds exactly what keywords find, and more than vectors; on real embeddings it leads both
+    (evals/results, docs/memory.md)."""
     memory, ids = loaded
-    assert len(DATA["facts"]) >= 40 and len(DATA["questions"]) >= 30
-    vec, kw, hyb = [], [], []
+    found = {"vectors": 0, "keywords": 0, "fused": 0}
     for q in DATA["questions"]:
         want = ids[q["answer"]]
-        vec.append(want in [i for i, _ in memory.vector_search(q["question"], 3)])
-        kw.append(want in memory.keyword_search(q["question"], 3))
-        hyb.append(want in [h["id"] for h in memory.search(q["question"], 3)])
-    scores = {"vectors": recall_at_3(vec), "keywords": recall_at_3(kw), "hybrid": recall_at_3(hyb)}
-    print("recall@3", scores)
-    assert scores["hybrid"] >= scores["vectors"] and scores["hybrid"] >= scores["keywords"]
-    assert scores["hybrid"] >= 0.8
+        found["vectors"] += want in [i for i, _ in memory.vector_search(q["question"], 3)]
+        found["keywords"] += want in memory.keyword_search(q["question"], 3)
+        found["fused"] += want in [h["id"] for h in memory.search(q["question"], 3)]
+    n = len(DATA["questions"])
+    recorded(
+        "recall_set_scores.json",
+        {
+            "about": "recall@3 on tests/data/recall_set.json with the test embedder (tests/test_longterm.py)",
+            "facts": len(DATA["facts"]),
+            "questions": n,
+            "found in the first 3": found,
+            "recall@3": {k: round(v / n, 3) for k, v in found.items()},
+        },
+    )
+    assert found["fused"] > found["vectors"] and found["fused"] >= found["keywords"]
 
 
 def test_many_memories_switch_to_the_compact_index_and_still_recall(monkeypatch, store, model):

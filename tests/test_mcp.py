@@ -14,7 +14,20 @@ import sys
 
 import anyio
 import pytest
-from helpers import ROOT, TODAY, adder, answering, call, clean_env, connect, rows, run_cli, serve_here
+from helpers import (
+    ROOT,
+    TODAY,
+    adder,
+    answering,
+    call,
+    clean_env,
+    connect,
+    mcp_checked,
+    mcp_error,
+    rows,
+    run_cli,
+    serve_here,
+)
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
@@ -90,10 +103,10 @@ def test_without_elicitation_confirm_counts_only_where_the_user_allowed_it(tmp_p
             done = await c.call_tool("complete_task", {"id": 2})
             assert not done.is_error
             refused = await c.call_tool("delete_task", {"id": 1})
-            assert refused.is_error and "needs the user's yes" in refused.structured_content["error"]
-            assert "PLANNER_MCP_CONFIRM=1" in refused.structured_content["error"]
+            assert refused.is_error and "needs the user's yes" in mcp_error(refused)
+            assert "PLANNER_MCP_CONFIRM=1" in mcp_error(refused)
             bad = await c.call_tool("delete_task", {"id": 1, "confirm": "yes"})
-            assert bad.is_error and bad.structured_content["error"] == "confirm must be true or false"
+            assert bad.is_error and mcp_error(bad) == "confirm must be true or false"
             forged = await c.call_tool("delete_task", {"id": 1, "confirm": True})  # the client's model wrote that
             assert forged.is_error and [r["title"] for r in rows(db)] == ["buy milk", "call mum"]  # nothing deleted
         async with serve_here(db, env={"PLANNER_MCP_CONFIRM": "1"}) as c:  # the user allowed confirm in settings
@@ -101,7 +114,7 @@ def test_without_elicitation_confirm_counts_only_where_the_user_allowed_it(tmp_p
             gone = await c.call_tool("delete_task", {"id": 1, "confirm": True})
             assert not gone.is_error
             missing = await c.call_tool("delete_task", {"id": 99, "confirm": True})
-            assert missing.is_error and "no task with id=99" in missing.structured_content["error"]
+            assert missing.is_error and "no task with id=99" in mcp_error(missing)
 
     run(scenario)
     assert rows(db) == [{"id": 2, "title": "call mum", "due_date": None, "status": "done"}]
@@ -127,7 +140,7 @@ def test_a_deletion_asks_the_user_through_elicitation_in_both_protocol_versions(
         async with connect(db, mode=mode, elicitation_callback=answering(False, True, asked=asked)) as c:
             await c.call_tool("add_task", {"title": "dentist"})
             no = await c.call_tool("delete_task", {"id": 1})
-            assert no.is_error and "declined" in no.structured_content["error"]
+            assert no.is_error and "declined" in mcp_error(no)
             assert [r["title"] for r in rows(db)] == ["dentist"]
             yes = await c.call_tool("delete_task", {"id": 1})
             assert not yes.is_error
@@ -200,7 +213,7 @@ def test_memories_need_ollama_and_say_so_when_it_is_down_and_forget_asks_and_is_
     async def scenario():
         async with serve_here(db) as c:  # Ollama down
             down = await c.call_tool("remember", {"fact": "The user's sister Ana lives in Lisbon."})
-            assert down.is_error and "Cannot reach Ollama" in down.structured_content["error"]
+            assert down.is_error and "Cannot reach Ollama" in mcp_error(down)
             assert not (await c.call_tool("add_task", {"title": "tasks work without it"})).is_error
         async with serve_here(db, host=fake.url, elicitation_callback=answering(True)) as c:
             saved = await c.call_tool("remember", {"fact": "The user's sister Ana lives in Lisbon."})
@@ -332,12 +345,11 @@ def test_fuzzed_arguments_never_crash_the_server_or_write_an_invalid_row(tmp_pat
     async def scenario():
         async with serve_here(db) as c:
             await c.call_tool("add_task", {"title": "a task to change"})
+            schemas = {t.name: t.output_schema for t in (await c.list_tools()).tools}
             for name, args in calls:
                 note(f"{name}({args!r})")
-                out = await c.call_tool(name, args)
-                assert isinstance(out.structured_content, dict)
-                assert out.is_error == ("error" in out.structured_content)
-                assert "failed inside the planner" not in str(out.structured_content.get("error"))  # no exception
+                out = mcp_checked(await c.call_tool(name, args), schemas.get(name))  # valid for every client
+                assert "failed inside the planner" not in str(out)  # no exception
             assert len((await c.list_tools()).tools) == len(TOOLS) + 1  # still answering (lookup off; undo, redo)
 
     run(scenario)

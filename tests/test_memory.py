@@ -261,17 +261,22 @@ def test_opening_waits_out_a_lock_sqlite_reports_at_once(tmp_path, monkeypatch):
 
     real, calls = db.migrate, []
 
+    def fault(message, code):  # as SQLite raises it: the words and the result code
+        e = sqlite3.OperationalError(message)
+        e.sqlite_errorcode = code
+        return e
+
     def flaky(conn):
         calls.append(1)
         if len(calls) < 3:
-            raise sqlite3.OperationalError("database is locked")
+            raise fault("database is locked", sqlite3.SQLITE_BUSY)
         return real(conn)
 
     monkeypatch.setattr(db, "migrate", flaky)
     s = Store(tmp_path / "p.db")
     assert len(calls) == 3 and s.conn().execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     s.close()
-    monkeypatch.setattr(db, "migrate", lambda conn: (_ for _ in ()).throw(sqlite3.OperationalError("no such table: x")))
+    monkeypatch.setattr(db, "migrate", lambda conn: (_ for _ in ()).throw(fault("no such table: x", 1)))
     with pytest.raises(DatabaseError, match="no such table"):  # other faults are not retried
         Store(tmp_path / "q.db")
 

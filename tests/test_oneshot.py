@@ -33,7 +33,7 @@ def test_one_shot_commands_run_locally_and_exit_codes_say_how_it_went(fake, tmp_
     assert run_agent(fake, tmp_path, [], "--no-reflect", "add x").returncode == 0
     p = run_agent(fake, tmp_path, [], "/tasks")  # a command: no model call
     assert p.returncode == 0 and "x" in p.stdout and len(fake.chats("main")) == 2
-    assert run_agent(fake, tmp_path, [], "/bogus").returncode == 1
+    assert run_agent(fake, tmp_path, [], "/bogus").returncode == 2  # a /command that cannot be read: usage
     fake.script("main", {"tool_calls": [call("delete_task", id=1)]}, {"content": "I could not delete it."})
     p = run_agent(fake, tmp_path, [], "--no-reflect", "delete x")  # no terminal, no --yes: refused
     assert p.returncode == 4 and p.stdout.strip() == "I could not delete it."
@@ -54,7 +54,7 @@ def test_subcommands_work_without_ollama_and_take_global_options_on_either_side(
         assert p.returncode == 0 and "milk" in p.stdout, (args, p.stderr)
     backup = tmp_path / "copy.db"
     p = run_agent(None, tmp_path, [], "backup", str(backup))
-    assert p.returncode == 0 and p.stderr == f"backed up 1 tasks and 0 memories to {backup}\n"
+    assert p.returncode == 0 and p.stderr == f"backed up 1 task and 0 memories to {backup}\n"
 
     assert sqlite3.connect(backup).execute("SELECT title FROM tasks").fetchall() == [("milk",)]
     p = run_agent(None, tmp_path, [], "export", "--memories")

@@ -117,18 +117,24 @@ def test_hours_preferences_and_what_does_not_fit_say_why(ctx, store):
     ctx = dataclasses.replace(ctx, hours=Hours(week=(((dt.time(9), dt.time(12)),),) * 5 + ((), ())))
     run(ctx, "add_task", title="overdue thing", due_date="2026-11-20", estimate="30m")
     run(ctx, "add_task", title="marathon", estimate="2 days")
+    run(ctx, "add_task", title="call the bank", estimate="30m")
     out = run(ctx, "plan_day", date="week")
     reasons = {n["title"]: n["reason"] for n in out["unscheduled"]}
     assert reasons == {"overdue thing": "past due", "marathon": "longer than the horizon"}
     assert "ask the user for a new date" in out["past_due"]  # the model is told what to do about it
-    assert all(b["end"][11:] <= "12:00" for d in out["days"] for b in d["blocks"])
+    blocks = [b for d in out["days"] for b in d["blocks"]]
+    assert [b["title"] for b in blocks] == ["call the bank"] and blocks[0]["end"][11:] <= "12:00"
     run(ctx, "add_preference", kind="avoid", when="fridays")
     run(ctx, "add_task", title="deep work", estimate="3h", tags=["focus"])
     run(ctx, "add_preference", kind="prefer", when="thursday mornings", tasks="focus")
+    # 7 hours: with Friday's morning it would fit (2.5 h Tuesday, 3 Wednesday, 1.5 Friday); without, it cannot.
+    run(ctx, "add_task", title="sort the archive", estimate="7h")
     week = run(ctx, "plan_day", date="week")
     placed = [b for d in week["days"] for b in d["blocks"] if b["title"] == "deep work"]
     assert placed and all(b["start"].startswith("2026-12-03") for b in placed)
     assert not any(b["start"].startswith("2026-12-04") for d in week["days"] for b in d["blocks"])
+    assert {n["title"]: n["reason"] for n in week["unscheduled"]}["sort the archive"] == "no free time left"
+    assert undo_newest(ctx).lines == ['removed task 5 "sort the archive" (it was added)']
     assert undo_newest(ctx).lines == ['removed preference 2 "prefer thursday mornings for focus" (it was added)']
 
 

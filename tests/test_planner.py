@@ -12,6 +12,7 @@ from planner.storage.db import Store
 from planner.storage.undoing import undo_last_turn
 from planner.tools import ToolContext, dispatch
 from planner.ui.commands import Stats, run_command
+from planner.ui.outcomes import Usage
 
 # ---------------------------------------------------------------- fields and filters
 
@@ -101,7 +102,9 @@ def test_agenda_and_tasks_commands_show_the_fields(planner, fake, make_agent):
     ]
     assert "tomorrow 2026-12-02\n     2  buy milk  +home +shopping" in text
     assert text.endswith("and 1 open task without a date (/tasks)")
-    assert run_command(agent, "/agenda soon", Stats()) == "usage: /agenda [DAYS]"
+    with pytest.raises(Usage) as bad:
+        run_command(agent, "/agenda soon", Stats())
+    assert bad.value.line() == "usage: /agenda [DAYS]" and bad.value.status == 2
     table = run_command(agent, "/tasks", Stats())
     assert next(line for line in table.splitlines() if "file taxes" in line).split()[-4:] == [
         "2026-11-20",

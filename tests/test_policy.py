@@ -14,7 +14,7 @@ import sys
 
 import anyio
 import pytest
-from helpers import ROOT, TODAY, answering, call, clean_env, connect, rows, run, run_cli, serve_here
+from helpers import ROOT, TODAY, answering, call, clean_env, connect, mcp_error, rows, run, run_cli, serve_here
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -40,10 +40,10 @@ def test_over_mcp_confirm_true_never_overrides_the_users_no(tmp_path, mode):
         async with serve_here(db, mode=mode, elicitation_callback=answering(False, False, asked=asked)) as c:
             await c.call_tool("add_task", {"title": "dentist"})
             no = await c.call_tool("delete_task", {"id": 1})
-            assert no.is_error and "declined" in no.structured_content["error"]
+            assert no.is_error and "declined" in mcp_error(no)
             again = await c.call_tool("delete_task", {"id": 1, "confirm": True})  # what a prompt-injected model sends
-            assert again.is_error and "declined" in again.structured_content["error"]
-            assert "confirm was not used" in again.structured_content["note"]
+            assert again.is_error and "declined" in mcp_error(again)
+            assert "confirm was not used" in mcp_error(again)
 
     anyio.run(scenario)
     assert len(asked) == 2 and [r["title"] for r in rows(db)] == ["dentist"]
@@ -62,10 +62,10 @@ def test_undo_over_mcp_asks_and_four_undos_cannot_empty_the_list(tmp_path):
                 await c.call_tool("add_task", {"title": title})
             for _ in range(4):
                 out = await c.call_tool("undo_last_change", {})
-                assert out.is_error and "declined" in out.structured_content["error"]
+                assert out.is_error and "declined" in mcp_error(out)
         async with serve_here(db) as c:  # a client that cannot ask: refused, in a sentence that says what to do
             out = await c.call_tool("undo_last_change", {})
-            assert out.is_error and "PLANNER_MCP_CONFIRM=1" in out.structured_content["error"]
+            assert out.is_error and "PLANNER_MCP_CONFIRM=1" in mcp_error(out)
 
     anyio.run(scenario)
     assert len(rows(db)) == 33
@@ -137,8 +137,8 @@ def test_a_memory_forgotten_meanwhile_is_one_line(tmp_path, fake):
         async with serve_here(db, host=fake.url, elicitation_callback=meanwhile) as c:
             await c.call_tool("remember", {"fact": "The user's cat is named Pixel."})
             out = await c.call_tool("forget", {"query_or_id": "1"})
-            assert out.is_error and "TypeError" not in out.structured_content["error"]
-            assert "no memory with id=1" in out.structured_content["error"]
+            assert out.is_error and "TypeError" not in mcp_error(out)
+            assert "no memory with id=1" in mcp_error(out)
 
     anyio.run(scenario)
 
@@ -237,7 +237,7 @@ def test_no_sequence_of_mcp_calls_deletes_or_changes_more_than_3_tasks_without_a
                     else {"id": task_id, **({"title": "x"} if name == "update_task" else {})}
                 )
                 out = await c.call_tool(name, {**args, **({"confirm": True} if confirm else {})})
-                assert "failed inside the planner" not in str(out.structured_content.get("error"))  # it ran
+                assert "failed inside the planner" not in str(out.content[0].text)  # it ran
             after = {r["id"]: r for r in rows(db)}
             assert {r["id"] for r in before} == set(after)  # nothing deleted
             changed = [r for r in before if after[r["id"]] != r]
@@ -422,18 +422,21 @@ def _todo(tmp_path, n):
     return path
 
 
-def test_a_damaged_page_is_one_line_for_tasks_and_agenda_and_the_advice_works(tmp_path):
+@pytest.mark.parametrize("command", ["tasks", "agenda"])
+def test_a_damaged_page_is_one_line_for_tasks_and_agenda_and_the_advice_works(tmp_path, command):
     env = clean_env(PLANNER_HOME=str(tmp_path))
     cli(env, "import", str(_todo(tmp_path, 300)))
     db = tmp_path / "planner.db"
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # every page in the file itself, none left in the WAL
+    root = conn.execute("SELECT rootpage FROM sqlite_schema WHERE name = 'tasks'").fetchone()[0]
+    conn.close()
     data = bytearray(db.read_bytes())
-    data[4096 * 3 : 4096 * 3 + 200] = b"\xff" * 200  # a page in the middle of the tasks
+    data[(root - 1) * 4096 : (root - 1) * 4096 + 200] = b"\xff" * 200  # the head of the tasks table's root page
     db.write_bytes(bytes(data))
-    for command in ("tasks", "agenda"):
-        p = cli(env, command)
-        assert "Traceback" not in p.stderr and p.stderr.count("\n") <= 1, p.stderr
-        if p.returncode:
-            assert "damaged" in p.stderr and "backup" in p.stderr
+    p = cli(env, command)
+    assert "Traceback" not in p.stderr and p.stderr.count("\n") <= 1, p.stderr
+    assert p.returncode != 0 and "damaged" in p.stderr and "backup" in p.stderr and not p.stdout, p
 
 
 def test_doctor_escapes_what_ollama_says_and_a_failing_show_is_one_line(fake, tmp_path):

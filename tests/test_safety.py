@@ -55,7 +55,7 @@ def test_undo_reverts_the_last_turn_only_and_says_what_it_did(ctx, store):
     lines = undo_last_turn(store)
     assert lines == [
         f'removed task {new} "added by mistake" (it was added)',
-        f'task {keep} "keep": due_date 2026-12-09 → none',
+        f'task {keep} "keep": due 2026-12-09 → none',
         f'task {keep} "keep": status done → open',
     ]
     assert tasks(store) == [{"id": keep, "title": "keep", "due_date": None, "status": "open"}]
@@ -117,7 +117,8 @@ def test_more_than_three_changes_at_once_are_refused_when_no_one_can_confirm(fak
     ids = four_open(ctx)
     fake.script("main", {"tool_calls": [call("complete_task", id=i) for i in ids]}, {"content": "Could not."})
     r = make_agent(reflect=False).run_turn("mark all four done")
-    assert all(t["status"] == "open" for t in tasks(store))
+    assert [t["status"] for t in tasks(store)] == ["open"] * 4
+    assert len(r.tool_calls) == 4
     assert all(not c["ok"] and "more than 3 at once" in c["result"]["error"] for c in r.tool_calls)
     assert "--yes" in r.tool_calls[0]["result"]["error"]
 
@@ -196,7 +197,8 @@ def test_a_task_title_cannot_talk_the_agent_into_deleting(fake, make_agent, ctx,
     ctx.confirm = lambda question: asked.append(question) or True  # even a user who says yes to everything
     r = make_agent(reflect=False).run_turn("what is on my list?")
     assert len(tasks(store)) == 2 and asked == []
-    assert all(not c["ok"] for c in r.tool_calls if c["name"] == "delete_task")
+    deletions = [c for c in r.tool_calls if c["name"] == "delete_task"]
+    assert len(deletions) == 2 and not any(c["ok"] for c in deletions)
 
 
 def test_the_system_prompt_says_read_text_is_data(fake, make_agent):

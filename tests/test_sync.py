@@ -8,11 +8,10 @@ import datetime as dt
 import signal
 import subprocess
 import sys
-import time
 
 import icalendar
 import pytest
-from helpers import ROOT, TODAY, clean_env, run_cli
+from helpers import ROOT, TODAY, clean_env, run_cli, wait_for
 from phone import FAR_AHEAD, PASSWORD, USER
 from phone import add as phone_add
 from phone import edit as phone_edit
@@ -154,15 +153,20 @@ def test_a_sync_killed_halfway_loses_and_duplicates_nothing(ctx, store, tmp_path
         PLANNER_HOME=str(tmp_path), PLANNER_CALDAV_URL=url, PLANNER_CALDAV_USER=USER, PLANNER_CALDAV_PASSWORD=PASSWORD
     )
     cmd = ["sync", "--db", str(store.path)]
+    # Held still just after it recorded its third task as sent (tests/killpoint.py), so the kill lands halfway
+    # whichever process is faster.
+    held = {**env, "KILLPOINT_STATEMENT": r"\s*INSERT OR REPLACE INTO sync_items"}
     p = subprocess.Popen(
-        [sys.executable, str(ROOT / "agent.py"), *cmd], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        [sys.executable, str(ROOT / "tests" / "killpoint.py"), "commit", "3", *cmd],
+        env=held,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
-    deadline = time.monotonic() + 30
-    while len(phone.todos(include_completed=True)) < 3 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_for(lambda: (tmp_path / "killpoint").exists() or p.poll() is not None, "the sync to reach its third task")
     p.send_signal(signal.SIGKILL)
     p.wait()
-    assert 0 < len(phone.todos(include_completed=True)) < 60  # killed halfway
+    assert (tmp_path / "killpoint").exists(), "the sync ended before it was held"
+    assert 3 <= len(phone.todos(include_completed=True)) < 60  # killed halfway
     for _ in range(2):
         assert run_cli(cmd, env).returncode == 0
     uids = [o.icalendar_component["uid"] for o in phone.todos(include_completed=True)]

@@ -5,7 +5,7 @@ import sys
 
 import pexpect
 import pytest
-from helpers import ROOT, call, clean_env, tasks
+from helpers import ROOT, call, clean_env, run_cli, tasks
 
 from planner.storage.db import Store
 
@@ -178,3 +178,93 @@ def test_plain_mode_shows_the_trace_in_a_terminal_q_hides_it_and_v_adds_every_mo
     else:
         assert models == []
     assert "bot> Sure, adding it." in lines and "bot> Added x." in lines  # the trace never joins a reply line
+
+
+def pty_env(tmp_path, fake_url: str, term: str) -> dict:
+    """The child's environment in a pseudo-terminal: its size comes from the terminal alone."""
+    env = clean_env(OLLAMA_HOST=fake_url, PLANNER_HOME=str(tmp_path), PLANNER_TODAY="2026-12-01", TERM=term)
+    for name in ("COLUMNS", "LINES"):  # what a test runner's worker may carry; a terminal has its own size
+        env.pop(name, None)
+    return env
+
+
+@pytest.mark.parametrize("cols", [40, 57, 80, 133])
+def test_the_task_table_fills_the_terminal_it_is_in_and_the_title_gets_the_room_first(tmp_path, cols):
+    import json
+
+    import pyte
+
+    env = pty_env(tmp_path, "http://127.0.0.1:9", "xterm")
+    long_title = "write the quarterly report for the board and send it to everyone on the team"
+    for line in (long_title, "pay rent tomorrow +home +money #household ~15m remind:1-hour-before every month"):
+        assert run_cli(["add", *line.split()], env).returncode == 0
+    child = pexpect.spawn(
+        sys.executable, [str(ROOT / "agent.py"), "tasks"], env=env, encoding="utf-8", timeout=30, dimensions=(30, cols)
+    )
+    child.expect(pexpect.EOF)
+    screen = pyte.Screen(cols, 30)
+    pyte.Stream(screen).feed(child.before)
+    shown = [row.rstrip() for row in screen.display if row.strip()]
+    assert len(shown) == 3  # the header and two rows: nothing wrapped onto a row of its own
+    assert max(len(row) for row in shown) == cols  # the width the child saw is the terminal's, and it used it
+    data = json.loads(run_cli(["tasks", "--json"], env).stdout)["tasks"]
+    title_cell = next(r for r in shown if r.lstrip().startswith("1 ")).split("  ")[1].strip()
+    # id 2, due 10, status 6 and the notation's least 4, with four gaps of 2: the rest is the title's
+    room = max(12, cols - (2 + 10 + 6 + 4 + 4 * 2))
+    if room >= len(long_title):
+        assert title_cell == long_title  # whole, while the notation column is cut instead
+    else:
+        assert title_cell.endswith("…") and len(title_cell) == room  # all the room there is
+    assert long_title in [t["title"] for t in data]
+
+
+@pytest.mark.parametrize("term", ["xterm", "dumb"])  # a progress bar (rich), or plain progress lines
+def test_a_failed_pull_ends_the_program_every_time(fake, tmp_path, term):
+    """The model is missing, the user says yes to the pull, and the server fails it the way Ollama does (an
+    error line inside a 200 stream, before or halfway through the download): one line, then the process
+    ends with status 1, whatever the pull started. Run again and again, each exit waited for as an event."""
+    del fake.models["main"]
+    fake.pullable.add("main")
+    halfway = "pulling abc123: connection reset by peer"
+    for run in range(6):
+        if run % 2:
+            fake.pull_fails["main"] = halfway  # fails after some of the download
+        else:
+            fake.pull_fails.pop("main", None)
+            fake.pullable.discard("main")  # the library has no such model
+        child = pexpect.spawn(
+            sys.executable,
+            [str(ROOT / "agent.py"), "--model", "main", "--critic-model", "critic", "--embed-model", "embed"],
+            env=pty_env(tmp_path / str(run), fake.url, term),
+            encoding="utf-8",
+            timeout=30,
+            dimensions=(24, 100),
+        )
+        child.expect(r"Pull it now\? \[Y/n\]")
+        child.sendline("y")
+        child.expect("could not pull 'main'")
+        child.expect(pexpect.EOF)  # the exit itself ends the wait; the timeout only bounds a failure
+        child.wait()
+        assert child.exitstatus == 1, (run, child.before)
+        fake.pullable.add("main")
+
+
+def test_the_program_ends_with_its_status_whatever_thread_it_left_running():
+    """The way in (agent.py, the `planner` command) ends the process once main() returned: here main()
+    leaves a thread that would run for a minute, and the process still ends, with main()'s status."""
+    import subprocess
+
+    code = (
+        "import threading, time\n"
+        "from planner.ui import cli\n"
+        "def main():\n"
+        "    threading.Thread(target=time.sleep, args=(60,), name='stuck').start()\n"
+        "    print('done', flush=True)\n"
+        "    return 3\n"
+        "cli.main = main\n"
+        "cli.entry()\n"
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=clean_env(), capture_output=True, text=True, timeout=50
+    )
+    assert (p.returncode, p.stdout) == (3, "done\n")

@@ -1,12 +1,15 @@
 """The full terminal interface (prompt_toolkit + rich) driven in a real
 pseudo-terminal, and its pieces unit-tested with a recorded console."""
 
+import itertools
+
 import pexpect
 import pytest
 from helpers import call, wait_for
 from rich.console import Console
 
 from planner.memory.keeper import EXTRACT_PROMPT
+from planner.ui.outcomes import Failure
 from planner.ui.tui import SlashCompleter, TurnView, safe
 
 
@@ -171,7 +174,10 @@ def test_each_command_output_in_a_recorded_console(fake, make_agent, store, memo
         "/undo",
     ]
     for line in lines:
-        console.print(run_command(agent, line, Stats()), markup=False)
+        try:
+            console.print(run_command(agent, line, Stats()), markup=False)
+        except Failure as e:  # what the terminal shows for a command that did not go
+            console.print(e.line(), markup=False)
     text = console.export_text()
     for name in COMMANDS:
         assert f"/{name}" in text  # /help lists every command
@@ -274,7 +280,17 @@ def test_loading_shows_until_the_model_answers_then_thinking(fake, pty_planner):
     assert "loading" not in child.before
 
 
-def test_tasks_fit_forty_columns_and_a_newline_in_a_title_never_breaks_a_row(fake, pty_planner, ctx):
+WIDE = 200  # columns of the screen the output is read back on: wider than anything asked for
+
+
+def drawn(child, rows=200):
+    """What the child drew, read back on a screen far wider than its terminal, so a line it drew too wide
+    shows at its full width instead of being wrapped by the emulator at the terminal's edge."""
+    return screen_of(child, rows=rows, cols=WIDE)
+
+
+def forty_columns(fake, pty_planner, ctx, **extra):
+    """A 40-column terminal after /tasks, a request, /agenda and /stats; the screen as drawn."""
     from planner.tools import dispatch
 
     dispatch(
@@ -282,7 +298,7 @@ def test_tasks_fit_forty_columns_and_a_newline_in_a_title_never_breaks_a_row(fak
     )
     dispatch(ctx, "add_task", {"title": "line one\nline two", "tags": ["home"]})
     fake.script("main", {"tool_calls": [call("add_task", title="dentist", due_date="friday")]}, {"content": "Added."})
-    child = pty_planner("--no-auto-memory", "--no-reflect", term="xterm", prompt="you>", cols=40)
+    child = pty_planner("--no-auto-memory", "--no-reflect", term="xterm", prompt="you>", cols=40, **extra)
     child.seen = child.before + child.after
     for line, shown in (
         ("/tasks", "OVERDUE"),
@@ -291,13 +307,24 @@ def test_tasks_fit_forty_columns_and_a_newline_in_a_title_never_breaks_a_row(fak
         ("/stats", "today:"),
     ):
         say(child, line, shown, "you>")
-    shown = screen_of(child, cols=40, rows=200)
-    assert all(len(line) <= 40 for line in shown)
+    return drawn(child)
+
+
+def test_tasks_fit_forty_columns_and_a_newline_in_a_title_never_breaks_a_row(fake, pty_planner, ctx):
+    shown = forty_columns(fake, pty_planner, ctx)
+    assert max(len(line) for line in shown) <= 40  # can fail: see the test below
     assert "\\n" in "".join(shown)  # the line break is shown escaped...
     assert not any(line.startswith("line two") for line in shown)  # ...and never starts a line of its own
     assert any("OVERDUE" in line for line in shown)
-    table = shown[[i for i, line in enumerate(shown) if line.startswith("you> /tasks")][-1] :]
-    assert "renew the pa" in "".join(table)  # the title keeps at least 12 characters at 40 columns
+    table = shown[[i for i, line in enumerate(shown) if line.startswith("you> /tasks")][-1] + 1 :]
+    header, first = table[0], table[1]
+    left, right = header.index("title"), header.index("due")
+    assert right - left >= 12  # the title keeps at least 12 columns at 40
+    rows = [first] + list(itertools.takewhile(lambda line: line[:4].strip() == "", table[2:]))
+    assert (
+        " ".join(line[left:right].strip() for line in rows) == "renew the passport before the trip to Lisbon in spring"
+    )
+    assert first.split()[0] == "1" and "2026-11-20" in first[right:] and "OVERDUE" in first
     agenda = shown[[i for i, line in enumerate(shown) if line.startswith("you> /agenda")][-1] :]
     assert agenda[1] == "agenda from Tuesday 2026-12-01" and agenda[2] == "overdue"
     assert agenda[3].split()[:3] == ["1", "renew", "the"] and "(was due" in "".join(agenda[3:6])
@@ -308,6 +335,13 @@ def test_tasks_fit_forty_columns_and_a_newline_in_a_title_never_breaks_a_row(fak
     assert stats[2].split() == ["model", "calls", "2", "2"] and stats[3].split() == ["prompt", "tokens", "20", "20"]
     assert stats[9].split() == ["tool", "calls", "failed", "0", "0"] and "this run: 1 requests" in stats
     assert "'friday' -> Friday 2026-12-04" in " ".join(" ".join(shown).split())  # what the words became
+
+
+def test_the_forty_column_check_fails_for_a_program_that_draws_eighty(fake, pty_planner, ctx):
+    """The check above sees the width drawn: told COLUMNS=80 (as pytest-xdist's workers were), the same
+    program in the same 40-column terminal draws lines the check rejects."""
+    shown = forty_columns(fake, pty_planner, ctx, COLUMNS="80")
+    assert max(len(line) for line in shown) > 40
 
 
 def test_verbose_shows_the_critic_and_the_background_calls_in_the_full_terminal(fake, pty_planner):

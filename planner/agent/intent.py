@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import enum
 import re
-import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -254,11 +253,6 @@ def _rank(intent: Intent) -> int:
 Titles = dict[int, str]  # task id -> title
 
 
-def titles(conn: sqlite3.Connection) -> Titles:
-    """Every task's title by id, for reading which tasks the words name."""
-    return {r[0]: r[1] for r in conn.execute("SELECT id, title FROM tasks")}
-
-
 def named(phrase: str, tasks: Titles, recent: Iterable[int] = (), sure: bool = True) -> Named:
     """The tasks one phrase names: ids, a set (all, #list, done), pronouns (the recent ones), or title words."""
     ids = {int(n) for group in _IDS.findall(phrase) for n in re.findall(r"\d+", group)}
@@ -288,7 +282,7 @@ def _by_title(wanted: set[str], tasks: Titles) -> set[int]:
 
 
 def _significant(word: str) -> bool:
-    return len(word) >= 2 and word not in _STOP and not word.isdigit()
+    return bool(word) and word not in _STOP and not word.isdigit()
 
 
 def _stem(word: str) -> str:

@@ -46,7 +46,7 @@ from planner.agent.turn import Event, ToolCall, Turn, TurnResult
 from planner.memory.history import Budget, History, Message, estimate_tokens, prefix_share, session_messages
 from planner.memory.keeper import MemoryKeeper
 from planner.memory.longterm import LongTermMemory, LongTermMemoryError
-from planner.model.base import ChatModel, ChatResult, ModelError, clean
+from planner.model.base import ChatModel, ChatResult, ModelError, ModelFault, clean
 from planner.policy import ALL, Grant
 from planner.prompts import (
     CONTEXT_FULL,
@@ -59,7 +59,7 @@ from planner.prompts import (
 )
 from planner.settings import Config
 from planner.storage.db import DatabaseError
-from planner.storage.tasks import new_turn
+from planner.storage.tasks import new_turn, titles
 from planner.tools import ToolContext, to_json, tool_specs
 from planner.tools.undo import Outcome, redo_newest, undo_newest
 
@@ -143,7 +143,7 @@ class Agent:
         # What the user's words name (intent.py): --yes covers a deletion or an overwrite only there.
         conn = self.context.store.conn()
         before = turn.recent[-1] if turn.recent else None
-        self.context.mandate = intent.mandate(text, intent.titles(conn), talked_about(self.history.messages), before)
+        self.context.mandate = intent.mandate(text, titles(conn), talked_about(self.history.messages), before)
         turn.mandate = self.context.mandate
         try:
             self.history.append([{"role": "user", "content": self._with_memories(text)}])
@@ -402,7 +402,7 @@ class Agent:
         try:
             reply = self.llm.chat_stream(self.config.model, messages, on_token=on_token, **kwargs)
         except ModelError as e:
-            if e.kind != "tool_parse" or streaming:
+            if e.kind is not ModelFault.TOOL_PARSE or streaming:
                 raise
             log.info("retrying after a tool-call parse error")
             held.clear()

@@ -14,6 +14,7 @@ terminal and `doctor` ask `Ollama` for them directly.
 
 from __future__ import annotations
 
+import enum
 import math
 import re
 from collections.abc import Callable
@@ -44,13 +45,30 @@ TOOL_PARSE = "The model wrote a tool call Ollama could not parse. Try rephrasing
 TOO_LONG = "The model's reply went on too long ({what}) and was stopped. Try again, or ask for something shorter."
 
 
-class ModelError(Exception):
-    """A failed call to a model; str() is one line for the user."""
+class ModelFault(enum.StrEnum):
+    """Which way a model call failed: what a caller decides on (retry, offer a pull, give up), never the message.
 
-    def __init__(self, message: str, kind: str = "error", status: int | None = None):
+    A StrEnum, so a value reads as its name in logs and JSON (a trajectory) and compares equal to it.
+    """
+
+    UNREACHABLE = "unreachable"  # nothing listens at the host
+    NOT_FOUND = "not_found"  # the model is not on the server (or, for a pull, not in the library)
+    CUT = "cut"  # the reply stopped early: the stream ended, or it ran too long and was stopped
+    BROKEN = "broken"  # the connection broke during the reply
+    TIMEOUT = "timeout"  # no answer within the timeout
+    UNREADABLE = "unreadable"  # a reply that is not the protocol's JSON
+    HTTP = "http"  # the server answered with an error (its status, when there is one, in `status`)
+    TOOL_PARSE = "tool_parse"  # the server could not parse the tool call the model wrote: worth one retry
+    CANNOT = "cannot"  # the model lacks a capability the call needs (tools, thinking, chat)
+    OTHER = "other"  # none of these
+
+
+class ModelError(Exception):
+    """A failed call to a model; str() is one line for the user, `kind` which way it failed."""
+
+    def __init__(self, message: str, kind: ModelFault = ModelFault.OTHER, status: int | None = None):
         super().__init__(message)
-        self.kind = kind  # unreachable | not_found | cut | broken | timeout | unreadable | http | tool_parse
-        #                   | cannot (the model lacks a capability the call needs)
+        self.kind = ModelFault(kind)  # a stray string raises here, not in a comparison that is never true
         self.status = status
 
 
@@ -58,16 +76,16 @@ def server_error(status: int, text: str, model: str) -> ModelError:
     """The line for an error the server answered with (HTTP status, or -1 for one inside a 200 stream)."""
     for missing, message in (("tools", NO_TOOLS), ("thinking", NO_THINKING), ("chat", NO_CHAT)):
         if text.endswith(f"does not support {missing}"):
-            return ModelError(message.format(model=model), "cannot", status)
+            return ModelError(message.format(model=model), ModelFault.CANNOT, status)
     if status == 404 or "not found" in text and "model" in text:
-        return ModelError(NOT_FOUND.format(model=model), "not_found", status)
+        return ModelError(NOT_FOUND.format(model=model), ModelFault.NOT_FOUND, status)
     if "error parsing tool call" in text:
-        return ModelError(TOOL_PARSE, "tool_parse", status)
+        return ModelError(TOOL_PARSE, ModelFault.TOOL_PARSE, status)
     if status == 503:
-        return ModelError(BUSY, "http", 503)
+        return ModelError(BUSY, ModelFault.HTTP, 503)
     if status == -1:  # an error object inside a 200 stream: there is no HTTP status to show
-        return ModelError(IN_REPLY.format(error=first_line(text)), "http")
-    return ModelError(HTTP_ERROR.format(error=first_line(text), status=status), "http", status)
+        return ModelError(IN_REPLY.format(error=first_line(text)), ModelFault.HTTP)
+    return ModelError(HTTP_ERROR.format(error=first_line(text), status=status), ModelFault.HTTP, status)
 
 
 def first_line(text: str) -> str:

@@ -29,6 +29,7 @@ from planner.model.base import (
     UNREADABLE,
     ChatResult,
     ModelError,
+    ModelFault,
     Observer,
     clean,
     first_line,
@@ -74,17 +75,17 @@ class Ollama:
         if isinstance(e, ModelError):
             return e
         if isinstance(e, ConnectionError) or isinstance(e, httpx.ConnectError):
-            return ModelError(UNREACHABLE.format(host=self.host), "unreachable")
+            return ModelError(UNREACHABLE.format(host=self.host), ModelFault.UNREACHABLE)
         if isinstance(e, httpx.TimeoutException):
-            return ModelError(TIMEOUT.format(seconds=self.timeout), "timeout")
+            return ModelError(TIMEOUT.format(seconds=self.timeout), ModelFault.TIMEOUT)
         if isinstance(e, (httpx.RemoteProtocolError, httpx.ReadError, httpx.NetworkError)):
-            return ModelError(BROKEN, "broken")
+            return ModelError(BROKEN, ModelFault.BROKEN)
         if isinstance(e, ollama.ResponseError):
             return server_error(e.status_code, str(e.error), model)
         if isinstance(e, (json.JSONDecodeError, pydantic.ValidationError, httpx.DecodingError)):
-            return ModelError(UNREADABLE, "unreadable")
+            return ModelError(UNREADABLE, ModelFault.UNREADABLE)
         if isinstance(e, httpx.HTTPError):
-            return ModelError(BROKEN, "broken")
+            return ModelError(BROKEN, ModelFault.BROKEN)
         raise e  # a bug, not a transport fault: let it surface
 
     def close(self) -> None:
@@ -123,11 +124,11 @@ class Ollama:
             size, deadline = 0, t0 + self.reply_seconds
             for chunk in stream:
                 if time.perf_counter() > deadline:
-                    raise ModelError(TOO_LONG.format(what=f"over {self.reply_seconds:.0f} s"), "cut")
+                    raise ModelError(TOO_LONG.format(what=f"over {self.reply_seconds:.0f} s"), ModelFault.CUT)
                 msg = chunk.message
                 size += len(msg.content or "") + len(msg.thinking or "")
                 if size > REPLY_CHARS:
-                    raise ModelError(TOO_LONG.format(what=f"over {REPLY_CHARS:,} characters"), "cut")
+                    raise ModelError(TOO_LONG.format(what=f"over {REPLY_CHARS:,} characters"), ModelFault.CUT)
                 if msg.thinking:
                     thinking.append(msg.thinking)
                     if on_thinking:
@@ -150,7 +151,7 @@ class Ollama:
             if stream is not None and hasattr(stream, "close"):
                 stream.close()  # on Ctrl-C this closes the HTTP response
         if not done:
-            raise ModelError(CUT_SHORT, "cut")
+            raise ModelError(CUT_SHORT, ModelFault.CUT)
         result.content = clean("".join(parts))
         result.thinking = clean("".join(thinking))
         result.tool_calls = [clean(c) for c in result.tool_calls]
@@ -205,7 +206,7 @@ class Ollama:
             raise self._translate(e, model) from None
         vectors = [list(v) for v in r.embeddings]
         if len(vectors) != len(texts):
-            raise ModelError(UNREADABLE, "unreadable")
+            raise ModelError(UNREADABLE, ModelFault.UNREADABLE)
         self._report(model, "embedding", time.perf_counter() - t0, texts=len(texts))
         return vectors
 
@@ -274,9 +275,11 @@ class Ollama:
         except ollama.ResponseError as e:
             # Ollama answers 200 before it asks the library, so what went wrong comes inside the stream.
             if "file does not exist" in str(e.error):
-                raise ModelError(NO_SUCH_MODEL.format(model=model), "not_found") from None
+                raise ModelError(NO_SUCH_MODEL.format(model=model), ModelFault.NOT_FOUND) from None
             if e.status_code == -1:
-                raise ModelError(PULL_FAILED.format(model=model, error=first_line(str(e.error))), "http") from None
+                raise ModelError(
+                    PULL_FAILED.format(model=model, error=first_line(str(e.error))), ModelFault.HTTP
+                ) from None
             raise self._translate(e, model) from None
         except Exception as e:
             raise self._translate(e, model) from None

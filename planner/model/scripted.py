@@ -47,6 +47,7 @@ from planner.model.base import (
     UNREADABLE,
     ChatResult,
     ModelError,
+    ModelFault,
     Observer,
     clean,
     server_error,
@@ -117,7 +118,7 @@ class ScriptedModel:
     def _reply(self, body: dict[str, Any]) -> Reply:
         model = body["model"]
         if model not in self.models:
-            raise ModelError(NOT_FOUND.format(model=model), "not_found", 404)
+            raise ModelError(NOT_FOUND.format(model=model), ModelFault.NOT_FOUND, 404)
         capabilities = self.models[model]
         if "completion" not in capabilities:  # Ollama's words for each, which server_error turns into the lines
             raise server_error(400, f'"{model}" does not support chat', model)
@@ -140,11 +141,11 @@ class ScriptedModel:
         if "status" in reply:
             raise server_error(int(reply["status"]), str(reply.get("error", "fake error")), model)
         if reply.get("cut"):
-            raise ModelError(CUT_SHORT, "cut")
+            raise ModelError(CUT_SHORT, ModelFault.CUT)
         if reply.get("drop"):
-            raise ModelError(BROKEN, "broken")
+            raise ModelError(BROKEN, ModelFault.BROKEN)
         if reply.get("garbage"):
-            raise ModelError(UNREADABLE, "unreadable")
+            raise ModelError(UNREADABLE, ModelFault.UNREADABLE)
         if reply.get("stream_error"):
             raise server_error(-1, str(reply["stream_error"]), model)
 
@@ -253,7 +254,7 @@ class ScriptedModel:
         t0 = time.perf_counter()
         self._record("/api/embed", {"model": model, "input": list(texts)})
         if model not in self.models:
-            raise ModelError(NOT_FOUND.format(model=model), "not_found", 404)
+            raise ModelError(NOT_FOUND.format(model=model), ModelFault.NOT_FOUND, 404)
         with self.lock:
             self.embed_inputs.extend(texts)
         vectors = [embedding(t, self.embed_dim) for t in texts]
@@ -264,7 +265,7 @@ class ScriptedModel:
         """The scripted size and capabilities of a model."""
         self._record("/api/show", {"model": model})
         if model not in self.models:
-            raise ModelError(NOT_FOUND.format(model=model), "not_found", 404)
+            raise ModelError(NOT_FOUND.format(model=model), ModelFault.NOT_FOUND, 404)
         return self.sizes[model] or None, list(self.models[model])
 
     def context_length(self, model: str) -> int | None:

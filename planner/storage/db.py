@@ -15,42 +15,69 @@ memories) is upgraded in place.
 from __future__ import annotations
 
 import contextlib
+import enum
 import sqlite3
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from planner.settings import program
 from planner.storage.migrations import MIGRATIONS, SCHEMA_VERSION  # SCHEMA_VERSION: re-exported
 
 BUSY_TIMEOUT_MS = 15_000
 
 
+class Fault(enum.Enum):
+    """What is wrong with the file or its neighbours, as SQLite's result code says it; the value is the user's line.
+
+    Classified by `sqlite_errorcode` (Python 3.11), never by the message: "no such column: readonly_flag"
+    is SQLITE_ERROR, a bug or an old schema, not a read-only file.
+    """
+
+    BUSY = "the database is busy (another program is writing to it); nothing was saved, try again in a moment"
+    FULL = "the disk is full, so nothing was saved; free some space and try again"
+    IO = (
+        "the database file could not be written or read (a disk I/O error: the disk is full, or failing), "
+        "so nothing was saved; free some space and try again"
+    )
+    READ_ONLY = "the database file is read-only, so nothing was saved; make it writable (chmod u+w) to change it"
+    CORRUPT = (
+        "the database file is damaged; put your latest backup in its place (the planner's backup command makes them), "
+        "or save what SQLite can still read: sqlite3 planner.db .recover | sqlite3 recovered.db"
+    )
+
+
+# SQLite's primary result codes (the low byte of the extended code) and the fault each one is.
+FAULTS = {
+    sqlite3.SQLITE_BUSY: Fault.BUSY,  # another connection holds the lock past the busy timeout
+    sqlite3.SQLITE_LOCKED: Fault.BUSY,  # a conflict inside a shared cache: the same, for the user
+    sqlite3.SQLITE_FULL: Fault.FULL,  # ENOSPC, or max_page_count reached
+    sqlite3.SQLITE_IOERR: Fault.IO,  # a write or read failed (EFBIG past a file size limit is SQLITE_IOERR_WRITE)
+    sqlite3.SQLITE_READONLY: Fault.READ_ONLY,
+    sqlite3.SQLITE_CORRUPT: Fault.CORRUPT,
+    sqlite3.SQLITE_NOTADB: Fault.CORRUPT,
+}
+
+
 class DatabaseError(RuntimeError):
-    """The database cannot be used; the message is for the user."""
+    """The database cannot be used; the message is for the user, `fault` says which kind (None: another cause)."""
+
+    def __init__(self, message: str, fault: Fault | None = None):
+        super().__init__(message)
+        self.fault = fault
 
 
-BUSY = "the database is busy (another program is writing to it); nothing was saved, try again in a moment"
-FULL = "the disk is full, so nothing was saved; free some space and try again"
-READ_ONLY = "the database file is read-only, so nothing was saved; make it writable (chmod u+w) to change it"
-CORRUPT = (
-    "the database file is damaged; put your latest backup in its place (python agent.py backup makes them), "
-    "or save what SQLite can still read: sqlite3 planner.db .recover | sqlite3 recovered.db"
-)
+def fault_of(e: BaseException) -> Fault | None:
+    """The fault SQLite's result code names, or None (a bug, a schema mismatch, or not SQLite's error at all)."""
+    code = getattr(e, "sqlite_errorcode", None)
+    return FAULTS.get(code & 0xFF) if isinstance(code, int) else None
 
 
 def explain(e: sqlite3.Error) -> DatabaseError | None:
     """A fault of the file or of other programs, as one line for the user; None for anything else."""
-    text = str(e).lower()
-    for words, message in (
-        (("locked", "busy"), BUSY),
-        (("disk is full", "disk i/o", "database or disk is full"), FULL),
-        (("readonly", "read-only"), READ_ONLY),
-        (("malformed", "not a database", "corrupt"), CORRUPT),
-    ):
-        if any(w in text for w in words):
-            return DatabaseError(message)
-    return None
+    fault = fault_of(e)
+    return DatabaseError(fault.value, fault) if fault else None
 
 
 def _open(path: Path) -> sqlite3.Connection:
@@ -104,19 +131,22 @@ class Store:
             self._open_and_migrate()
         except sqlite3.DatabaseError as e:
             self.close()
-            known = explain(e)
-            if known and "busy" in str(known):
+            fault = fault_of(e)
+            if fault is Fault.BUSY:
                 raise DatabaseError(
                     f"{self.path} is busy: another program held its write lock for {BUSY_TIMEOUT_MS // 1000} s; "
-                    "close it and start again"
+                    "close it and start again",
+                    fault,
                 ) from None
-            if known and "read-only" in str(known):
+            if fault is Fault.READ_ONLY:
                 raise DatabaseError(
                     f"{self.path} is read-only and needs an upgrade or a first write; make it writable "
-                    "(chmod u+w), or read it with python agent.py export"
+                    f"(chmod u+w), or read it with {program()} export",
+                    fault,
                 ) from None
             raise DatabaseError(
-                f"{self.path} is not a usable planner database ({e}); move it aside or pass --db to use another file"
+                f"{self.path} is not a usable planner database ({e}); move it aside or pass --db to use another file",
+                fault,
             ) from None
         except OSError as e:
             raise DatabaseError(f"cannot create {self.path.parent}: {e.strerror}") from None
@@ -135,7 +165,7 @@ class Store:
                 migrate(conn)
                 return
             except sqlite3.OperationalError as e:
-                if ("locked" not in str(e) and "busy" not in str(e)) or time.monotonic() > deadline:
+                if fault_of(e) is not Fault.BUSY or time.monotonic() > deadline:
                     raise
                 time.sleep(pause)
                 pause = min(pause * 2, 0.2)
@@ -163,8 +193,9 @@ class Store:
         except BaseException as e:
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
-            if isinstance(e, sqlite3.DatabaseError) and explain(e):
-                raise explain(e) from None
+            known = explain(e) if isinstance(e, sqlite3.DatabaseError) else None
+            if known:
+                raise known from None
             raise
         try:
             conn.execute("COMMIT")

@@ -151,3 +151,60 @@ def brief(task: Task | None) -> dict[str, Any]:
     if task.get("remind_at"):
         out["remind_at"] = task["remind_at"].replace("T", " ")
     return out
+
+
+# What a person calls each column, in the words `undo`, `redo` and `show` use; bookkeeping is left out.
+FIELD_WORDS = {
+    "title": "title",
+    "status": "status",
+    "due": "due",
+    "start_date": "start",
+    "priority": "priority",
+    "tags": "tags",
+    "list": "list",
+    "estimate_minutes": "estimate",
+    "parent_uid": "step of",
+    "notes": "notes",
+    "recurrence": "repeat",
+    "remind_at": "reminder",
+    "scheduled_at": "pinned at",
+}
+BOOKKEEPING = {"id", "uid", "ical", "parent", "reminded_at", "completed_at", "created_at", "updated_at", "due_time"}
+
+
+def _word(key: str, task: dict[str, Any]) -> str:
+    """One field's value as a person reads it ("none" for no value)."""
+    from planner.durations import short
+
+    value = task.get(key)
+    if key == "due":
+        value = " ".join(x for x in (task.get("due_date"), task.get("due_time")) if x)
+    elif key == "tags":
+        value = " ".join(f"+{t}" for t in value or [])
+    elif key == "recurrence" and value:
+        value = describe_repeat(value)
+    elif key == "estimate_minutes" and value:
+        value = short(int(value))
+    elif key in ("remind_at", "scheduled_at") and value:
+        value = str(value).replace("T", " ")
+    return str(value) if value not in (None, "", []) else "none"
+
+
+def describe_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """What changed from one state of a task to another, in words: 'due 2026-12-04 → 2026-12-05',
+    'note added "bring the card"'. Notes added or removed are said one by one, never as stored JSON."""
+    keys = ["due" if k == "due_date" else k for k in [*before, *(k for k in after if k not in before)]]
+    out = []
+    for key in dict.fromkeys(keys):
+        if key in BOOKKEEPING:
+            continue
+        if key == "annotations":
+            old = [a["text"] for a in annotations_of(before)]
+            new = [a["text"] for a in annotations_of(after)]
+            out += [f"note added {json.dumps(t, ensure_ascii=False)}" for t in new if t not in old]
+            out += [f"note removed {json.dumps(t, ensure_ascii=False)}" for t in old if t not in new]
+            continue
+        was, now = _word(key, before), _word(key, after)
+        if was != now:
+            out.append(f"{FIELD_WORDS.get(key, key.replace('_', ' '))} {was} → {now}")
+    return out

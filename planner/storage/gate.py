@@ -164,8 +164,9 @@ def commit(
                 return Applied()
             seen = [_view(conn, c) for c in changes.changes]
             keys = {("tasks", c.key) for c in seen if c.key is not None}
+            made = frozenset(rows.added_in_turn(conn, door.turn)) if door.turn else frozenset()
             found = policy.needs(
-                seen, door.mandate, recent(conn, door, keys), changes.by_user, changes.glitch, changes.asks
+                seen, door.mandate, recent(conn, door, keys), changes.by_user, changes.glitch, changes.asks, made
             )
             unmet = policy.unmet(found, door, grant)
             if door.dry:

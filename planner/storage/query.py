@@ -132,7 +132,7 @@ def run(path: Any, sql: str, time_limit: float = TIME_LIMIT) -> dict[str, Any]:
         cur = conn.execute(sql)
         columns = [d[0] for d in cur.description or ()]
         if len(columns) > MAX_COLUMNS:
-            raise sqlite3.OperationalError(f"too many columns ({len(columns)}); select at most {MAX_COLUMNS}")
+            raise TooManyColumns(f"too many columns ({len(columns)}); select at most {MAX_COLUMNS}")
         rows = cur.fetchmany(MAX_ROWS + 1)
     finally:
         timer.cancel()
@@ -163,18 +163,27 @@ def run(path: Any, sql: str, time_limit: float = TIME_LIMIT) -> dict[str, Any]:
     return result
 
 
+class TooManyColumns(ValueError):
+    """A result wider than MAX_COLUMNS; the message says how to narrow it."""
+
+
 def explain_error(e: Exception) -> str:
-    text = str(e)
-    if "not authorized" in text or "prohibited" in text or "access to" in text:
-        return "that is not allowed: query_planner runs one SELECT that reads only the tables below"
-    if "interrupted" in text:
-        return f"the query ran longer than {TIME_LIMIT:g} s and was stopped; make it simpler"
-    if "too many columns" in text:
-        return text
-    if "too big" in text or "pattern too complex" in text:
-        return f"a value or pattern is too long (at most {MAX_LENGTH:,} bytes, patterns {MAX_PATTERN} characters)"
-    if "one statement" in text:
+    """What went wrong with the model's query, as a line it can act on; by SQLite's result code, not its words."""
+    if isinstance(e, TooManyColumns):
+        return str(e)
+    if isinstance(e, sqlite3.ProgrammingError | sqlite3.Warning) and getattr(e, "sqlite_errorcode", None) is None:
+        # raised by Python's sqlite3, not SQLite: the only one a SELECT can meet is a second statement
         return "send exactly one SELECT statement, without a second one after ';'"
-    if "readonly" in text or "read-only" in text:
+    code = getattr(e, "sqlite_errorcode", None)
+    primary = code & 0xFF if isinstance(code, int) else None
+    if primary == sqlite3.SQLITE_AUTH:  # the authorizer denied a table, a column, a function or a statement
+        return "that is not allowed: query_planner runs one SELECT that reads only the tables below"
+    if primary == sqlite3.SQLITE_INTERRUPT:  # the time limit (progress handler or timer) stopped it
+        return f"the query ran longer than {TIME_LIMIT:g} s and was stopped; make it simpler"
+    if primary == sqlite3.SQLITE_TOOBIG:  # SQLITE_LIMIT_LENGTH
+        return f"a value is too long (at most {MAX_LENGTH:,} bytes); make the query build shorter strings"
+    if primary == sqlite3.SQLITE_READONLY:  # the connection is opened read-only
         return "query_planner only reads; use the task tools to change tasks"
-    return f"SQLite said: {text}"
+    # SQLITE_ERROR and the rest: SQLite's own words (a misspelt column, a LIKE pattern over the
+    # MAX_PATTERN limit, a syntax error) say best what to fix.
+    return f"SQLite said: {e}"

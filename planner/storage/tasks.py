@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from planner.storage.db import Store
-from planner.storage.fields import Task, TaskError
+from planner.storage.fields import Task, TaskError, describe_changes
 
 # Columns a write may set: the keys of a changes dict are checked against these before any SQL is built.
 COLUMNS = frozenset(
@@ -111,6 +111,11 @@ def require(conn: sqlite3.Connection, task_id: int) -> Task:
     if task is None:
         raise TaskError(f'no task with id={task_id}; call list_tasks with status "all" to see the ids')
     return task
+
+
+def titles(conn: sqlite3.Connection) -> dict[int, str]:
+    """Every task's title by id (what the user's words may name: agent/intent.py)."""
+    return {r[0]: r[1] for r in conn.execute("SELECT id, title FROM tasks")}
 
 
 def by_uid(conn: sqlite3.Connection, uid: str) -> Task | None:
@@ -310,12 +315,7 @@ def describe_undo(task_id: int, before: Task | None, after: Task | None) -> str:
         return f'removed task {task_id} "{(after or {}).get("title", "")}" (it was added)'
     if after is None:
         return f'restored task {task_id} "{before["title"]}" (it was deleted)'
-    hidden = ("id", "completed_at", "uid", "ical", "parent", "reminded_at")
-    changes = [
-        f"{k} {_show(after.get(k))} → {_show(before.get(k))}"
-        for k in before
-        if k not in hidden and before.get(k) != after.get(k)
-    ]
+    changes = describe_changes(after, before)  # what was after the change becomes what was before it
     return f'task {task_id} "{before["title"]}": ' + ("; ".join(changes) or "unchanged")
 
 
@@ -378,6 +378,14 @@ def changed_in_turn(conn: sqlite3.Connection, turn: str) -> set[int]:
     return {r[0] for r in rows}
 
 
+def added_in_turn(conn: sqlite3.Connection, turn: str) -> set[int]:
+    """Tasks this request added (and did not undo): its own, named by it."""
+    rows = conn.execute(
+        "SELECT task_id FROM task_events WHERE turn = ? AND before IS NULL AND undone_at IS NULL", (turn,)
+    )
+    return {r[0] for r in rows}
+
+
 def describe_change(op: str, task_id: int | None, before: Task | None, after: Task | None) -> str:
     """One planned change in a line for a question: 'delete task 3 "old draft"', 'complete task 4 "x"'."""
     if before is None and after is None:
@@ -427,3 +435,12 @@ def upcoming_reminders(conn: sqlite3.Connection, start: dt.datetime, end: dt.dat
         (start.isoformat(timespec="minutes"), end.isoformat(timespec="minutes")),
     )
     return [dict(r) for r in rows]
+
+
+def history(conn: sqlite3.Connection, task_id: int) -> list[dict[str, Any]]:
+    """Every logged change to one task, oldest first: {"at", "tool", "before", "after", "undone"} (for `show`)."""
+    rows = conn.execute(
+        "SELECT id, task_id, tool, before, after, created_at, undone_at FROM task_events WHERE task_id = ? ORDER BY id",
+        (task_id,),
+    ).fetchall()
+    return [{**_event(r), "at": r["created_at"], "undone": r["undone_at"] is not None} for r in rows]

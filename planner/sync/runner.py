@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from planner.policy import Door
+from planner.settings import program
 from planner.storage.db import Store
 from planner.storage.tasks import new_turn
 from planner.sync.caldav_sync import Progress, Report, Sync, SyncError
@@ -137,7 +138,7 @@ def _run_one(
             ) from None
         if e.kind == "missing":
             raise SyncError(
-                f"there is no task list at {where}; create it with `python agent.py sync --create`, "
+                f"there is no task list at {where}; create it with `{program()} sync --create`, "
                 "or check PLANNER_CALDAV_URL; nothing was changed",
                 missing=True,
             ) from None

@@ -28,5 +28,5 @@ def query_planner(ctx: ToolContext, sql: str) -> dict[str, Any]:
         raise ToolError("sql must not be empty")
     try:
         return query.run(ctx.store.path, sql)
-    except (sqlite3.Error, sqlite3.Warning) as e:
+    except (sqlite3.Error, sqlite3.Warning, query.TooManyColumns) as e:
         raise ToolError(f"{query.explain_error(e)}. Tables:\n{query.schema(ctx.store.conn())}") from None

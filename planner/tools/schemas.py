@@ -3,7 +3,9 @@
 Loose on purpose: every key a result may hold is described, only the keys
 every result holds are required, and more are allowed, so a new field never
 breaks a client that validates. An error result ({"error": ...}) is not
-described here: MCP marks it isError and clients do not validate it.
+described here: over MCP it is `isError` with its message as text and no
+structured content, since a client (the TypeScript SDK's) validates any
+structured content against these, errors included (tests/test_mcp_clients.py).
 """
 
 from __future__ import annotations
@@ -102,7 +104,9 @@ OUTPUT: dict[str, dict[str, Any]] = {
         rows={"type": "array"},
         row_count={"type": "integer"},
     ),
-    "lookup": obj(title=TEXT, summary=TEXT, url=TEXT),
+    "lookup": obj(
+        title=TEXT, summary=TEXT, url=TEXT, note=TEXT, ambiguous=TEXT, options={"type": "array", "items": TEXT}
+    ),
     "plan_day": obj(
         day=TEXT,
         days={"type": "array", "items": obj(("day", "blocks"), day=TEXT, blocks=BLOCKS)},
@@ -110,6 +114,7 @@ OUTPUT: dict[str, dict[str, Any]] = {
         unscheduled=NOTES,
         late=NOTES,
         estimates=TEXT,
+        past_due=TEXT,
     ),
     "find_time": obj(
         ("minutes", "slots"),

@@ -90,7 +90,11 @@ def read_remind(
         raise ToolError(f"remind: {e}") from None
     if when is None:
         return None
-    if notes is not None and when < ctx.clock().astimezone().replace(tzinfo=None):
+    if notes is not None:  # what the words became, as for a date: the reminder is a guess the user sees
+        notes.append(f"remind {value.strip()!r} -> {when:%A %Y-%m-%d %H:%M}")
+    # Now, on the planner's today: a pretended one (--today) has its reminders judged against itself.
+    now = dt.datetime.combine(ctx.today(), ctx.clock().astimezone().time().replace(tzinfo=None))
+    if notes is not None and when < now:
         notes.append(f"the reminder time {when:%Y-%m-%d %H:%M} is already past, so it shows at once")
     return when.isoformat(timespec="minutes")
 
@@ -377,12 +381,11 @@ def update_task(
 
 
 def added_note(task: Task, text: str, today: dt.date) -> dict[str, Any]:
-    """The changes that add one note: the first becomes `notes`, later ones dated annotations."""
+    """The changes that add one note: a dated annotation, the first as every later one (`notes` is the text the
+    task was written with; a note added later says when it was added)."""
     from planner.storage.fields import annotations_of, check_annotations
 
     note = check_notes(text)
-    if not task.get("notes"):
-        return {"notes": note}
     later = [
         *annotations_of(task),
         {"at": dt.datetime.combine(today, dt.datetime.now().time()).isoformat()[:16], "text": note},

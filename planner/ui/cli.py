@@ -23,11 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from planner.settings import GUARD_PROFILES, VERSION, Config, ConfigError, parse_today
+from planner.settings import VERSION, Config, ConfigError, parse_today
 from planner.storage.db import DatabaseError, Store, explain
 from planner.ui import offline
 from planner.ui.logs import setup_logging
 from planner.ui.models import ensure_models
+from planner.ui.options import add_global
 from planner.ui.text import err, prompted_line, safe
 
 if TYPE_CHECKING:
@@ -67,7 +68,7 @@ def epilog(prog: str, home: Path) -> str:
     examples = "\n".join(f"  {f'{prog} {cmd}'.strip():<{width}}{what}" for cmd, what in EXAMPLES)
     env = textwrap.fill(ENVIRONMENT, width=78, initial_indent="  ", subsequent_indent="  ")
     return (
-        "subcommands (no model needed; --db and --today may stand before or after them):\n"
+        "subcommands (no model needed; the options above go before or after them):\n"
         f"{summary()}\n\nenvironment:\n{env}\n\ndata: {home}/planner.db\n  (agent.log and input_history beside it)"
         f"\n\nexamples:\n{examples}\n"
     )
@@ -85,60 +86,12 @@ def build_parser(defaults: Config) -> argparse.ArgumentParser:
         epilog=epilog(prog, defaults.db_path.parent),
         formatter_class=lambda prog: argparse.RawDescriptionHelpFormatter(prog, width=79, max_help_position=26),
     )
-    p.add_argument("--model", default=defaults.model, help=f"main model (default {defaults.model})")
+    add_global(p, defaults)
     p.add_argument(
-        "--critic-model",
-        default=defaults.critic_model,
-        help=f"the smaller model: checks turns, extracts memories (default {defaults.critic_model})",
-    )
-    p.add_argument(
-        "--embed-model", default=defaults.embed_model, help=f"embedding model (default {defaults.embed_model})"
-    )
-    p.add_argument("--db", type=Path, default=defaults.db_path, help=f"database file (default {defaults.db_path})")
-    p.add_argument("--session", default=None, help="resume or start the named session")
-    p.add_argument("-c", "--continue", dest="resume_last", action="store_true", help="resume the most recent session")
-    p.add_argument("--think", action="store_true", default=defaults.think, help="let a thinking model think")
-    p.add_argument(
-        "--guards",
-        choices=GUARD_PROFILES,
-        default=defaults.guards,
-        help=f"guard profile: small-model recoveries (small), only user protection (standard), none (off), "
-        f"or by the main model's size (auto, below 4B is small) (default {defaults.guards})",
-    )
-    p.add_argument(
-        "--no-reflect", dest="reflect", action="store_false", default=defaults.reflect, help="skip the critic"
-    )
-    p.add_argument(
-        "--yes", action="store_true", default=defaults.yes, help="run deletions and large changes without asking"
-    )
-    p.add_argument(
-        "--web", action="store_true", default=defaults.web, help="allow encyclopedia lookups (asks Wikipedia)"
-    )
-    p.add_argument(
-        "--no-memory",
-        dest="memory",
-        action="store_false",
-        default=defaults.memory,
-        help="run without long-term memory (no embedding model needed)",
-    )
-    p.add_argument(
-        "--no-auto-memory",
-        dest="auto_memory",
-        action="store_false",
-        default=defaults.auto_memory,
-        help="do not extract memories from each turn",
-    )
-    p.add_argument(
-        "--num-ctx", type=int, default=defaults.num_ctx, help=f"main model context (default {defaults.num_ctx})"
-    )
-    p.add_argument("--today", default=None, help="pretend today is this date (YYYY-MM-DD)")
-    p.add_argument("--plain", action="store_true", help="plain lines, one per turn, even in a terminal")
-    p.add_argument("-q", "--quiet", action="store_true", help="hide the trace of tool calls (every mode)")
-    p.add_argument(
-        "-v",
-        "--verbose",
-        action="store_true",
-        help="show tokens and timings of every model call: replies, critic, memory, embeddings",
+        "--trajectory",
+        type=Path,
+        metavar="FILE",
+        help="write every turn of this run as JSON: messages, tool calls, results, decisions",
     )
     p.add_argument("-V", "--version", action="version", version=f"planner {VERSION}")
     p.add_argument(
@@ -155,6 +108,7 @@ class Options:
     plain: bool = False  # terminal: plain lines, one per turn, instead of the full interface
     quiet: bool = False  # hide the trace of tool calls (stderr in the plain modes)
     verbose: bool = False  # show tokens and timings of every model call, the critic's and background's too
+    trajectory: Path | None = None  # every turn as JSON (planner/agent/trajectory.py)
 
 
 def load_config(argv: list[str] | None, env: dict[str, str] | None = None) -> Config:
@@ -166,7 +120,13 @@ def load(argv: list[str] | None, env: dict[str, str] | None = None) -> tuple[Con
     """The settings (defaults, then PLANNER_* variables, then flags) and the interface's options."""
     base = Config.from_env(env)
     args = build_parser(base).parse_args(argv)
-    options = Options(message=" ".join(args.message) or None, quiet=args.quiet, plain=args.plain, verbose=args.verbose)
+    options = Options(
+        message=" ".join(args.message) or None,
+        quiet=args.quiet,
+        plain=args.plain,
+        verbose=args.verbose,
+        trajectory=args.trajectory,
+    )
     config = base.replace(
         model=args.model,
         critic_model=args.critic_model,
@@ -224,6 +184,38 @@ def serve_mcp(argv: list[str]) -> int:
         return mcp_server.run(config, store)
     finally:
         store.close()
+
+
+EXIT_GRACE = 1.0  # seconds the interpreter has to end once main() returned, before the process is ended anyway
+
+
+def entry() -> None:
+    """`python agent.py` and the `planner` command: main(), then the process ends with its status.
+
+    Every path that ends the program ends it: a thread still running (a pull that failed mid-stream, a
+    tool call stuck in a read) must not keep it alive. The interpreter gets EXIT_GRACE seconds to end the
+    usual way (joining its threads); an alarm then ends the process with the same status, what was printed
+    flushed first. The alarm is called off once the threads are over (the first atexit step, which comes after
+    them), so the interpreter's own last steps, however slow on a loaded machine, are never cut into; and an
+    alarm rather than a thread, so nothing of ours runs while the interpreter comes down.
+    """
+    status = main()
+
+    def end_anyway(signum: int, frame: object) -> None:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(status)
+
+    if hasattr(signal, "setitimer"):
+        import atexit
+
+        signal.signal(signal.SIGALRM, end_anyway)
+        atexit.register(signal.setitimer, signal.ITIMER_REAL, 0)  # the threads ended: the usual way goes on
+        signal.setitimer(signal.ITIMER_REAL, EXIT_GRACE)
+    raise SystemExit(status)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -361,6 +353,16 @@ def _talk(config: Config, options: Options, llm: Ollama, one_shot: str | None) -
     agent = build_agent(config, store, llm, session, confirm, on_progress=progress)
     if options.verbose and agent.keeper:
         agent.keeper.observer = side.extraction  # what each memory extraction stored, or why not
+    if options.trajectory:
+        from planner.agent.trajectory import record
+
+        try:
+            record(agent, options.trajectory.expanduser())  # every interface's turns go through agent.run_turn
+        except OSError as e:
+            err(f"cannot write the trajectory to {options.trajectory}: {e.strerror}")
+            agent.close()
+            store.close()
+            return 2
     agent.resume_background()  # extraction or a summary left undone last time
     if one_shot:
         try:

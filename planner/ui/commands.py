@@ -1,8 +1,10 @@
 """Commands typed after '/': answered locally, never sent to the model.
 
 Each handler takes the running agent and the text after the command name and
-returns what to show. Handlers read and change the agent's state (session,
-switches) but never print; the terminal (repl.py, tui.py) prints what they return.
+returns what to show, or raises a Failure (outcomes.py) that carries the line to
+show and the exit status a one-shot /command ends with. Handlers read and change
+the agent's state (session, switches) but never print; the terminal (repl.py,
+tui.py) prints what they return.
 """
 
 from __future__ import annotations
@@ -17,12 +19,14 @@ from typing import Any
 from planner.agent.loop import Agent, TurnResult
 from planner.memory.history import new_session_name, recent_sessions
 from planner.memory.longterm import AUTO_RECALL_COSINE, LongTermMemoryError
-from planner.model.base import ModelError
+from planner.model.base import ModelError, ModelFault
 from planner.model.client import Ollama
+from planner.settings import program
 from planner.storage.db import DatabaseError, explain
 from planner.storage.tasks import new_turn
 from planner.ui import layout
 from planner.ui.layout import wrap
+from planner.ui.outcomes import Failure, Refused, Usage, UsageError
 from planner.ui.traceview import turn_trace
 from planner.ui.views import agenda_text, lists_text, tasks_text
 
@@ -75,17 +79,17 @@ def command(usage: str) -> Callable[[Handler], Handler]:
 
 
 def run_command(agent: Agent, line: str, stats: Stats) -> str:
-    """Run '/name args' and return what to show."""
+    """Run '/name args' and return what to show; raises a Failure that says what went wrong."""
     name, _, arg = line[1:].partition(" ")
     entry = COMMANDS.get(COMMAND_ALIASES.get(name.lower(), name.lower()))
     if entry is None:
-        return f"unknown command /{name}; type /help for the list"
+        raise UsageError(f"unknown command /{name}; type /help for the list")
     try:
         return entry[1](agent, arg.strip(), stats)
     except DatabaseError as e:  # busy, read-only, full: said, and the session goes on
-        return f"error: {e}"
+        raise Failure(str(e)) from None
     except sqlite3.Error as e:
-        return f"error: {explain(e) or f'the database could not be read ({e})'}"
+        raise Failure(str(explain(e) or f"the database could not be read ({e})")) from None
 
 
 EXIT_WORDS = {"exit", "quit", "/exit", "/quit", "/bye"}  # /bye as `ollama run` users type it
@@ -141,20 +145,20 @@ def publish_plan(agent: Agent, when: str | None) -> str:
 
     ctx = agent.context
     if not agent.config.caldav_plan:
-        return "error: no calendar for the plan is set: set PLANNER_CALDAV_PLAN (or use `export --plan` for a file)"
+        raise Failure("no calendar for the plan is set: set PLANNER_CALDAV_PLAN (or use `export --plan` for a file)")
     if not (ctx.yes or (ctx.confirm and ctx.confirm(f"Write the plan's blocks to {agent.config.caldav_plan}?"))):
-        return "nothing was written to the calendar"
+        raise Refused("nothing was written to the calendar")
     try:
         return publish(ctx, agent.config, when)
     except PublishError as e:
-        return f"error: {e}"
+        raise Failure(str(e)) from None
 
 
 @command("/undo  undo the last request (again: the one before)")
 def _undo(agent: Agent, arg: str, stats: Stats) -> str:
     outcome = agent.undo_last_turn()
     if outcome.refused:
-        return f"error: {outcome.refused}"
+        raise Refused(outcome.refused)
     return "undone:\n  " + "\n  ".join(outcome.lines) if outcome.lines else "nothing to undo"
 
 
@@ -162,7 +166,7 @@ def _undo(agent: Agent, arg: str, stats: Stats) -> str:
 def _redo(agent: Agent, arg: str, stats: Stats) -> str:
     outcome = agent.redo_last_undo()
     if outcome.refused:
-        return f"error: {outcome.refused}"
+        raise Refused(outcome.refused)
     return "redone:\n  " + "\n  ".join(outcome.lines) if outcome.lines else "nothing to redo"
 
 
@@ -177,12 +181,15 @@ def sync_text(
     """/sync: one sync, its report in lines (`progress(done, total)` hears it go; `ask` is the y/N)."""
     from planner.policy import Door
     from planner.sync.runner import SyncError, report_lines, sync_config
+    from planner.ui.secrets import with_password
 
-    door = Door("sync", ask=ask or agent.context.confirm, yes=agent.config.yes, how="run `python agent.py sync --yes`")
+    how = f"run `{program()} sync --yes`"
+    door = Door("sync", ask=ask or agent.context.confirm, yes=agent.config.yes, how=how)
+    config = with_password(agent.config, interactive=False)  # a missing password is named, not asked for here
     try:
-        report = sync_config(agent.context.store, agent.config, agent.today, door, progress)
+        report = sync_config(agent.context.store, config, agent.today, door, progress)
     except SyncError as e:
-        return f"error: {e}"
+        raise Failure(str(e)) from None
     return "\n".join(report_lines(agent.config, report))
 
 
@@ -195,7 +202,7 @@ def _memories(agent: Agent, arg: str, stats: Stats) -> str:
         try:
             hits = memory.search(arg, 10)
         except LongTermMemoryError as e:
-            return f"error: {e}"
+            raise Failure(str(e)) from None
         # The same floor as automatic recall: a keyword hit, or close enough in meaning; not "the best 10".
         hits = [h for h in hits if h["keyword"] or h["cosine"] >= AUTO_RECALL_COSINE]
         shown = [f"[{h['id']}] {h['text']}  ({h['kind']}, said {h['said']}, {h['score']:.2f})" for h in hits]
@@ -219,11 +226,11 @@ def _forget(agent: Agent, arg: str, stats: Stats) -> str:
     if agent.memory is None:
         return "long-term memory is off"
     if not arg:
-        return "usage: /forget ID or /forget WORDS"
+        raise Usage("/forget ID or /forget WORDS")
     try:
         gone = agent.memory.forget(arg, turn=new_turn())["forgotten"]  # one /undo brings it back
     except LongTermMemoryError as e:
-        return f"error: {e}"
+        raise Failure(str(e)) from None
     return f"forgot [{gone['id']}] {gone['text']} (/undo brings it back)"
 
 
@@ -260,7 +267,7 @@ def _history(agent: Agent, arg: str, stats: Stats) -> str:
     try:
         n = int(arg) if arg else 10
     except ValueError:
-        return "usage: /history [N]"
+        raise Usage("/history [N]") from None
     shown = []
     for m in agent.transcript():
         if m["role"] == "user":
@@ -272,7 +279,7 @@ def _history(agent: Agent, arg: str, stats: Stats) -> str:
 
 def _switch_flag(agent: Agent, arg: str, name: str, label: str) -> str:
     if arg not in ("", "on", "off"):
-        return f"usage: /{label} on|off"
+        raise Usage(f"/{label} on|off")
     if arg:
         agent.configure(**{name: arg == "on"})
     return f"{label} is {'on' if getattr(agent.config, name) else 'off'}"
@@ -366,13 +373,15 @@ def _model(agent: Agent, arg: str, stats: Stats) -> str:
     role, _, name = arg.partition(" ")
     name = name.strip()
     if role not in ("main", "critic") or not name:
-        return "usage: /model main NAME or /model critic NAME"
+        raise Usage("/model main NAME or /model critic NAME")
     try:
         _, capabilities = agent.llm.facts(name)
     except ModelError as e:
-        return f"{name} is not pulled; /pull {name} first" if e.kind == "not_found" else f"error: {e}"
+        raise Failure(
+            f"{name} is not pulled; /pull {name} first" if e.kind is ModelFault.NOT_FOUND else str(e)
+        ) from None
     if role == "main" and capabilities and "tools" not in capabilities:
-        return f"{name} cannot call tools; choose another main model"
+        raise Failure(f"{name} cannot call tools; choose another main model")
     if role == "critic":
         agent.configure(critic_model=name)
         return f"critic model is now {name}"
@@ -389,13 +398,13 @@ def server(agent: Agent) -> Ollama | None:
 @command("/pull NAME  download a model, with a progress bar in a terminal")
 def _pull(agent: Agent, arg: str, stats: Stats) -> str:
     if not arg:
-        return "usage: /pull NAME"
+        raise Usage("/pull NAME")
     ollama = server(agent)
     if ollama is None:
-        return "/pull needs an Ollama server"
+        raise Failure("/pull needs an Ollama server")
     try:
         for _ in ollama.pull(arg):
             pass
     except ModelError as e:
-        return f"error: {e}"
+        raise Failure(str(e)) from None
     return f"pulled {arg}"

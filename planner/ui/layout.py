@@ -2,10 +2,12 @@
 
     fit([Column("id", 2, align=">"), Column("title", 12, grow=True), Column("due", 5)], rows, width=40)
 
-Every column gets the width of its widest cell, the growing one (the title)
-takes what is left and shrinks first, cut with "…"; when even that is not
-enough, the other columns shrink to their minimum too, the title never below
-its minimum (12 characters at 40 columns). Cells are measured by how wide they
+Every column starts at its least width; the room left goes first to the
+short columns a row is read by (id, due, status: their whole width), then to
+the growing one (the title), and what is left after the title to the columns
+marked `last` (the notation of the rest: tags, list, repeat, reminder), cut
+with "…". So at any width the title has all the room the table can give it
+(at least 12 characters at 40 columns). Cells are measured by how wide they
 show (wcwidth), so a title in Chinese or with emoji does not break the columns.
 """
 
@@ -69,6 +71,7 @@ class Column:
     grow: bool = False
     align: str = "<"
     pad: int = 0  # and is never narrower than this (ids line up across sections)
+    last: bool = False  # gets room only after the title has all it needs
 
 
 def fit(columns: list[Column], rows: list[list[str]], room: int | None = None, header: bool = True) -> list[str]:
@@ -77,13 +80,15 @@ def fit(columns: list[Column], rows: list[list[str]], room: int | None = None, h
     natural = [
         max([c.pad, shown(c.name) if header else 0, *(shown(r[i]) for r in rows)]) for i, c in enumerate(columns)
     ]
-    widths = list(natural)
-    total = lambda: sum(widths) + GAP * (len(widths) - 1)  # noqa: E731
-    order = [i for i, c in enumerate(columns) if c.grow] + [i for i, c in enumerate(columns) if not c.grow][::-1]
-    for i in order:  # shrink the title first, then the others from the right
-        if total() <= room:
-            break
-        widths[i] = max(columns[i].least, widths[i] - (total() - room))
+    widths = [min(n, max(c.least, c.pad)) for n, c in zip(natural, columns, strict=True)]
+    left = room - sum(widths) - GAP * (len(widths) - 1)
+    first = [i for i, c in enumerate(columns) if not c.grow and not c.last]
+    title = [i for i, c in enumerate(columns) if c.grow]
+    rest = [i for i, c in enumerate(columns) if c.last and not c.grow]
+    for i in first + title + rest:  # the room, in that order, each up to its widest cell
+        more = max(0, min(natural[i] - widths[i], left))
+        widths[i] += more
+        left -= more
     lines = []
     for r in ([[c.name for c in columns]] if header else []) + rows:
         cells = [pad(cell, widths[i], columns[i].align) for i, cell in enumerate(r)]

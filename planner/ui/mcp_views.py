@@ -3,7 +3,7 @@ JSON) and the prompts (a daily review, a weekly plan), built from the same tools
 
 The prompts carry the planner's data marked as data, and its own plan for the day or week (code,
 around the calendar), so the client's model explains the plan rather than making one up. Leaves out
-the protocol itself: listing, reading, subscribing and notifying are mcp_server.py's.
+the protocol itself: listing, reading, subscribing and notifying are mcp_resources.py's.
 """
 
 from __future__ import annotations

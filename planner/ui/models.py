@@ -81,15 +81,20 @@ def show_pull(llm: Ollama, name: str) -> None:
 
         from planner.ui.tui import pull_with_progress
 
-        line = pull_with_progress(llm, name, Console(stderr=True))
-        if line.startswith("error: "):
-            raise ModelError(line.removeprefix("error: "))
-        print(line, file=sys.stderr)
+        pull_with_progress(llm, name, Console(stderr=True))  # ModelError when it fails
+        print(f"pulled {name}", file=sys.stderr)
         return
     last = 0.0
-    for status, done, total in llm.pull(name):
-        now = time.monotonic()
-        if total and now - last > 0.2:
-            last = now
-            print(f"\r{status}: {done / total:6.1%} of {total / 1e9:.2f} GB", end="", file=sys.stderr, flush=True)
+    pulling = llm.pull(name)
+    try:
+        for status, done, total in pulling:
+            now = time.monotonic()
+            if total and now - last > 0.2:
+                last = now
+                print(f"\r{status}: {done / total:6.1%} of {total / 1e9:.2f} GB", end="", file=sys.stderr, flush=True)
+    except ModelError:
+        print(file=sys.stderr)  # the error starts a line of its own, not after the progress
+        raise
+    finally:
+        pulling.close()
     print(f"\rpulled {name}{' ' * 30}", file=sys.stderr, flush=True)

@@ -5,11 +5,12 @@ is down (the table of them, with their help, is subcommands.py; the everyday tas
     python agent.py export --format ics -o tasks.ics           python agent.py sync
     python agent.py backup ~/planner-backup.db                 python agent.py remind --check
 
-Global options (--db, --today) may stand before or after the subcommand. Every
-fault is one line on stderr (never a traceback: that goes to agent.log);
-exit status 0 done, 1 a fault, 2 a bad option or notation, 4 a change that
-needs the user's yes was not made. A reader that goes away (`| head`) ends
-it quietly.
+Global options (--db, --today, --yes, and the others, ignored here) may stand
+before or after the subcommand. Every fault is one line on stderr (never a
+traceback: that goes to agent.log), raised as a Failure (outcomes.py) whose
+class gives the exit status: 0 done, 1 a fault, 2 a bad option or notation,
+4 a change that needs the user's yes was not made. A reader that goes away
+(`| head`) ends it quietly.
 """
 
 from __future__ import annotations
@@ -20,19 +21,21 @@ import logging
 import sqlite3
 import sys
 
-from planner.settings import Config, ConfigError, parse_today
+from planner.settings import Config, ConfigError, parse_today, program
 from planner.storage.db import DatabaseError, Store, explain
 from planner.ui.files import FileRefused, target, temporary, write_text
 from planner.ui.logs import setup_logging
+from planner.ui.options import value_options
+from planner.ui.outcomes import Failure, UsageError
 from planner.ui.subcommands import BY_NAME, EXIT_ERROR, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, parser
-from planner.ui.text import Counter, ask_yes_no, err, safe
+from planner.ui.text import Counter, ask_yes_no, err, plural, safe
 
 log = logging.getLogger("planner")
 
 SUBCOMMANDS = tuple(BY_NAME)
 OWN_PARSER = ("doctor", "mcp")  # they read the main command's flags too
 # Options of the main command that take a value, so their values are never taken for a subcommand.
-VALUE_OPTIONS = {"--model", "--critic-model", "--embed-model", "--db", "--session", "--num-ctx", "--today", "--guards"}
+VALUE_OPTIONS = value_options()
 
 
 def split(argv: list[str]) -> tuple[str | None, list[str]]:
@@ -72,6 +75,9 @@ def run(what: str, argv: list[str]) -> int:
     args.pretended = today is not None  # --today or PLANNER_TODAY: plans start at that day's start
     try:
         return handler(what)(store, args, today or dt.date.today())
+    except Failure as e:  # said for a person, with its exit status
+        print(safe(e.line()), file=sys.stderr, flush=True)
+        return e.status
     except BrokenPipeError:  # the reader went away (`tasks | head`): as `git log | head` does, quietly
         _quiet_stdout()
         return EXIT_OK
@@ -131,11 +137,9 @@ def export(store: Store, args: argparse.Namespace, today: dt.date) -> int:
     from planner.storage.exchange import export_memories
 
     if args.memories and args.format != "json":
-        err("--memories needs --format json")
-        return EXIT_USAGE
+        raise UsageError("--memories needs --format json")
     if args.events and args.format != "ics":
-        err("--events needs --format ics")
-        return EXIT_USAGE
+        raise UsageError("--events needs --format ics")
     path = target(args.output, store, args.force, _asker()) if args.output is not None else None
     if args.plan:
         from planner.sync.plan_publish import plan_ics
@@ -145,8 +149,7 @@ def export(store: Store, args: argparse.Namespace, today: dt.date) -> int:
         try:
             text = plan_ics(context(store, today, pretended=args.pretended), args.plan)
         except ToolError as e:
-            err(str(e))
-            return EXIT_USAGE
+            raise UsageError(str(e)) from None
     else:
         text = export_memories(store) if args.memories else export_text(store, args.format, args.events)
     if path is None:
@@ -154,9 +157,12 @@ def export(store: Store, args: argparse.Namespace, today: dt.date) -> int:
         sys.stdout.flush()
         return EXIT_OK
     write_text(path, text)
-    what = "tasks and memories" if args.memories else "tasks"
+    what = "the plan's blocks" if args.plan else "tasks and memories" if args.memories else "tasks"
     print(safe(f"exported {what} to {path}"), file=sys.stderr)
     return EXIT_OK
+
+
+TODO_TXT = ("", ".txt", ".todo")  # a file read as todo.txt without --format: any other name is refused
 
 
 def import_(store: Store, args: argparse.Namespace, today: dt.date) -> int:
@@ -186,9 +192,12 @@ def import_(store: Store, args: argparse.Namespace, today: dt.date) -> int:
         err(f"cannot read {'standard input' if stdin else args.file}: {e.strerror or e}")
         return EXIT_ERROR
     fmt = args.format or guess_format(args.file.name, text)
+    if args.format is None and fmt == "todotxt" and not stdin and args.file.suffix.lower() not in TODO_TXT:
+        raise UsageError(
+            f"cannot tell what kind of file {args.file.name} is; say it with --format json, todotxt, ics or taskwarrior"
+        )
     if args.events and fmt != "ics":
-        err("--events is for iCalendar files (.ics)")
-        return EXIT_USAGE
+        raise UsageError("--events is for iCalendar files (.ics)")
     counter = Counter("importing", quiet=args.quiet)
     result = import_text(store, text, fmt, args.events, progress=counter.show)
     counter.done()
@@ -196,11 +205,12 @@ def import_(store: Store, args: argparse.Namespace, today: dt.date) -> int:
         print(safe(f"nothing to import: {'standard input' if stdin else args.file} holds no tasks"), file=sys.stderr)
         return EXIT_OK
     if result["added"] or result["skipped"] or not result.get("events"):  # a calendar alone says only that
-        n = result["added"]
-        print(f"imported {n} task{'' if n == 1 else 's'}, skipped {result['skipped']} already there", file=sys.stderr)
+        said = f"imported {plural(result['added'], 'task')}, skipped {result['skipped']} already there"
+        print(said, file=sys.stderr)
     if result.get("events"):
         ev = result["events"]
-        print(f"calendar: {ev['added']} events added, {ev['updated']} updated (busy time for `plan`)", file=sys.stderr)
+        said = f"calendar: {plural(ev['added'], 'event')} added, {ev['updated']} updated (busy time for `plan`)"
+        print(said, file=sys.stderr)
     for problem in result["problems"]:
         print(safe(f"  not imported: {problem}"), file=sys.stderr)
     return EXIT_ERROR if result["problems"] else EXIT_OK
@@ -222,10 +232,11 @@ def sync(store: Store, args: argparse.Namespace, today: dt.date) -> int:
     """sync: the tasks with the CalDAV task lists of the settings, both ways, once."""
     from planner.policy import Door
     from planner.sync.runner import SyncError, report_lines, sync_config
+    from planner.ui.secrets import with_password
 
-    config = Config.from_env()
     ask = _asker()
-    door = Door("sync", ask=ask, yes=args.yes or config.yes, how="run `python agent.py sync --yes` to allow it")  # type: ignore[arg-type]
+    config = with_password(Config.from_env(), ask is not None)
+    door = Door("sync", ask=ask, yes=args.yes or config.yes, how=f"run `{program()} sync --yes` to allow it")  # type: ignore[arg-type]
     counter = Counter("syncing", quiet=args.quiet)
 
     def say(text: str) -> None:
@@ -240,8 +251,7 @@ def sync(store: Store, args: argparse.Namespace, today: dt.date) -> int:
             report = sync_config(store, config, lambda: today, door, counter.show, create=True, say=say)
     except SyncError as e:
         counter.done()
-        err(str(e))
-        return EXIT_ERROR
+        raise Failure(str(e)) from None
     counter.done()
     print(safe("\n".join(report_lines(config, report))), file=sys.stderr)
     if report.problems:
@@ -255,7 +265,10 @@ def backup(store: Store, args: argparse.Namespace, today: dt.date) -> int:
 
     path = target(args.file, store, args.force, _asker())
     counts = maintenance.backup(store, path, temporary(path))
-    print(safe(f"backed up {counts['tasks']} tasks and {counts['memories']} memories to {path}"), file=sys.stderr)
+    said = (
+        f"backed up {plural(counts['tasks'], 'task')} and {plural(counts['memories'], 'memory', 'memories')} to {path}"
+    )
+    print(safe(said), file=sys.stderr)
     return EXIT_OK
 
 
@@ -264,9 +277,8 @@ def agenda(store: Store, args: argparse.Namespace, today: dt.date) -> int:
     from planner.tools import ToolContext
     from planner.ui.views import agenda_text
 
-    text = agenda_text(ToolContext(store=store, today=lambda: today), str(args.days), where="tasks")
-    print(safe(text))
-    return EXIT_USAGE if text.startswith(("error:", "usage:")) else EXIT_OK
+    print(safe(agenda_text(ToolContext(store=store, today=lambda: today), str(args.days), where="tasks")))
+    return EXIT_OK
 
 
 def plan(store: Store, args: argparse.Namespace, today: dt.date) -> int:
@@ -282,19 +294,13 @@ def plan(store: Store, args: argparse.Namespace, today: dt.date) -> int:
     try:
         ctx = context(store, today, pretended=args.pretended)
     except ConfigError as e:
-        err(str(e))
-        return EXIT_USAGE
+        raise UsageError(str(e)) from None
     if args.json:
         try:
             horizon = horizon_of(ctx, when)
         except ToolError as e:
-            err(str(e))
-            return EXIT_USAGE
+            raise UsageError(str(e)) from None
         print(json.dumps(plan_json(make_plan(ctx, horizon), horizon), ensure_ascii=False, indent=1))
         return EXIT_OK
-    text = plan_text(ctx, when)
-    if text.startswith("error: "):
-        err(text.removeprefix("error: "))
-        return EXIT_USAGE
-    print(safe(text))
+    print(safe(plan_text(ctx, when)))
     return EXIT_OK

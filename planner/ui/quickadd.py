@@ -38,6 +38,7 @@ LONE = re.compile(
     re.I,
 )  # alone, these are more often part of a title than a date
 MAX_DATE_WORDS = 6
+FREQUENCIES = ("daily", "weekly", "monthly", "yearly", "annually", "biweekly")  # a repeat without "every"
 
 
 class NotationError(ValueError):
@@ -50,6 +51,7 @@ class Reading:
 
     args: dict[str, Any] = field(default_factory=dict)  # the tool's arguments, the phrases as written
     title: str = ""
+    notes: list[str] = field(default_factory=list)  # words that looked like notation and stayed in the title
 
 
 def _is_date(words: list[str], today: dt.date) -> Any:
@@ -95,13 +97,17 @@ def read(words: list[str], today: dt.date, free_date: bool = True) -> Reading:
             out.args["priority"] = PRIORITY[low[1:]]
         elif re.fullmatch(r"~\S+", w) and _estimate(w[1:]) is not None:
             out.args["estimate"] = w  # "~30m": the tool reads the ~ too, and says what it read
-        elif low == "every":
-            end, rule = _longest(tokens, i, lambda run: _repeat(run), most=6)
-            if rule is None:
-                raise NotationError(f"cannot read {' '.join(tokens[i : i + 4])!r} as a repeat; write e.g. every monday")
-            out.args["repeat"] = " ".join(tokens[i:end])
-            i = end
-            continue
+        elif low == "every" or low in FREQUENCIES:
+            end, rule = _longest(tokens, i, _repeat, most=6)
+            # "every ..." is a repeat whenever a rule follows; "monthly" only with the rest of a rule
+            # ("rent monthly on the 1st"): alone it is as often a word of the title ("the weekly report").
+            if rule is not None and (low == "every" or end - i > 1):
+                out.args["repeat"] = " ".join(tokens[i:end])
+                i = end
+                continue
+            keep.append(w)
+            said = "a repeat is written e.g. every monday" if low == "every" else f"for a repeat write {_every(low)}"
+            out.notes.append(f"{w!r} stays in the title; {said}")
         elif ":" in w and low.split(":", 1)[0] in KEYS and w.split(":", 1)[1]:
             key, first = w.split(":", 1)
             i = _keyed(key.lower(), [first, *tokens[i + 1 :]], out, today) + i
@@ -114,6 +120,12 @@ def read(words: list[str], today: dt.date, free_date: bool = True) -> Reading:
         keep = _free_date(keep, out, today)
     out.title = " ".join(w[1:] if w.startswith("\\") else w for w in keep).strip()
     return out
+
+
+def _every(frequency: str) -> str:
+    """The "every ..." form of a frequency word, which the notation reads alone."""
+    unit = {"daily": "day", "weekly": "week", "monthly": "month", "yearly": "year", "annually": "year"}
+    return f"every {unit[frequency]}" if frequency in unit else "every 2 weeks"
 
 
 def _estimate(text: str) -> int | None:
@@ -149,7 +161,7 @@ def _keyed(key: str, rest: list[str], out: Reading, today: dt.date) -> int:
         out.args["estimate"] = rest[0]
         return 1
     if key == "rec":
-        words = [w.replace("-", " ") for w in rest]  # rec:every-2-weeks, one word for the shell
+        words = [_spaced(w) for w in rest]  # rec:every-2-weeks, one word for the shell
         end, rule = _longest(words, 0, _repeat)
         if rule is not None:
             out.args["repeat"] = " ".join(words[:end])
@@ -164,12 +176,16 @@ def _keyed(key: str, rest: list[str], out: Reading, today: dt.date) -> int:
             ) from None
         return 1
     if key == "remind":
-        # The longest run that is a reminder (checked against a stand-in due date: the tool reads it again
-        # against the real one); "remind:1-hour-before" works too.
-        end, _ = _longest([w.replace("-", " ") for w in rest], 0, _reminder)
+        # A word written with dashes for spaces (remind:1-hour-before, remind:at-due) is the whole reminder
+        # when it reads as one, so the words after it stay the line's own ("remind:at-due friday 3pm": the due
+        # date is friday 3pm); else the longest run that is one (remind:1 hour before, remind:2026-12-04 08:00).
+        # Checked against a stand-in due date: the tool reads it again against the real one.
+        spaced = [_spaced(w) for w in rest]
+        dashed = spaced[0] != rest[0] and _reminder(spaced[:1]) is not None
+        end = 1 if dashed else _longest(spaced, 0, _reminder)[0]
         if end == 0:
             raise NotationError(f"cannot read remind:{rest[0]!r}; write e.g. remind:1-hour-before or remind:friday-8am")
-        out.args["remind"] = " ".join(rest[:end]).replace("-", " ")
+        out.args["remind"] = " ".join(_spaced(w) for w in rest[:end])
         return end
     end, when = _longest(rest, 0, lambda run: _when(run, today))
     if when is None:
@@ -177,6 +193,11 @@ def _keyed(key: str, rest: list[str], out: Reading, today: dt.date) -> int:
     phrase = " ".join(rest[:end])
     out.args["due_date" if key == "due" else "start_date"] = phrase
     return end
+
+
+def _spaced(word: str) -> str:
+    """A word of key:PHRASE with its dashes as spaces ("1-hour-before"), except inside a date (2026-12-04)."""
+    return re.sub(r"(?<!\d)-|-(?!\d)", " ", word)
 
 
 def _reminder(run: list[str]) -> Any:
@@ -208,6 +229,9 @@ def _free_date(words: list[str], out: Reading, today: dt.date) -> list[str]:
         return words
     start, end, when = best
     phrase = " ".join(words[start:end])
+    timed = _with_time(words, start, end, today) if when.time is None else None
+    if timed:  # a time beside the day is its time, before or after it: "lunch noon tomorrow"
+        start, end, phrase = timed
     rest = words[:start] + words[end:]
     if time_only(phrase):  # "at 5pm tomorrow": a time and, elsewhere in the words, its day
         day = _free_date_span(rest, today)
@@ -219,6 +243,22 @@ def _free_date(words: list[str], out: Reading, today: dt.date) -> list[str]:
                 pass
     out.args["due_date"] = phrase
     return rest
+
+
+def _with_time(words: list[str], start: int, end: int, today: dt.date) -> tuple[int, int, str] | None:
+    """A time of day right after or before the date's words ("tomorrow noon", "noon tomorrow", "at 9 friday"):
+    the span they make together and the phrase in the order the date reader takes (the day, then the time)."""
+    for lo, hi in ((end, end + 2), (end, end + 1), (start - 2, start), (start - 1, start)):
+        near = words[max(lo, 0) : hi]
+        if lo < 0 or hi > len(words) or any(w.startswith("\\") for w in near) or not time_only(" ".join(near)):
+            continue
+        phrase = " ".join([*words[start:end], *near])
+        try:
+            if resolve(phrase, today).time is not None:
+                return min(start, lo), max(end, hi), phrase
+        except DateError:
+            continue
+    return None
 
 
 def _free_date_span(words: list[str], today: dt.date) -> tuple[int, int] | None:
@@ -233,14 +273,27 @@ def _free_date_span(words: list[str], today: dt.date) -> tuple[int, int] | None:
     return best
 
 
+STATUSES = ("open", "waiting", "done", "cancelled", "all")
+DUE_WORDS = ("overdue", "today", "tomorrow", "week")  # `tasks overdue` is `tasks due:overdue`
+
+
 def filters(words: list[str], today: dt.date) -> dict[str, Any]:
-    """`tasks` filters: status, +tag (tag:), #list (list:), !priority (pri:), due:today|tomorrow|week|overdue|PHRASE, start:PHRASE, words."""
+    """`tasks` filters, in any order: a status (open, waiting, done, cancelled, all), overdue, today, tomorrow,
+    week (the same as due:WORD), +tag (tag:), #list (list:), !priority (pri:), due:today|tomorrow|week|overdue|
+    PHRASE, start:PHRASE; other words are searched in titles and notes, and \\word searches for a word that is
+    one of these."""
     args: dict[str, Any] = {}
     text: list[str] = []
     for w in [w for word in words for w in word.split()]:
         low = w.lower()
-        if low in ("open", "waiting", "done", "cancelled", "all") and "status" not in args and not text:
+        if w.startswith("\\") and len(w) > 1:
+            text.append(w[1:])
+        elif low in STATUSES:
+            if args.get("status", low) != low:
+                raise NotationError(f"give one status, not {args['status']} and {low}")
             args["status"] = low
+        elif low in DUE_WORDS:
+            args.update(_due_filter(low, today))
         elif re.fullmatch(r"(\+|tag:)[^\W\d_][\w-]*", w, re.I):
             args["tag"] = w.split(":", 1)[1] if ":" in w else w[1:]
         elif re.fullmatch(r"(#|list:|project:)[^\W\d_][\w-]*", w, re.I):

@@ -13,6 +13,7 @@ from typing import Any, TextIO
 
 from planner.agent.loop import INTERRUPTED, Agent
 from planner.ui.commands import EXIT_WORDS, Stats, run_command
+from planner.ui.outcomes import Failure, Refused
 from planner.ui.text import err, prompted_line, safe
 from planner.ui.traceview import Trace
 
@@ -109,7 +110,10 @@ def run_repl(agent: Agent, interactive: bool, out: TextIO, trace: Trace | None =
         if line.lower() in EXIT_WORDS:
             break
         if line.startswith("/"):
-            out.write(safe(run_command(agent, line, stats)) + "\n")
+            try:
+                out.write(safe(run_command(agent, line, stats)) + "\n")
+            except Failure as e:  # said, and the session goes on
+                out.write(safe(e.line()) + "\n")
             out.flush()
             continue
         printer.start()
@@ -138,8 +142,9 @@ def rich_terminal(env: dict[str, str] | Any, out: TextIO) -> bool:
 
 
 ONE_SHOT_SESSION = "oneshot"  # where requests given on the command line go, unless --session says otherwise
-# Exit statuses of a one-shot request (README, "One-shot requests"); 2 is a bad flag or setting.
-EXIT_OK, EXIT_ERROR, EXIT_GAVE_UP, EXIT_REFUSED = 0, 1, 3, 4
+# Exit statuses of a one-shot request (README, "One-shot requests"); 2 is a bad flag or setting. A /command's
+# come from the Failure it raised (outcomes.py).
+EXIT_OK, EXIT_ERROR, EXIT_GAVE_UP, EXIT_REFUSED = 0, Failure.status, 3, Refused.status
 
 
 def run_once(agent: Agent, message: str, out: TextIO, trace: Trace | None = None) -> int:
@@ -147,12 +152,15 @@ def run_once(agent: Agent, message: str, out: TextIO, trace: Trace | None = None
 
     0 done; 1 the turn failed (Ollama, the database); 3 the model gave up at the step limit;
     4 a change was refused or declined (a deletion without --yes, a "no"). A /command runs
-    locally, as in the REPL.
+    locally, as in the REPL, and exits with its Failure's status (2 for one that cannot be read).
     """
     if message.startswith("/"):
-        said = run_command(agent, message, Stats())
-        out.write(safe(said) + "\n")
-        return EXIT_ERROR if said.startswith(("error:", "unknown command", "usage:")) else EXIT_OK
+        try:
+            out.write(safe(run_command(agent, message, Stats())) + "\n")
+        except Failure as e:
+            out.write(safe(e.line()) + "\n")
+            return e.status
+        return EXIT_OK
     printer = Printer(out, stream=False, trace=trace)
     result = agent.run_turn(message, printer.event)
     if result.error:

@@ -3,22 +3,26 @@
     python agent.py --help          the main help lists them (SUMMARY), each on one line
     python agent.py add --help      one subcommand: its usage line, what it does, its options
 
-Every help line stays under 80 columns (a test checks). The options each
-subcommand shares (--db, --today) stand before or after it. None of these
-needs the model; `doctor` is the one that asks Ollama.
+Every help line stays under 80 columns (a test checks). The global options
+(options.py) stand before or after any of them; --db, --today and --yes are
+the ones a subcommand uses. None of these needs the model; `doctor` is the one
+that asks Ollama.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from planner.settings import Config
+from planner.settings import Config, program
+from planner.ui import outcomes
+from planner.ui.options import add_global
+from planner.ui.outcomes import Failure, Refused, UsageError
 
-EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_REFUSED = 0, 1, 2, 4  # 4: a change that needs the user's yes was not made
+# The exit statuses, from the classes that carry them (outcomes.py); 4: a change that needs the user's yes was not made.
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_REFUSED = outcomes.EXIT_OK, Failure.status, UsageError.status, Refused.status
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,10 @@ def _yes(p: argparse.ArgumentParser, c: Config) -> None:
 def _ids(p: argparse.ArgumentParser, c: Config) -> None:
     p.add_argument("ids", nargs="+", metavar="ID", help="task ids, as `tasks` shows them")
     _yes(p, c)
+
+
+def _id(p: argparse.ArgumentParser, c: Config) -> None:
+    p.add_argument("id", metavar="ID", help="the task's id, as `tasks` shows it")
 
 
 def _words(p: argparse.ArgumentParser, c: Config) -> None:
@@ -159,6 +167,13 @@ SUBS = [
         "and notes.",
         _tasks,
     ),
+    Sub(
+        "show",
+        "ID",
+        "one task whole: notes, reminder, history",
+        "One task with every field, its notes with their dates, its reminder, its steps and its history.",
+        _id,
+    ),
     Sub("lists", "", "the lists and their open tasks", "The lists (projects) and how many open tasks each has.", None),
     Sub(
         "agenda",
@@ -233,8 +248,8 @@ BY_NAME = {s.name: s for s in SUBS}
 
 
 def prog() -> str:
-    """How the user called the planner: `planner` once installed, else `python agent.py`."""
-    return "planner" if Path(sys.argv[0]).name == "planner" else "python agent.py"
+    """How the user called the planner: `planner` once installed, else `python agent.py` (settings.program)."""
+    return program()
 
 
 def summary() -> str:
@@ -245,13 +260,15 @@ def summary() -> str:
 
 
 def parser(name: str, base: Config) -> argparse.ArgumentParser:
-    """The options of one subcommand (and --db, --today, which every one takes)."""
+    """The options of one subcommand, and the global ones (options.py): --db and --today shown, the others
+    accepted before or after it and ignored where they mean nothing (--yes where nothing asks)."""
     sub = BY_NAME[name]
-    p = argparse.ArgumentParser(prog=f"{prog()} {name}", description=sub.about, formatter_class=_Narrow)
-    p.add_argument("--db", type=Path, default=base.db_path, help="the database file")
-    p.add_argument("--today", default=None, help="pretend today is this date (YYYY-MM-DD)")
+    p = argparse.ArgumentParser(
+        prog=f"{prog()} {name}", description=sub.about, formatter_class=_Narrow, conflict_handler="resolve"
+    )
+    add_global(p, base, shown=("db", "today"))
     if sub.options:
-        sub.options(p, base)
+        sub.options(p, base)  # its own --yes or -q (with its own help) takes the place of the global one
     return p
 
 

@@ -19,7 +19,7 @@ from planner.agent.loop import Agent
 from planner.tools import ToolContext
 from planner.ui.commands import Stats, stats_footer, stats_rows
 from planner.ui.text import inline, safe
-from planner.ui.views import agenda_sections, extras, listing, status_cell, when
+from planner.ui.views import agenda_sections, extras, listing, notes_marker, status_cell, when
 
 
 def _table(*columns: tuple[str, dict[str, Any]]) -> Table:
@@ -31,9 +31,7 @@ def _table(*columns: tuple[str, dict[str, Any]]) -> Table:
 
 def task_table(ctx: ToolContext, arg: str) -> Any:
     """/tasks: id, title, due, status (OVERDUE in red), and the rest in the shell's notation."""
-    view = listing(ctx, arg.split())
-    if isinstance(view, str):
-        return Text(safe(view))
+    view = listing(ctx, arg.split())  # a Failure is the caller's to show
     if not view.tasks:
         return Text(f"no {'' if view.status == 'all' else view.status + ' '}tasks")
     today = ctx.today().isoformat()
@@ -48,7 +46,7 @@ def task_table(ctx: ToolContext, arg: str) -> Any:
         cell = status_cell(t, today)
         table.add_row(
             str(t["id"]),
-            Text(inline(t["title"])),
+            Text(inline(t["title"]) + notes_marker(t)),
             when(t),
             Text(cell, style="bold red") if cell == "OVERDUE" else cell,
             Text(inline(extras(t))),
@@ -60,10 +58,7 @@ def task_table(ctx: ToolContext, arg: str) -> Any:
 
 def agenda_table(ctx: ToolContext, arg: str) -> Any:
     """/agenda: a heading per day (overdue first, in red) and a table of its tasks."""
-    agenda = agenda_sections(ctx, arg)
-    if isinstance(agenda, str):
-        return Text(safe(agenda))
-    title, sections, footer = agenda
+    title, sections, footer = agenda_sections(ctx, arg)
     parts: list[Any] = [Text(title, style="bold")]
     for heading, tasks in sections:
         parts.append(Text(heading, style="bold red" if heading == "overdue" else "bold"))

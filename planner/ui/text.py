@@ -23,6 +23,11 @@ def inline(text: str) -> str:
     return safe(text.replace("\r", "\\r").replace("\n", "\\n").replace("\t", " "))
 
 
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """ "1 task", "2 tasks", "0 tasks"; `many` for a word that does not just take an s ("memories")."""
+    return f"{n} {word if n == 1 else many or word + 's'}"
+
+
 def err(message: str) -> None:
     """One line for the user on stderr, control characters made visible (Ollama's and SQLite's text too)."""
     print(f"error: {safe(message)}", file=sys.stderr, flush=True)

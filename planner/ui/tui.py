@@ -35,6 +35,7 @@ from planner.model.base import ModelError
 from planner.storage.maintenance import overview
 from planner.ui import reminders
 from planner.ui.commands import COMMANDS, EXIT_WORDS, Stats, run_command, server
+from planner.ui.outcomes import Failure
 from planner.ui.tables import agenda_table, stats_table, task_table
 from planner.ui.text import safe
 from planner.ui.traceview import SideCalls, Trace
@@ -249,21 +250,27 @@ class TerminalUI:
                 if line.split()[0] == "/clear":
                     self.console.clear()
                     continue
-                name, _, arg = line.partition(" ")
-                if name in self.tables:  # the same rows as the text, as tables that fit the terminal
-                    self.console.print(self.tables[name](arg.strip()))
-                    continue
-                if name == "/sync":
-                    self.console.print(safe(self.sync()), markup=False)
-                    continue
-                if line.split()[0] == "/pull" and len(line.split()) == 2 and (ollama := server(self.agent)):
-                    said = pull_with_progress(ollama, line.split()[1], self.console)
-                    self.console.print(safe(said), markup=False)
-                    continue
-                for out in safe(run_command(self.agent, line, self.stats)).splitlines():
-                    self.console.print(out, markup=False, style="bold red" if out.endswith("OVERDUE") else None)
+                try:
+                    self.command(line)
+                except (Failure, ModelError) as e:  # said, and the session goes on
+                    said = e.line() if isinstance(e, Failure) else f"error: {e}"
+                    self.console.print(safe(said), markup=False, style="red")
                 continue
             self.turn(line)
+
+    def command(self, line: str) -> None:
+        """A /command: a table where there is one, /sync and /pull with their progress, else its text."""
+        name, _, arg = line.partition(" ")
+        if name in self.tables:  # the same rows as the text, as tables that fit the terminal
+            self.console.print(self.tables[name](arg.strip()))
+        elif name == "/sync":
+            self.console.print(safe(self.sync()), markup=False)
+        elif name == "/pull" and len(line.split()) == 2 and (ollama := server(self.agent)):
+            pull_with_progress(ollama, line.split()[1], self.console)
+            self.console.print(safe(f"pulled {line.split()[1]}"), markup=False)
+        else:
+            for out in safe(run_command(self.agent, line, self.stats)).splitlines():
+                self.console.print(out, markup=False, style="bold red" if out.endswith("OVERDUE") else None)
 
     def sync(self) -> str:
         """/sync with a spinner that counts the to-dos as they go; a y/N stops it while the user answers."""
@@ -328,16 +335,17 @@ class TerminalUI:
             return True
 
 
-def pull_with_progress(llm: Ollama, name: str, console: Console) -> str:
-    """Pull a model with a progress bar (size and speed); returns a line to show."""
+def pull_with_progress(llm: Ollama, name: str, console: Console) -> None:
+    """Pull a model with a progress bar (size and speed); raises ModelError when the pull fails. The bar and
+    its refresh thread are gone before this returns or raises, so nothing it started outlives it."""
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
 
     columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn())
+    pulling = llm.pull(name)
     try:
         with Progress(*columns, console=console, transient=True) as progress:
             task = progress.add_task(f"pulling {name}", total=None)
-            for status, done, total in llm.pull(name):
+            for status, done, total in pulling:
                 progress.update(task, description=f"{name}: {status[:40]}", completed=done, total=total or None)
-    except ModelError as e:
-        return f"error: {e}"
-    return f"pulled {name}"
+    finally:
+        pulling.close()  # the download's connection ends here, whichever way the pull ended

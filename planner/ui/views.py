@@ -7,6 +7,8 @@ same rows. A task in the table's notation, the one the shell reads too:
       7  call the dentist   2026-12-04 15:00  open  !high +health #personal ~30m (every 6 months)
 
 `where` says how a hint names a command: "/tasks" in a session, "tasks" in the shell.
+A view returns its text or rows; one that cannot be made raises a Failure
+(outcomes.py) that says why, with the exit status the shell gives it.
 """
 
 from __future__ import annotations
@@ -18,10 +20,11 @@ from typing import Any
 from planner.durations import short
 from planner.storage.fields import brief
 from planner.storage.listing import search
-from planner.tools import ToolContext, dispatch
+from planner.tools import ToolContext, ToolError, dispatch
 from planner.ui.layout import Column, fit, width
+from planner.ui.outcomes import Failure, Usage, UsageError
 from planner.ui.quickadd import NotationError, filters
-from planner.ui.text import inline
+from planner.ui.text import inline, plural
 
 SHOWN = 100  # rows a table shows before it says how many more
 
@@ -31,8 +34,14 @@ def when(t: dict[str, Any]) -> str:
     return " ".join(x for x in (t.get("due_date"), t.get("due_time")) if x)
 
 
+def notes_marker(t: dict[str, Any]) -> str:
+    """ " [2]" after a title with notes (how many), as Taskwarrior counts annotations; `show ID` prints them."""
+    n = (1 if t.get("notes") else 0) + len(t.get("more_notes") or [])
+    return f" [{n}]" if n else ""
+
+
 def extras(t: dict[str, Any]) -> str:
-    """A task's priority, tags, list, estimate, start, parent and repeat, in the shell's notation."""
+    """A task's priority, tags, list, estimate, start, parent, repeat and reminder, in the shell's notation."""
     bits = [f"!{t['priority']}"] if t.get("priority") else []
     bits += [f"+{tag}" for tag in t.get("tags") or []]
     if t.get("list"):
@@ -45,12 +54,9 @@ def extras(t: dict[str, Any]) -> str:
         bits.append(f"(step of {t['parent']})")
     if t.get("repeat"):
         bits.append(f"({t['repeat']})")
+    if t.get("remind_at"):
+        bits.append(f"remind:{t['remind_at'].replace(' ', 'T')}")
     return " ".join(bits)
-
-
-def plural(n: int, word: str) -> str:
-    """ "1 task", "2 tasks"."""
-    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 @dataclass
@@ -62,17 +68,18 @@ class Listing:
     status: str = "open"
 
 
-def listing(ctx: ToolContext, words: list[str], limit: int = SHOWN, where: str = "/tasks") -> Listing | str:
-    """The tasks the words ask for ([status] [+tag #list !high due:... start:... words]); or an error line."""
+def listing(ctx: ToolContext, words: list[str], limit: int = SHOWN, where: str = "/tasks") -> Listing:
+    """The tasks the words ask for ([status] [+tag #list !high due:... start:... words]); UsageError for words
+    that are not a filter, Failure when the tasks cannot be read."""
     try:
         args = filters(words, ctx.today())
     except NotationError as e:
-        return f"error: {e}"
+        raise UsageError(str(e)) from None
     status = args.setdefault("status", "open")
     shell_only = {k: args.pop(k) for k in ("start_before",) if k in args}
     result, ok = dispatch(ctx, "list_tasks", {**args, "limit": min(limit, 100)})
     if not ok:
-        return f"error: {result['error']}"
+        raise Failure(result["error"])
     tasks = result["tasks"]
     if limit > 100 and result["count"] > 100:  # the tool gives the model 100 at most; the shell may ask for more
         found, _ = search(ctx.store.conn(), ctx.today(), limit=limit, **_search_args(args))
@@ -111,34 +118,35 @@ def status_cell(t: dict[str, Any], today: str) -> str:
 def tasks_text(
     ctx: ToolContext, words: list[str], limit: int = SHOWN, where: str = "/tasks", room: int | None = None
 ) -> str:
-    """The task table of /tasks and `tasks`, fitted to the terminal."""
+    """The task table of /tasks and `tasks`, fitted to the terminal: the title gets the room first."""
     view = listing(ctx, words, limit, where)
-    if isinstance(view, str):
-        return view
     if not view.tasks:
         return f"no {'' if view.status == 'all' else view.status + ' '}tasks" + (" match" if words else "")
     today = ctx.today().isoformat()
+    rows = [
+        [str(t["id"]), inline(t["title"]) + notes_marker(t), when(t), status_cell(t, today), inline(extras(t))]
+        for t in view.tasks
+    ]
     columns = [
-        Column("id", 2, align=">"),
+        Column("id", max(len(r[0]) for r in rows), align=">"),
         Column("title", 12, grow=True),
         Column("due", 10),
         Column("status", 4),
-        Column("more", 4),
+        Column("more", 4, last=True),
     ]
-    rows = [[str(t["id"]), inline(t["title"]), when(t), status_cell(t, today), inline(extras(t))] for t in view.tasks]
     return "\n".join(fit(columns, rows, room) + view.footer)
 
 
 Section = tuple[str, list[dict[str, Any]]]  # a heading ("today 2026-12-01") and its tasks
 
 
-def agenda_sections(ctx: ToolContext, arg: str, where: str = "/tasks") -> tuple[str, list[Section], list[str]] | str:
-    """/agenda as a title, sections and footer lines, shared by the text and the table; or an error line."""
+def agenda_sections(ctx: ToolContext, arg: str, where: str = "/tasks") -> tuple[str, list[Section], list[str]]:
+    """/agenda as a title, sections and footer lines, shared by the text and the table; Usage for a bad DAYS."""
     if arg and not arg.isdigit():
-        return f"usage: {'/' if where.startswith('/') else ''}agenda [DAYS]"
+        raise Usage(f"{'/' if where.startswith('/') else ''}agenda [DAYS]")
     result, ok = dispatch(ctx, "agenda", {"days": int(arg)} if arg else {})
     if not ok:
-        return f"error: {result['error']}"
+        raise UsageError(result["error"])
     sections: list[Section] = []
     if result["overdue"]:
         sections.append(("overdue", [{**t, "note": f"(was due {t['due_date']})"} for t in result["overdue"]]))
@@ -155,17 +163,14 @@ def agenda_sections(ctx: ToolContext, arg: str, where: str = "/tasks") -> tuple[
 
 def agenda_text(ctx: ToolContext, arg: str, where: str = "/tasks", room: int | None = None) -> str:
     """The agenda of /agenda and `agenda`, fitted to the terminal."""
-    agenda = agenda_sections(ctx, arg, where)
-    if isinstance(agenda, str):
-        return agenda
-    title, sections, footer = agenda
+    title, sections, footer = agenda_sections(ctx, arg, where)
     out = [title]
-    columns = [Column("id", 4, align=">", pad=4), Column("title", 12, grow=True), Column("more", 4)]
+    columns = [Column("id", 4, align=">", pad=4), Column("title", 12, grow=True), Column("more", 4, last=True)]
     for heading, tasks in sections:
         rows = [
             [
                 str(t["id"]),
-                (f"{t['due_time']} " if t.get("due_time") else "") + inline(t["title"]),
+                (f"{t['due_time']} " if t.get("due_time") else "") + inline(t["title"]) + notes_marker(t),
                 "(event)" if t.get("event") else inline("  ".join(x for x in (extras(t), t.get("note")) if x)),
             ]
             for t in tasks
@@ -180,22 +185,20 @@ def lists_text(ctx: ToolContext) -> str:
     if not result["lists"]:
         return "no lists yet: add a task with #NAME to start one"
     rows = [[r["list"], str(r["open"]), str(r["tasks"])] for r in result["lists"]]
-    return "\n".join(
-        fit([Column("list", 8, grow=True), Column("open", 4, align=">"), Column("all", 3, align=">")], rows)
-    )
+    columns = [Column("list", 8, grow=True), Column("open", 4, align=">"), Column("all", 3, align=">")]
+    return "\n".join(fit(columns, rows))
 
 
 def plan_text(ctx: ToolContext, when: str | None, room: int | None = None) -> str:
     """The plan of `plan` and /plan: a timeline per day, then what was not placed and why."""
-    from planner.tools import ToolError
     from planner.tools.plan_tools import horizon_of, make_plan, plan_json
 
     try:
         horizon = horizon_of(ctx, when)
     except ToolError as e:
-        return f"error: {e}"
+        raise UsageError(str(e)) from None
     data = plan_json(make_plan(ctx, horizon), horizon)
-    columns = [Column("when", 11), Column("what", 12, grow=True), Column("", 4)]
+    columns = [Column("when", 11), Column("what", 12, grow=True), Column("", 4, last=True)]
     out = []
     for day in data.get("days", [data]):
         d = dt.date.fromisoformat(day["day"])
