@@ -4,6 +4,8 @@ Ollama OLLAMA_HOST points at and print one row per scenario and a summary.
     python -m evals --model qwen3.5:9b --json qwen9b.json
     python -m evals --model qwen3.5:9b --only conversation     # the multi-turn conversations
     python -m evals --compare before.json after.json
+    python -m evals tokens --model main                          # prompt tokens per tool and of the prompt
+    python -m evals --model main --tool-groups all                # every tool with every call, to compare
 
 `run` is the suite with the model given, already checked: a test passes a scripted one.
 """
@@ -18,7 +20,7 @@ from pathlib import Path
 from evals.runner import SCENARIOS, Outcome, load_scenarios, report, run_suite, summary  # noqa: E402
 from planner.model.base import ChatModel  # noqa: E402
 from planner.model.client import Ollama  # noqa: E402
-from planner.settings import GUARD_PROFILES, Config  # noqa: E402
+from planner.settings import GUARD_PROFILES, TOOL_CHOICES, Config  # noqa: E402
 from planner.ui.cli import ensure_models, setup_logging  # noqa: E402
 
 ROW = "{:<26} {:<5} {:>7} {:>5} {:>8} {:>6} {:>7}  {}"
@@ -95,6 +97,10 @@ def main(argv: list[str] | None = None) -> int:
         from evals import memory
 
         return memory.main(argv[1:])
+    if argv[:1] == ["tokens"]:  # what each tool and the system prompt cost in prompt tokens (evals/tokens.py)
+        from evals import tokens
+
+        return tokens.main(argv[1:])
     base = Config.from_env()
     p = argparse.ArgumentParser(prog="python -m evals", description="Score the planner on scenarios against a model.")
     p.add_argument("--model", default=base.model)
@@ -103,6 +109,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-reflect", dest="reflect", action="store_false", help="skip the critic")
     p.add_argument(
         "--guards", choices=GUARD_PROFILES, default=base.guards, help=f"guard profile (default {base.guards})"
+    )
+    p.add_argument(
+        "--tool-groups", choices=TOOL_CHOICES, default=base.tool_groups, help="tools sent per call (default needed)"
     )
     p.add_argument("--only", default="", help="comma-separated scenario ids or categories to run")
     p.add_argument("--scenarios", type=Path, default=SCENARIOS, help="scenario file")
@@ -119,6 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         embed_model=args.embed_model,
         reflect=args.reflect,
         guards=args.guards,
+        tool_groups=args.tool_groups,
     )
     scenarios = load_scenarios(args.scenarios)
     if args.only:

@@ -15,10 +15,16 @@ A conversation (category "conversation") is 3-8 requests in one session, and
 is scored by each reply as well as by the end state: `replies` gives, for each
 user line in order, what must hold after it:
 
-    tasks          the exact task list after this request
-    unchanged      this request changed no task
-    contains_any   the reply contains at least one of these
-    not_contains   the reply contains none of these
+    tasks            the exact task list after this request
+    unchanged        this request changed no task
+    contains_any     the reply contains at least one of these
+    not_contains     the reply contains none of these
+    events_contain   words some calendar event's title must contain after it
+    memories_contain words some stored memory must contain after it
+
+The sessions (category "session", the conversation eval of issue 34) are six
+conversations of three to five everyday requests: adding with dates, a fact, a
+question about the week, a plan, a correction; `python -m evals --only session`.
 
 A reply is scored as the user saw it: with the line saying what did change,
 when the planner added one (agent/claims.py). Between requests the background
@@ -215,7 +221,9 @@ def run_scenario(scn: dict[str, Any], llm: ChatModel, base: Config, workdir: Pat
                         out.reasons.append(f"model error: {r.error}")
                     if checks:
                         n = len(out.replies)
-                        why = _check_turn(checks.pop(0), was, _tasks(store), reply, scn["expect"].get("clean_replies"))
+                        want = checks.pop(0)
+                        why = _check_turn(want, was, _tasks(store), reply, scn["expect"].get("clean_replies"))
+                        why += _check_stored(want, store)
                         out.replies_checked += 1
                         out.replies_passed += not why
                         out.reasons += [f"reply {n}: {w}" for w in why]
@@ -242,6 +250,16 @@ def _check_turn(
     if want.get("unchanged") and after != before:
         reasons.append(f"tasks changed: {after}")
     return reasons + check_reply(want, reply, clean)
+
+
+def _check_stored(want: dict[str, Any], store: Store) -> list[str]:
+    """Every event title and memory one request of a conversation should have left, and did not."""
+    reasons = []
+    for table, words in (("events", want.get("events_contain", [])), ("memories", want.get("memories_contain", []))):
+        column = "title" if table == "events" else "text"
+        stored = [r[0] for r in store.conn().execute(f"SELECT {column} FROM {table}")]  # noqa: S608  (two fixed names)
+        reasons += [f"no {table[:-1]} mentions {w!r}" for w in words if not any(w.lower() in x.lower() for x in stored)]
+    return reasons
 
 
 def run_suite(
@@ -290,6 +308,7 @@ def report(outcomes: list[Outcome], config: Config) -> dict[str, Any]:
         "embed_model": config.embed_model,
         "reflect": config.reflect,
         "guards": config.guards,
+        "tool_groups": getattr(config, "tool_groups", "all"),  # (runs from before tool groups sent all)
         "when": dt.datetime.now().isoformat(timespec="seconds"),
         "summary": summary(outcomes),
         "scenarios": [asdict(o) for o in outcomes],

@@ -22,6 +22,7 @@ from typing import Any
 VERSION = "0.10.0"
 DEFAULT_HOST = "http://127.0.0.1:11434"
 GUARD_PROFILES = ("auto", "small", "standard", "off")  # planner/agent/guards.py says what each does
+TOOL_CHOICES = ("needed", "all")  # the tools sent with each model call (planner/agent/request.py)
 
 
 def program() -> str:
@@ -56,6 +57,9 @@ class Config:
     resume_last: bool = False  # -c: resume the most recent session
     think: bool = False  # let a thinking main model think (never the critic)
     guards: str = "auto"  # guard profile: auto (by model size), small, standard or off (planner/agent/guards.py)
+    # The tools each model call gets: the groups the request needs (agent/request.py), or all of them
+    # (PLANNER_TOOL_GROUPS=all, to compare).
+    tool_groups: str = "needed"
     reflect: bool = True  # run the critic after turns that changed data
     memory: bool = True  # long-term memory: remember, recall, notes attached to messages (PLANNER_MEMORY, --no-memory)
     auto_memory: bool = True  # extract memories and summaries in the background after each turn
@@ -161,6 +165,11 @@ class Config:
                     f"PLANNER_GUARDS must be one of {', '.join(GUARD_PROFILES)}, not {env['PLANNER_GUARDS']!r}"
                 )
             c.guards = value
+        if env.get("PLANNER_TOOL_GROUPS"):
+            value = env["PLANNER_TOOL_GROUPS"].strip().lower()
+            if value not in TOOL_CHOICES:
+                raise ConfigError(f"PLANNER_TOOL_GROUPS must be needed or all, not {env['PLANNER_TOOL_GROUPS']!r}")
+            c.tool_groups = value
         if env.get("PLANNER_DB"):
             c.db_path = Path(env["PLANNER_DB"]).expanduser()
         if env.get("PLANNER_TODAY"):

@@ -41,9 +41,14 @@ def test_the_request_sends_tools_options_think_and_a_dated_system_prompt(model, 
     model.script("main", {"content": "Hi!"})
     make_agent().run_turn("hello")
     req = model.chats("main")[0]
-    assert req["messages"][0] == {"role": "system", "content": system_prompt(TODAY)}
+    assert req["messages"][0] == {"role": "system", "content": system_prompt(TODAY, ("read",))}
     assert "Tuesday, 2026-12-01" in req["messages"][0]["content"]
-    assert {t["function"]["name"] for t in req["tools"]} == set(TOOLS) - {"lookup"}  # off without --web
+    # "hello" needs no change: the tools that read tasks (agent/request.py), and every tool with PLANNER_TOOL_GROUPS=all
+    assert {t["function"]["name"] for t in req["tools"]} == {n for n, t in TOOLS.items() if t.group == "read"}
+    model.script("main", {"content": "Hi!"})
+    make_agent(tool_groups="all").run_turn("hello")
+    sent = {t["function"]["name"] for t in model.chats("main")[1]["tools"]}
+    assert sent == set(TOOLS) - {"lookup"}  # off without --web
     assert req["options"] == {"num_ctx": 8192, "num_predict": 1024}
     assert "think" not in req  # main cannot think: some Ollama versions reject the field for such a model
     assert req["stream"] is True
@@ -114,7 +119,7 @@ def test_critic_not_done_sends_the_agent_back_once_and_history_keeps_both_attemp
     assert r.reply == "Added milk and eggs." and r.critiques == ["eggs were not added"]
     assert [t["title"] for t in tasks(store)] == ["milk", "eggs"]
     critic_req = model.chats("critic")[0]
-    assert critic_req["format"]["required"] == ["done", "critique"]
+    assert critic_req["format"]["required"] == ["critique", "done"]  # the reason first, then the verdict
     assert critic_req["think"] is False and critic_req["stream"] is False
     assert (
         "add milk and eggs" in critic_req["messages"][1]["content"] and "milk" in critic_req["messages"][1]["content"]

@@ -3,9 +3,11 @@ conversation summaries, topic summaries, automatic recall, and what survives
 an exit or a crash."""
 
 import json
+import logging
+import sqlite3
 import threading
 
-from helpers import call
+from helpers import call, wait_for
 
 from planner.memory.history import SUMMARY_HEADER, Budget
 from planner.memory.keeper import MemoryKeeper, Worker, clean_cells, latest_summary
@@ -379,3 +381,23 @@ def test_an_older_database_gets_the_said_day_from_when_the_memory_was_last_chang
     s = Store(tmp_path / "p.db")
     assert s.conn().execute("SELECT said_on FROM memories").fetchone()[0] == "2026-10-10"
     s.close()
+
+
+def test_at_close_queued_jobs_wait_and_a_job_that_meets_the_closed_store_leaves_no_traceback(caplog):
+    # Issue 34: two "Cannot operate on a closed database" tracebacks at exit (the keeper and scenes).
+    worker, release, ran = Worker(), threading.Event(), []
+
+    def running() -> None:  # still running when the planner closes, then meets the closed database
+        ran.append("first")
+        release.wait(10)
+        raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
+
+    worker.submit(running)
+    worker.submit(lambda: ran.append("queued"))
+    wait_for(lambda: ran == ["first"], "the first job to start")
+    with caplog.at_level(logging.INFO, logger="planner"):
+        assert worker.close(0.05) is False
+        release.set()
+        wait_for(lambda: "stopped at exit" in caplog.text, "the job to end")
+    assert ran == ["first"]  # the queued job did not start after close
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]

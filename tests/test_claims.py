@@ -182,7 +182,7 @@ def test_in_small_a_false_claim_is_asked_again_once_and_the_call_it_then_makes_r
         {"tool_calls": [call("add_task", title="buy milk")]},
         {"content": "Added buy milk."},
     )
-    r = make_agent(reflect=False).run_turn("add buy milk")
+    r = make_agent(reflect=False).run_turn("buy milk was bought")  # asks for no add: the claim check asks again
     assert [t["title"] for t in tasks(store)] == ["buy milk"]
     assert r.reply == "Added buy milk." and r.reasked and r.correction is None
     note = model.chats("main")[1]["messages"][-1]
@@ -209,15 +209,24 @@ def test_in_small_a_claim_made_again_is_shown_with_what_did_change(model, small,
 
 
 def test_in_small_a_parroted_note_becomes_what_ran(model, small, make_agent, store):
+    # "are you sure?" asks for no change, so the claim check is what asks once more
     parrot = CLAIM_PROMPT.format(claim="Added it.", none="nothing was added")
     model.script("main", {"content": "Added it."}, {"content": parrot})
-    r = make_agent(reflect=False).run_turn("add milk")
-    assert r.reply == "Sorry, I have no answer to that." and r.correction is None
+    r = make_agent(reflect=False).run_turn("hi, are you sure")
+    assert r.reasked and r.reply == "Sorry, I have no answer to that." and r.correction is None
+
+
+def test_a_request_for_a_change_asks_once_and_a_false_claim_is_never_shown_as_true(model, small, make_agent, store):
+    # The nudge (the request asked to add, nothing was added) is the one more ask; the claim check asks no more.
+    model.script("main", {"content": "Added buy milk to your list."}, {"content": "Sorry, I could not do that."})
+    r = make_agent(reflect=False).run_turn("add buy milk")
+    assert r.nudged and not r.reasked and len(model.chats("main")) == 2 and tasks(store) == []
+    assert r.reply == "Sorry, I could not do that." and r.correction == "Nothing was added."
 
 
 def test_in_standard_a_false_claim_is_not_asked_again_but_never_shown_as_true(model, make_agent, store):
     model.script("main", {"content": "Added buy milk to your list."})
-    r = make_agent(reflect=False).run_turn("add buy milk")
+    r = make_agent(reflect=False).run_turn("buy milk was bought, I think")
     assert r.reply == "Added buy milk to your list." and r.correction == "Nothing was changed."
     assert not r.reasked and len(model.chats("main")) == 1 and tasks(store) == []
 

@@ -4,6 +4,7 @@ mistaken oracle (exactly the mistaken scenarios fail): proof that the scoring ca
 The suite runs in this process on a ScriptedModel (the same scripts the fake server serves, without HTTP:
 the wire is tested elsewhere); `python -m evals` itself runs as a process in the --compare and memory tests."""
 
+import datetime as dt
 import json
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from evals import __main__ as evals_cli
 from evals.runner import check_reply, load_scenarios, match_tasks
 from evals.scripted import oracle
 from planner.model.scripted import ScriptedModel
+from planner.prompts import system_prompt
 from planner.settings import Config
 
 SCENARIOS = load_scenarios()
@@ -110,11 +112,8 @@ MISTAKES = {
             {"content": "Added."},
         ]
     },
-    "chat-hello": {
-        "hi! how are you?": [
-            {"tool_calls": [{"name": "add_task", "arguments": {"title": "hello"}}]},
-            {"content": "Added hello."},
-        ]
+    "chat-hello": {  # (an add_task here is no longer a mistake that lands: small talk gets no write tools)
+        "hi! how are you?": [{"content": "Hi! Tell me what to add_task for you."}]
     },
     "list-open": {
         "what's on my list?": [
@@ -158,7 +157,7 @@ def test_a_mistaken_model_fails_exactly_the_mistaken_scenarios(tmp_path, capsys)
     failed = {s["id"] for s in result["scenarios"] if not s["passed"]}
     assert failed == set(MISTAKES)
     reasons = {s["id"]: " ".join(s["reasons"]) for s in result["scenarios"]}
-    assert "electrician" in reasons["add-tomorrow"] and "tasks changed" in reasons["chat-hello"]
+    assert "electrician" in reasons["add-tomorrow"] and "reply contains 'add_task'" in reasons["chat-hello"]
     assert "no memory mentions 'Lisbon'" in reasons["remember-fact"]
     assert "reply 3: reply has none of ['milk', 'dentist']" in reasons["conv-issue"]
     assert "reply 3: reply contains 'added'" in reasons["conv-issue"]
@@ -302,3 +301,24 @@ def test_evidence_is_the_turn_holding_the_excerpt_and_the_sentences_that_are_mos
     assert evidence_sentences("Monday: Need to finish the thesis draft before Friday.", turns[0]) == {
         "Need to finish the thesis draft before Friday."
     }
+
+
+def test_tokens_counts_each_tool_and_the_prompt_by_what_adding_it_adds():
+    # The oracle: a server whose prompt count is 7 a tool, 50 for the tools header, and a token a character
+    # of the system prompt; evals/tokens.py must recover exactly those from differences alone.
+    from evals.tokens import measure, table
+
+    model = ScriptedModel()
+
+    def server(body):
+        tools = body.get("tools") or []
+        return {
+            "content": "x",
+            "prompt_eval_count": len(body["messages"][0]["content"]) + 7 * len(tools) + 50 * bool(tools),
+        }
+
+    model.respond_with("main", server)
+    m = measure(model, "main")
+    assert set(m["tools"].values()) == {7} and m["tools_header"] == 50
+    assert m["system_full"] == len(system_prompt(dt.date(2026, 12, 1))) - len(".")
+    assert sum(m["groups"].values()) == 7 * len(m["tools"]) and "| **all tools** |" in table(m)

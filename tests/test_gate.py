@@ -84,6 +84,7 @@ def planner(yes: bool, confirm=None):
         ctx = ToolContext(store=store, today=lambda: TODAY, confirm=confirm, yes=yes)
         config = Config(model="main", critic_model="critic", embed_model="embed", db_path=Path(d) / "planner.db")
         config = config.replace(today=TODAY, auto_memory=False, reflect=False, memory=False, yes=yes)
+        config = config.replace(tool_groups="all")  # every tool offered: the gate is the subject, not the groups
 
         def obey(request: dict) -> dict:
             if request["messages"][-1]["role"] != "user":

@@ -158,7 +158,7 @@ def test_json_calls_and_embeddings_and_facts_match_the_client(fake):
 def test_the_critic_unscripted_gives_the_smallest_reply_its_schema_allows_as_the_fake_server_does(fake):
     from planner.prompts import CRITIC_SCHEMA, EXTRACT_SCHEMA
 
-    for schema, said in ((CRITIC_SCHEMA, '{"done": true, "critique": ""}'), (EXTRACT_SCHEMA, '{"memories": []}')):
+    for schema, said in ((CRITIC_SCHEMA, '{"critique": "", "done": true}'), (EXTRACT_SCHEMA, '{"memories": []}')):
         assert [m.chat_json("critic", MESSAGES, schema=schema).content for _, m, _ in both(fake)] == [said, said]
 
 

@@ -179,7 +179,7 @@ def test_filters_the_user_never_asked_for_are_left_out(fake, make_agent, planner
 
 
 def test_replies_built_from_agenda_query_and_lookup_results_are_words():
-    from planner.agent.recovery import describe
+    from planner.agent.replies import describe
 
     agenda = {
         "today": "x",

@@ -13,6 +13,7 @@ from test_agent import events
 
 from planner.agent.recovery import parse_text_tool_calls
 from planner.memory.history import session_messages
+from planner.prompts import REPHRASE
 from planner.tools import TOOLS, dispatch
 
 
@@ -64,12 +65,12 @@ def test_a_call_with_a_wrong_or_missing_closing_bracket_is_repaired():
     assert parse_text_tool_calls('{"name": "Ana"]} and {"city": "Lisbon"}', names) == []
 
 
-def test_text_that_only_looks_like_json_is_still_shown(model, make_agent):
-    model.script("main", {"content": '{"note": "not a call"}'})
-    seen = []
-    r = make_agent().run_turn("hi", events(seen))
-    assert r.reply == '{"note": "not a call"}'
-    assert "".join(d["text"] for k, d in seen if k == "token") == '{"note": "not a call"}'
+def test_text_that_only_looks_like_json_is_not_run_and_not_shown_as_it_is(model, make_agent, store):
+    # Not a call, so nothing runs; a JSON document is no reply either: the model is asked once more.
+    model.script("main", {"content": '{"note": "not a call"}'}, {"content": "Hello!"})
+    r = make_agent().run_turn("hi")
+    assert r.reply == "Hello!" and r.tool_calls == [] and tasks(store) == []
+    assert model.chats("main")[1]["messages"][-1]["content"] == REPHRASE
 
 
 def test_identical_calls_repeated_in_one_reply_run_once(model, make_agent, store):
@@ -108,7 +109,7 @@ def test_an_empty_final_reply_is_replaced_by_what_was_done(model, make_agent, st
 
 
 def test_fallback_describes_each_tool_result():
-    from planner.agent.recovery import fallback_reply
+    from planner.agent.replies import fallback_reply
 
     calls = [
         {"name": "complete_task", "result": {"completed": {"id": 2, "title": "a", "due_date": None}}},
@@ -121,7 +122,7 @@ def test_fallback_describes_each_tool_result():
         == 'Marked "a" (id 2) as done. I\'ll remember that: likes tea. Today is Tuesday, 2026-12-01.'
     )
     # errors are told only when nothing succeeded
-    assert fallback_reply(calls[1:2]) == "delete_task failed: the user declined; task 3 was not deleted."
+    assert fallback_reply(calls[1:2]) == "You said no, so nothing was changed."  # never the tool's error itself
 
 
 def test_an_invented_tool_written_as_text_gets_an_error_that_names_the_real_one(model, make_agent, store):
@@ -312,7 +313,7 @@ def test_a_reply_parroting_the_retry_instructions_is_replaced(model, make_agent)
 
 
 def test_several_echoed_results_are_still_an_echo():
-    from planner.agent.recovery import is_json_echo
+    from planner.agent.replies import is_json_echo
 
     assert is_json_echo('{"added": {"id": 1}}\n{"added": {"id": 2}}')
     assert not is_json_echo('{"added": 1} and more words')

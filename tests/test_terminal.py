@@ -174,7 +174,7 @@ def test_plain_mode_shows_the_trace_in_a_terminal_q_hides_it_and_v_adds_every_mo
     models = [line for line in lines if line.startswith("  · ")]
     assert len(trace) == (0 if flag == "-q" else 1)
     if flag == "-v":
-        assert [m.split()[1] for m in models] == ["main", "main", "critic:"]
+        assert [m.split()[1] for m in models] == ["tools:", "main", "main", "critic:"]  # the tool groups, once
     else:
         assert models == []
     assert "bot> Sure, adding it." in lines and "bot> Added x." in lines  # the trace never joins a reply line

@@ -28,7 +28,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from planner.agent.recovery import INVENTED, describe
+from planner.agent.recovery import INVENTED
+from planner.agent.replies import describe
 from planner.agent.turn import ToolCall
 
 _ADD = frozenset({"add_task", "remember", "add_event", "add_preference"})

@@ -31,14 +31,8 @@ from typing import Any
 from planner.agent import intent
 from planner.agent.claims import talks_tools, without_tool_talk
 from planner.agent.intent import Intent
-from planner.agent.recovery import (
-    echoes,
-    fallback_reply,
-    is_json_echo,
-    looks_like_call,
-    parse_markup,
-    parse_text_tool_calls,
-)
+from planner.agent.recovery import looks_like_call, parse_markup, parse_text_tool_calls
+from planner.agent.replies import echoes, fallback_reply, is_json_echo
 from planner.agent.turn import READ_ONLY_TOOLS, ToolCall, Turn, key
 from planner.dates import dates_in
 from planner.policy import Refusal
@@ -130,6 +124,12 @@ _FIELD_WORDS = {
         r"mornings|evenings|nights)\b",
         re.I,
     ),
+    # (parent="Groceries" failed four times in a row on a 1.5B; the others stood unchecked)
+    "list": re.compile(r"\b(list|lists|project|projects|folder|category)\b|#\w", re.I),
+    "estimate": re.compile(r"\b(hours?|hrs?|minutes?|mins?|takes?|taking|took|long|estimate[sd]?|quick)\b", re.I),
+    "remind": re.compile(r"\b(remind|reminder|reminders|alert|notify|ping|nudge)\b", re.I),
+    "start_date": re.compile(r"\b(start|starting|starts|begin|beginning|from|not before|no earlier)\b", re.I),
+    "parent": re.compile(r"\b(subtask|sub-task|subtasks|step|steps|part of|under|inside|belongs? to|child)\b", re.I),
 }
 _SEARCH_WORDS = re.compile(
     r"\b(find|search|about|containing|contains|called|named|mention|mentions|with the words?)\b", re.I
@@ -365,7 +365,7 @@ class Guards:
 
     def _leave_out(self, c: ToolCall, turn: Turn, args: dict, f: str, what: str) -> dict:
         # Phrased so that a model reading the note out to the user says nothing false or technical.
-        turn.overridden.add(_override(f, args[f]))
+        turn.overridden.add(_override(c.name, f, args[f]))
         value = _said(args[f])
         if what == "filter":
             note = f"the list was not narrowed {_FILTER_PHRASES[f].format(value)}: the request did not ask for that"
@@ -389,15 +389,17 @@ class Guards:
         if len(meant) != 1 or due.strip() in {d.isoformat() for d in meant}:
             return args
         fixed = next(iter(meant)).isoformat()
-        turn.overridden.add(_override("due_date", due))
+        turn.overridden.add(_override(c.name, "due_date", due))
         c.notes.append(f"the date is {next(iter(meant)):%A} {fixed}, the day the request names, not {due.strip()}")
         log.info("due_date %s corrected to %s from the user's words", due, fixed)
         return {**args, "due_date": fixed}
 
     def _insisted(self, turn: Turn, c: ToolCall, f: str, value: Any) -> bool:
-        # Sent again after a guard changed it: the model means it. Not for add_task, where the same
-        # call again is the small-model loop that adds duplicates (the repeat screen catches it).
-        return c.name != "add_task" and _override(f, value) in turn.overridden
+        # Sent again to the same tool after a guard changed it: the model means it. Not for add_task, where
+        # the same call again is the small-model loop that adds duplicates (the repeat screen catches it),
+        # and not through another tool: a priority left out of add_task and sent again through update_task
+        # is the same invention.
+        return c.name != "add_task" and _override(c.name, f, value) in turn.overridden
 
     def _mark_repeat(self, c: ToolCall, turn: Turn) -> None:
         """A call that repeats one that succeeded this turn is not run again; its result says so."""
@@ -415,7 +417,13 @@ class Guards:
 
 
 # The plain words for fields and filters in guard notes (a model reads notes out to the user).
-_FIELD_NAMES = {"due_time": "time", "notes": "note"}
+_FIELD_NAMES = {
+    "due_time": "time",
+    "notes": "note",
+    "remind": "reminder",
+    "start_date": "start date",
+    "parent": "parent task",
+}
 _FILTER_PHRASES = {
     "tag": "to the tag {}",
     "priority": "to {} priority",
@@ -437,5 +445,5 @@ def _text(value: Any) -> bool:
     return isinstance(value, str) and bool(value.strip())
 
 
-def _override(f: str, value: Any) -> str:
-    return f + "=" + json.dumps(value, sort_keys=True, default=str)
+def _override(name: Any, f: str, value: Any) -> str:
+    return f"{name}:{f}=" + json.dumps(value, sort_keys=True, default=str)

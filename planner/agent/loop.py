@@ -1,37 +1,46 @@
 """The planner agent: a hand-written ReAct loop with planning and reflection.
 
-    user line -> [system, history..., user] -> model
-      model asks for tools -> run them all concurrently -> results -> model ...
+    user line -> [system, history..., user] + the tools the request needs (offer.py, request.py) -> model
+      model asks for tools -> at most MAX_CALLS run, concurrently -> results (trimmed) -> model ...
+        a tool not sent -> an error naming it, and its group is sent with the next step
+        the next call would not fit the model's context -> the turn ends with a sentence (budget.py)
       model answers in words -> if data changed, a critic checks the turn
         critic says "not done" -> its critique goes back to the model (once)
-      -> the reply's claims checked against the calls that succeeded (claims.py)
-        a claimed change that did not happen -> in small, the model is asked once more;
-        still so -> the reply comes with one line saying what did change
+      -> what the turn did checked before the reply is shown (finish.py):
+        a change asked for and none made -> the model is nudged once, else the user is told
+        a claimed change that did not happen -> in small, asked once more; else a line says what did change
+        JSON, markup or a tool list -> said from the results, or the model asked once more
       -> reply
 
 The Agent never prints or reads input; it reports progress through an
 `on_event(kind, data)` callback that the terminal layer (planner/ui) renders,
 and it asks for confirmations through a callback too. Run `python agent.py`.
 
-Prompt caching: the system prompt and tool list are byte-identical all day,
+Prompt caching: the system prompt and tool list are byte-identical all day for
+the same tool groups (and a list with more groups starts as one with fewer),
 the history window only moves in chunks (memory.py), and the options sent to
-each model never change, so Ollama can reuse the prompt prefix every turn.
+each model never change, so Ollama can reuse the prompt prefix. Trade-off: a
+request that needs other groups than the one before re-reads the history
+after the first differing tool; measured in docs/evals.md.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import json
 import logging
 import time
 from typing import Any
 
-from planner.agent import intent
-from planner.agent.claims import unbacked, what_changed
+from planner.agent import intent, offer
+from planner.agent.budget import Window, trimmed
 from planner.agent.critic import Critic
+from planner.agent.finish import Finish
 from planner.agent.guards import Guards, pick_profile
-from planner.agent.recovery import echoes, fallback_reply, looks_like_call
+from planner.agent.recovery import looks_like_call
+from planner.agent.replies import fallback_reply
 from planner.agent.toolrun import ToolRunner
 from planner.agent.turn import Event, ToolCall, Turn, TurnResult
 from planner.memory.history import Budget, History, Message, estimate_tokens, prefix_share, session_messages
@@ -40,7 +49,7 @@ from planner.memory.longterm import LongTermMemory, LongTermMemoryError
 from planner.model.base import ChatModel, ChatResult, ModelError, ModelFault, clean
 from planner.policy import ALL, Grant
 from planner.prompts import (
-    CLAIM_PROMPT,
+    CONTEXT_FULL,
     INTERRUPTED,
     MEMORY_NOTES,
     RETRY_PROMPT,
@@ -74,12 +83,13 @@ class Agent:
         self.history = history
         self.context = context  # what the tools work with: store, long-term memory, today, confirm, web
         self.keeper = keeper  # background memory extraction and summaries; None to skip
-        self._facts: tuple[Guards, list[str]] | None = None  # the guards and the model's capabilities
+        self._facts: tuple[Guards, list[str], int] | None = None  # guards, capabilities, context window
         self._turn_start = 0  # len(history.messages) once this turn's request is stored
         self._scratch: list[tuple[int, Message]] = []
         self._last_request: list[Message] = []  # the previous request's messages, for prefix reuse
-        self.tool_specs = tool_specs(context)  # once: the list is part of the cached prompt prefix
+        self.tool_specs = tool_specs(context)  # every tool this run offers (lookup only with --web)
         self.tool_names = {s["function"]["name"] for s in self.tool_specs}
+        self._specs: dict[tuple[str, ...], list[dict[str, Any]]] = {}  # per set of groups: the same bytes each time
         self.runner = ToolRunner(context, ask_bulk=config.guards != "off")
         # Fixed for the whole session: changing options makes Ollama reload the model.
         self.options = {"num_ctx": config.num_ctx, "num_predict": config.num_predict}
@@ -144,6 +154,7 @@ class Agent:
         self._scratch: list[tuple[int, Message]] = []  # (position in the turn, message) sent but not stored
         try:
             guards = self.guards
+            turn.window = Window(self._model_facts()[2], self.config.num_predict)
             for attempt in range(self.config.max_reflections + 1):
                 first = len(turn.calls)
                 reply = self._attempt(turn, guards, result, emit)
@@ -151,11 +162,12 @@ class Agent:
                 if not (self.config.reflect and turn.changed(first)) or attempt == self.config.max_reflections:
                     break
                 emit("status", {"text": "checking the work…"})
-                done, critique, answered = self.critic.check(self.today(), text, turn.calls[first:], reply)
-                result.model_calls += answered
-                emit("critic", {"done": done, "critique": critique})
-                if done:
+                verdict = self.critic.check(self.today(), text, turn.calls[first:], reply)
+                result.model_calls += verdict.answered
+                emit("critic", {"done": verdict.done, "critique": verdict.critique})
+                if verdict.done:
                     break
+                critique = verdict.critique
                 turn.critiques.append(critique)
                 result.critiques.append(critique)
                 # The retry sees: request, first attempt, its reply, the critique, then its own calls and results.
@@ -164,7 +176,16 @@ class Agent:
                     (at, {"role": "assistant", "content": reply}),
                     (at, {"role": "user", "content": RETRY_PROMPT.format(critique=critique)}),
                 ]
-            result.reply = self._checked(turn, guards, result, emit, reply)
+            ask = functools.partial(self._ask_again, turn, guards, result, emit)
+            finish = Finish(turn, guards, result, self.tool_names, ask)
+            reply = finish.done_as_asked(reply)
+            reply = finish.checked(reply)
+            result.reply = finish.showable(reply)
+        except _ContextFull:
+            result.context_full = True
+            said = fallback_reply([c.entry() for c in turn.calls]) if turn.calls else ""
+            result.reply = (said + " " + CONTEXT_FULL).strip()
+            emit("token", {"text": result.reply})
         except (ModelError, DatabaseError) as e:
             log.warning("turn failed: %s", e)
             result.error = str(e)
@@ -194,20 +215,23 @@ class Agent:
         """The guards in force: the configured profile, or for auto the one the main model's size calls for."""
         return self._model_facts()[0]
 
-    def _model_facts(self) -> tuple[Guards, list[str]]:
-        """The guards and the main model's capabilities, from what its server says of the model (`facts`).
+    def _model_facts(self) -> tuple[Guards, list[str], int]:
+        """The guards, the main model's capabilities and its context window, from what its server says of
+        the model (`facts`, `context_length`): the window is num_ctx, or less when the model holds less.
 
         Asked once, at the first turn (building an agent connects to nothing), and again after set_model.
         """
         if self._facts is None:
-            size, capabilities = None, []
+            size, capabilities, window = None, [], self.config.num_ctx
             try:
                 size, capabilities = self.llm.facts(self.config.model)
+                held = self.llm.context_length(self.config.model) if hasattr(self.llm, "context_length") else None
+                window = min(window, held or window)
             except ModelError as e:  # the turn itself will say what is wrong with the server
                 log.info("model facts unknown (%s)", e)
             guards = Guards(pick_profile(self.config.guards, size))
             log.info("guard profile %s (setting %s, %s)", guards.profile, self.config.guards, size or "size unknown")
-            self._facts = (guards, capabilities)
+            self._facts = (guards, capabilities, window)
         return self._facts
 
     def _think(self) -> bool | None:
@@ -293,11 +317,12 @@ class Agent:
             log.warning("automatic recall skipped: %s", e)
             return text
 
-    def _messages(self) -> list[Message]:
+    def _messages(self, turn: Turn | None = None) -> list[Message]:
         """[system, *history, *this turn] with the turn's unstored messages (a critique) where they were said."""
         context = self.history.context()
         own = len(self.history.messages) - self._turn_start  # this turn's stored messages after the request
-        out = [{"role": "system", "content": system_prompt(self.today())}, *context[: len(context) - own]]
+        system = system_prompt(self.today(), turn.groups if turn else None)
+        out = [{"role": "system", "content": system}, *context[: len(context) - own]]
         mine = context[len(context) - own :]
         for i in range(own + 1):
             out += [m for at, m in self._scratch if at == i]
@@ -308,35 +333,48 @@ class Agent:
     def _attempt(self, turn: Turn, guards: Guards, result: TurnResult, emit: Event) -> str:
         """Model calls and tool runs until the model answers in words."""
         for _ in range(self.config.max_steps):
+            tools = self._offer(turn, result, emit)
+            messages = self._messages(turn)
+            if not turn.window.fits(messages, tools):
+                log.info(
+                    "context nearly full (%d of %d tokens): ending the turn", turn.window.counted, turn.window.size
+                )
+                raise _ContextFull
             emit("status", {"text": "thinking…"})
-            reply, shown = self._call_model(self._messages(), result, emit)
+            reply, shown = self._call_model(messages, tools, result, emit)
+            turn.window.saw(reply.prompt_eval_count, messages, tools)
             review = guards.review(reply.tool_calls, reply.content, shown, turn, self.tool_names)
             if review.reply is not None:
                 if not shown:  # held back in case it was a tool call
                     emit("token", {"text": review.reply})
                 return review.reply
+            offer.screen(turn, review.calls, {t["function"]["name"] for t in tools}, self.tool_names)
             self._run_tools(turn, review.calls, result, emit)
         result.gave_up = True
         return TOO_MANY_STEPS.format(n=self.config.max_steps)
 
-    def _checked(self, turn: Turn, guards: Guards, result: TurnResult, emit: Event, reply: str) -> str:
-        """The final reply checked against what ran: a claimed change that did not happen is never shown as true."""
-        missing = unbacked(reply, turn.calls)
-        if missing and guards.small:  # asked once more, with what is not so
-            result.reasked = True
-            at = len(self.history.messages) - self._turn_start
-            note = CLAIM_PROMPT.format(claim=missing[0].words, none=missing[0].none)
-            self._scratch += [(at, {"role": "assistant", "content": reply}), (at, {"role": "user", "content": note})]
-            reply = self._attempt(turn, guards, result, emit)
-            if echoes(reply, CLAIM_PROMPT.format(claim="", none=missing[0].none)):  # parroted: say what ran
-                reply = fallback_reply([c.entry() for c in turn.calls])
-            missing = unbacked(reply, turn.calls)
-        if missing:
-            result.correction = what_changed(turn.calls, missing)
-            log.info("reply claims what did not happen (%s): %s", missing[0].verb, result.correction)
-        return reply
+    def _offer(self, turn: Turn, result: TurnResult, emit: Event) -> list[dict[str, Any]]:
+        """The tools for the next model call (offer.py), the same bytes for the same groups."""
+        selection = offer.selection(turn, self.config.tool_groups)
+        if selection.groups not in self._specs:
+            self._specs[selection.groups] = tool_specs(self.context, selection.groups)
+        tools = self._specs[selection.groups]
+        if selection.groups != turn.groups:
+            emit("tools", {"groups": list(selection.groups), "why": selection.line(), "tools": len(tools)})
+            log.info("tool groups: %s", selection.line())
+        turn.groups = selection.groups
+        result.steps.append({"groups": list(selection.groups), "why": selection.line(), "tools": len(tools)})
+        return tools
 
-    def _call_model(self, messages: list[Message], result: TurnResult, emit: Event) -> tuple[ChatResult, bool]:
+    def _ask_again(self, turn: Turn, guards: Guards, result: TurnResult, emit: Event, reply: str, note: str) -> str:
+        """One more attempt after a note to the model (said for this turn only, never stored)."""
+        at = len(self.history.messages) - self._turn_start
+        self._scratch += [(at, {"role": "assistant", "content": reply}), (at, {"role": "user", "content": note})]
+        return self._attempt(turn, guards, result, emit)
+
+    def _call_model(
+        self, messages: list[Message], tools: list[dict[str, Any]], result: TurnResult, emit: Event
+    ) -> tuple[ChatResult, bool]:
         """One streamed model call; returns the reply and whether its text was already shown."""
         held: list[str] = []
         streaming = False
@@ -356,7 +394,7 @@ class Agent:
         self._last_request = messages
         kwargs = dict(
             on_thinking=lambda text: emit("thinking", {"text": text}),  # shown, never stored
-            tools=self.tool_specs,
+            tools=tools,
             options=self.options,
             think=self._think(),
             keep_alive=self.config.keep_alive,
@@ -370,6 +408,8 @@ class Agent:
             held.clear()
             reply = self.llm.chat_stream(self.config.model, messages, on_token=on_token, **kwargs)
         result.model_calls += 1
+        if result.steps:
+            result.steps[-1]["prompt_tokens"] = reply.prompt_eval_count
         result.prompt_tokens += reply.prompt_eval_count
         result.eval_tokens += reply.eval_count
         result.model_seconds += reply.seconds
@@ -381,10 +421,9 @@ class Agent:
         emit("model", figures)
         if reply.done_reason == "length":
             emit("warning", {"text": "the reply hit the length limit (num_predict) and was cut off"})
-        if reply.prompt_eval_count >= self.config.num_ctx:
-            text = (
-                f"the prompt filled the whole context ({self.config.num_ctx} tokens); Ollama may have dropped its start"
-            )
+        window = self._model_facts()[2]
+        if reply.prompt_eval_count >= window:
+            text = f"the prompt filled the whole context ({window} tokens); Ollama may have dropped its start"
             emit("warning", {"text": text})
         return reply, streaming
 
@@ -410,8 +449,14 @@ class Agent:
             self.context.confirm = confirm
             result.tool_seconds += time.perf_counter() - t0 - waited
             msgs: list[Message] = [{"role": "assistant", "content": "", "tool_calls": [c.message for c in calls]}]
-            msgs += [{"role": "tool", "content": to_json(c.result or {}), "tool_name": str(c.name)} for c in calls]
+            msgs += [
+                {"role": "tool", "content": to_json(trimmed(c.result or {})), "tool_name": str(c.name)} for c in calls
+            ]
             self.history.append(msgs)
+
+
+class _ContextFull(Exception):
+    """The next model call would not fit the model's context: the turn ends with a sentence."""
 
 
 def history_budget(config: Config, tools: ToolContext | None = None) -> Budget:

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
+from planner.agent.budget import Window
 from planner.policy import Mandate, Refusal
 from planner.tools import CHANGES_EXISTING, READ_ONLY_TOOLS  # the tool facts, as each tool declared them
 
@@ -34,6 +35,7 @@ EventKind = Literal[
     "tool_end",  # {"id", "name", "ok", "result", "ms", ...}: it ended
     "critic",  # {"done", "critique"}: the critic's verdict on a turn that changed data
     "warning",  # {"text"}: something the user should know (a message cut, a retry)
+    "tools",  # {"groups", "why", "tools"}: the tool groups the next model call gets, when they change
 ]
 EVENT_KINDS: tuple[str, ...] = get_args(EventKind)
 Event = Callable[[EventKind, dict[str, Any]], None]
@@ -108,6 +110,9 @@ class Turn:
     declined: set[tuple[str, int]] = field(default_factory=set)  # (tool, task id) the user said no to
     overridden: set[str] = field(default_factory=set)  # guard changes the model may insist on (guards.py)
     critiques: list[str] = field(default_factory=list)
+    reached: list[str] = field(default_factory=list)  # tool groups the model reached for (a tool not sent)
+    groups: tuple[str, ...] = ()  # the tool groups sent with the latest model call (agent/request.py)
+    window: Window = field(default_factory=lambda: Window(8192, 1024))  # the context it works in (budget.py)
     mandate: Mandate | None = None  # which tasks the user's words name (intent.py), once read
 
     @property
@@ -145,3 +150,7 @@ class TurnResult:
     prefix_reuse: list[float] = field(
         default_factory=list
     )  # per main-model call: share of the request repeating the last one
+    steps: list[dict[str, Any]] = field(default_factory=list)  # per main-model call: {"groups", "why", "tools",
+    #                                                             "prompt_tokens"} (what /trace shows)
+    nudged: bool = False  # the request asked for a change none was made: the model was asked once more
+    context_full: bool = False  # the turn ended before the prompt would outgrow the model's context

@@ -174,3 +174,7 @@ class ChatModel(Protocol):
     def facts(self, model: str) -> tuple[str | None, list[str]]:
         """The model's size ('9.0B'; None if not said) and capabilities ('tools', 'thinking', ...)."""
         ...
+
+    def context_length(self, model: str) -> int | None:
+        """The context the model holds, as its server reports it; None if not said."""
+        ...

@@ -252,6 +252,12 @@ class Ollama:
         details = getattr(r, "details", None)
         return getattr(details, "parameter_size", None) or None, list(getattr(r, "capabilities", None) or [])
 
+    def context_length(self, model: str) -> int | None:
+        """The context the model was built for, as `show()` reports it (model_info's *.context_length)."""
+        info = getattr(self._show(model), "modelinfo", None) or {}
+        found = [v for k, v in dict(info).items() if k.endswith(".context_length") and isinstance(v, int)]
+        return found[0] if found else None
+
     def loaded(self) -> set[str]:
         """Models resident in memory now (`ps()`), with and without ':latest'."""
         try:

@@ -79,6 +79,7 @@ class ScriptedModel:
     def __init__(self, models: dict[str, list[str]] | None = None, embed_dim: int = 256):
         self.models = dict(models or DEFAULT_MODELS)  # name -> capabilities
         self.sizes: dict[str, str] = collections.defaultdict(lambda: "8.0B")  # name -> parameter_size
+        self.contexts: dict[str, int] = {}  # name -> context_length /api/show reports (none: not said)
         self.embed_dim = embed_dim
         self.scripts: dict[str, collections.deque[Reply]] = collections.defaultdict(collections.deque)
         self.responders: dict[str, Callable[[dict[str, Any]], Reply]] = {}
@@ -266,6 +267,10 @@ class ScriptedModel:
         if model not in self.models:
             raise ModelError(NOT_FOUND.format(model=model), ModelFault.NOT_FOUND, 404)
         return self.sizes[model] or None, list(self.models[model])
+
+    def context_length(self, model: str) -> int | None:
+        """The scripted context length of a model (as `Ollama.context_length`); None when not set."""
+        return self.contexts.get(model)
 
     def capabilities(self, model: str) -> list[str]:
         """The model's capabilities (as `Ollama.capabilities`)."""

@@ -147,3 +147,8 @@ def lists(conn: sqlite3.Connection) -> list[dict[str, Any]]:
 def list_ids(conn: sqlite3.Connection, name: str) -> list[int]:
     """The ids of the tasks on one list (any status)."""
     return [r[0] for r in conn.execute("SELECT id FROM tasks WHERE list = ? COLLATE NOCASE ORDER BY id", (name,))]
+
+
+def tag_names(conn: sqlite3.Connection) -> list[str]:
+    """Every tag some task has, by name."""
+    return [r[0] for r in conn.execute("SELECT DISTINCT tag FROM task_tags ORDER BY tag")]

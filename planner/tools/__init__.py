@@ -12,6 +12,7 @@ from planner.tools import memory_tools, query_tool, web  # noqa: F401
 # isort: on
 from planner.tools.registry import (
     ALIASES,
+    GROUPS,
     TOOLS,
     Dispatched,
     Tool,
@@ -34,6 +35,7 @@ CHANGES_EXISTING = frozenset(name for name, t in TOOLS.items() if t.changes_exis
 
 __all__ = [
     "ALIASES",
+    "GROUPS",
     "CHANGES_EXISTING",
     "READ_ONLY_TOOLS",
     "TOOLS",

@@ -25,17 +25,15 @@ KINDS = ("avoid", "free", "prefer")
 
 @tool(
     {
-        "title": {"type": "string", "description": "What it is, in a few words."},
-        "when": {
-            "type": "string",
-            "description": "When, in the user's words (tomorrow 2-3pm, friday 10am for an hour).",
-        },
+        "title": {"type": "string"},
+        "when": {"type": "string", "description": "In the user's words."},
     },
     required=("title", "when"),
     title="Add a calendar event",
+    group="plan",
 )
 def add_event(ctx: ToolContext, title: str, when: str) -> dict[str, Any]:
-    """Add an event the user tells of (a meeting, an appointment) to their calendar as busy time. Not for to-dos: use add_task."""
+    """Add an appointment or meeting to the calendar. Not for to-dos: use add_task."""
     if not title.strip():
         raise ToolError("title must not be empty")
     try:
@@ -75,20 +73,20 @@ def add_event(ctx: ToolContext, title: str, when: str) -> dict[str, Any]:
         "kind": {
             "type": "string",
             "enum": list(KINDS),
-            "description": "avoid: no tasks then; free: time the user "
-            "has besides working hours; prefer: put the named tasks there.",
+            "description": "avoid: no tasks then; free: extra time; prefer: the named tasks there.",
         },
         "when": {
             "type": "string",
-            "description": "The time of week, in the user's words (fridays, wednesday afternoons).",
+            "description": "A time of week, in the user's words.",
         },
-        "tasks": {"type": "string", "description": "Only for some tasks: their tag or list, in a word."},
+        "tasks": {"type": "string", "description": "A tag or list, for prefer."},
     },
     required=("kind", "when"),
     title="Keep a planning preference",
+    group="plan",
 )
 def add_preference(ctx: ToolContext, kind: str, when: str, tasks: str | None = None) -> dict[str, Any]:
-    """Keep a preference the plan follows: a time to avoid, free time, or a time preferred for some tasks (mornings for deep work)."""
+    """Keep a planning preference: a time to avoid, free time, or a time for some tasks."""
     try:
         w = weekly(when)
     except DateError as e:

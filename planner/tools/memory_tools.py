@@ -26,11 +26,12 @@ def _memory(ctx: ToolContext) -> LongTermMemory:
 
 
 @tool(
-    {"fact": {"type": "string", "description": "One self-contained sentence about the user, with dates written out."}},
+    {"fact": {"type": "string", "description": "One sentence about the user, dates written out."}},
     required=("fact",),
+    group="memory",
 )
 def remember(ctx: ToolContext, fact: str) -> dict[str, Any]:
-    """Save a lasting fact about the user (a preference, a person, a place, a routine) for later conversations. Not for tasks or reminders: use add_task for those."""
+    """Save a lasting fact about the user (a person, a place, a preference). Not for tasks: use add_task."""
     fact = fact.strip()
     if not fact:
         raise ToolError("fact must not be empty")
@@ -48,19 +49,15 @@ def remember(ctx: ToolContext, fact: str) -> dict[str, Any]:
 
 @tool(
     {
-        "query": {"type": "string", "description": "What you want to know about the user."},
-        "k": {
-            "type": "integer",
-            "minimum": 1,
-            "maximum": 20,
-            "description": "How many memories to return; 3 if left out.",
-        },
+        "query": {"type": "string", "description": "What to find, with the user's words for time."},
+        "k": {"type": "integer", "minimum": 1, "maximum": 20, "description": "Default 3."},
     },
     required=("query",),
     read_only=True,
+    group="memory",
 )
 def recall(ctx: ToolContext, query: str, k: int = 3) -> dict[str, Any]:
-    """Search saved facts about the user from earlier conversations. Keep the user's words for time in the query (last May, before the move, the first time): the search reads them. Each memory has the date it was said ("said") and, when it names one, the days it is about ("happened"): answer "when" questions from those, and when two memories disagree, the newer one holds."""
+    """Search facts saved about the user. Each has the day it was said ("said") and the days it is about ("happened"); of two that disagree, the newer holds."""
     if not query.strip():
         raise ToolError("query must not be empty")
     return {"memories": _memory(ctx).recall(query.strip(), k)}
@@ -70,14 +67,15 @@ def recall(ctx: ToolContext, query: str, k: int = 3) -> dict[str, Any]:
     {
         "query_or_id": {
             "type": "string",
-            "description": "The memory's id, or words that describe it; or the word scene and a scene's name.",
+            "description": "The memory's id or words of it (scene NAME: a scene).",
         }
     },
     required=("query_or_id",),
     destructive=True,
+    group="memory",
 )
 def forget(ctx: ToolContext, query_or_id: str) -> dict[str, Any]:
-    """Delete a saved fact about the user when they ask you to forget it."""
+    """Delete a saved fact when the user asks you to forget it."""
     if not query_or_id.strip():
         raise ToolError("query_or_id must not be empty")
     memory = _memory(ctx)

@@ -205,19 +205,16 @@ def _shown(b: Block, day: dt.date) -> bool:
 
 
 @tool(
-    {
-        "date": {
-            "type": "string",
-            "description": "Which day or part of today, in the user's words (today if left out), or week.",
-        }
-    },
+    {"date": {"type": "string", "description": "A day or part of today in the user's words, or week; default today."}},
     read_only=True,
     title="Plan the day",
+    group="plan",
 )
 def plan_day(ctx: ToolContext, date: str | None = None) -> dict[str, Any]:
-    """Lay out a day (or the week) in time: the user's events and their open tasks placed into free working time, most urgent first, and what did not fit with why. Nothing is written."""
+    """Plan a day (or the week): events and open tasks placed in free working time, and what did not fit. Writes nothing."""
     span = span_of(ctx, date)
     out = plan_json(make_plan(ctx, span.horizon, span.note))
+
     if any(n["reason"] == "past due" for n in out["unscheduled"]):
         out["past_due"] = "tasks past due are not placed: ask the user for a new date (update_task), then plan again"
     guessed = sorted({b["title"] for d in out.get("days", [out]) for b in d["blocks"] if b.get("guessed")})

@@ -21,7 +21,7 @@ def describe(ctx: ToolContext) -> str:
     return f"{query.USAGE}\nTables:\n{query.schema(ctx.store.conn())}"
 
 
-@tool(PROPERTIES, required=("sql",), read_only=True, describe=describe)
+@tool(PROPERTIES, required=("sql",), read_only=True, describe=describe, group="lookup")
 def query_planner(ctx: ToolContext, sql: str) -> dict[str, Any]:
     """Run one read-only SQL query over the user's planner data (see the tables in the description)."""
     if not sql.strip():

@@ -14,7 +14,8 @@ The tools themselves live beside this file (task_tools, status_tools, memory_too
 query_tool, web); importing the `planner.tools` package registers them all.
 Each declares its facts here, once: `read_only` (never a change, never asks),
 `changes_existing` (counts toward the large-change question), `destructive`
-(asks the user first).
+(asks the user first), and its `group`: which of the tool groups the agent
+sends it with (agent/request.py picks the groups a request needs).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import logging
 import re
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -69,7 +70,13 @@ class Tool:
     describe: Callable[[ToolContext], str] | None = None
     title: str = ""  # a short human name (MCP clients show it)
     output: dict[str, Any] | None = None  # JSON schema of a successful result (MCP's outputSchema)
+    group: str = "change"  # the tool group it is sent with (GROUPS); a tool without one: read or change
 
+
+# The tool groups, in the order their tools are sent: reading tasks (always sent), changing tasks,
+# planning and time, memory, lookup (query_planner and the encyclopedia). agent/request.py reads which
+# ones a request needs.
+GROUPS = ("read", "change", "plan", "memory", "lookup")
 
 TOOLS: dict[str, Tool] = {}
 
@@ -85,8 +92,11 @@ def tool(
     describe: Callable[[ToolContext], str] | None = None,
     title: str = "",
     output: dict[str, Any] | None = None,
+    group: str | None = None,
 ) -> Callable[[Callable[..., dict[str, Any]]], Callable[..., dict[str, Any]]]:
     """Register a function as a tool named after it; its docstring is its description."""
+    if group is not None and group not in GROUPS:
+        raise ValueError(f"group must be one of {', '.join(GROUPS)}, not {group!r}")
 
     def register(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
         schema = {"type": "object", "properties": properties or {}, "required": list(required)}
@@ -103,19 +113,25 @@ def tool(
             describe,
             title or fn.__name__.replace("_", " ").capitalize(),
             output or OUTPUT.get(fn.__name__),
+            group or ("read" if read_only else "change"),
         )
         return fn
 
     return register
 
 
-def tool_specs(ctx: ToolContext | None = None) -> list[dict[str, Any]]:
-    """The `tools=` list for Ollama, in registration order; with a context, only the
-    tools enabled in it and with their live descriptions. Build it once per session:
-    the list is part of the cached prompt prefix."""
+def tool_specs(ctx: ToolContext | None = None, groups: Collection[str] | None = None) -> list[dict[str, Any]]:
+    """The `tools=` list for Ollama, in registration order; with a context, only the tools enabled in it and
+    with their live descriptions; with `groups`, only theirs, group by group (GROUPS).
+
+    The list is part of the cached prompt prefix: the same groups give the same bytes, and the groups
+    always come in one order, so a list with more groups shares its start with one with fewer."""
     specs = []
-    for t in TOOLS.values():
+    chosen = TOOLS.values() if groups is None else sorted(TOOLS.values(), key=lambda t: GROUPS.index(t.group))
+    for t in chosen:
         if ctx is not None and t.enabled is not None and not t.enabled(ctx):
+            continue
+        if groups is not None and t.group not in groups:
             continue
         description = t.describe(ctx) if ctx is not None and t.describe else t.description
         specs.append(

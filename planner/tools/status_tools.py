@@ -25,7 +25,7 @@ from planner.storage.listing import list_ids, lists
 from planner.storage.tasks import children, now, require
 from planner.tools.registry import ToolContext, ToolError, tool
 
-ID = {"type": "integer", "description": "The task's id, as shown by list_tasks."}
+ID = {"type": "integer", "description": "The task's id (list_tasks shows it)."}
 
 
 def subtasks_question(conn: Any, task: dict[str, Any], doing: str) -> str | None:
@@ -56,7 +56,7 @@ def next_occurrence(before: Task, today: dt.date) -> tuple[dict[str, Any] | None
 
 @tool({"id": ID}, required=("id",), changes_existing=True, title="Complete a task")
 def complete_task(ctx: ToolContext, id: int) -> dict[str, Any]:  # noqa: A002
-    """Mark a task as done. A repeating task then gets its next date as a new open task."""
+    """Mark a task as done."""
     why = ""
 
     def plan(conn: Any) -> ChangeSet | None:
@@ -85,7 +85,7 @@ def complete_task(ctx: ToolContext, id: int) -> dict[str, Any]:  # noqa: A002
 
 @tool({"id": ID}, required=("id",), changes_existing=True, title="Cancel a task")
 def cancel_task(ctx: ToolContext, id: int) -> dict[str, Any]:  # noqa: A002
-    """Mark a task as cancelled: it will not be done, but it is kept. Not for finished tasks: use complete_task."""
+    """Mark a task as cancelled: it will not be done, but it is kept."""
 
     def plan(conn: Any) -> ChangeSet | None:
         task = require(conn, id)
@@ -120,7 +120,7 @@ def reopen_task(ctx: ToolContext, id: int) -> dict[str, Any]:  # noqa: A002
 
 @tool({"id": ID}, required=("id",), changes_existing=True, destructive=True, title="Delete a task")
 def delete_task(ctx: ToolContext, id: int) -> dict[str, Any]:  # noqa: A002
-    """Delete a task for good. Only when the user asked to delete or remove it; to finish a task use complete_task."""
+    """Delete a task for good, only when the user asked to delete or remove it."""
 
     def plan(conn: Any) -> ChangeSet:
         task = require(conn, id)
@@ -134,21 +134,21 @@ def delete_task(ctx: ToolContext, id: int) -> dict[str, Any]:  # noqa: A002
 
 @tool(read_only=True, title="The lists")
 def list_lists(ctx: ToolContext) -> dict[str, Any]:
-    """The user's lists (projects), each with how many open tasks it has."""
+    """The user's lists (projects) and their open tasks."""
     return {"lists": lists(ctx.store.conn())}
 
 
 @tool(
     {
-        "name": {"type": "string", "description": "The list's name now."},
-        "new_name": {"type": "string", "description": "Its new name; none moves its tasks off any list."},
+        "name": {"type": "string"},
+        "new_name": {"type": "string", "description": "none: off any list."},
     },
     required=("name", "new_name"),
     changes_existing=True,
     title="Rename a list",
 )
 def rename_list(ctx: ToolContext, name: str, new_name: str) -> dict[str, Any]:
-    """Rename a list (project): every task on it moves to the new name."""
+    """Rename a list (project) and move its tasks."""
     old, new = check_list(name), check_list(new_name)
     if old is None:
         raise ToolError("name must be the name of a list; call list_lists to see them")

@@ -27,7 +27,7 @@ from planner.storage.fields import (
     clean_tags,
 )
 from planner.storage.gate import Change, Op, one
-from planner.storage.listing import SORTS, STATUS_FILTERS, search, waiting_count
+from planner.storage.listing import SORTS, STATUS_FILTERS, lists, search, tag_names, waiting_count
 from planner.storage.listing import agenda as agenda_of
 from planner.storage.tasks import require
 from planner.tools.registry import ToolContext, ToolError, tool
@@ -134,28 +134,21 @@ def _result(key: str, task: Task | None, notes: list[str], **extra: Any) -> dict
     return out
 
 
-ID = {"type": "integer", "description": "The task's id, as shown by list_tasks."}
-DUE = "When it is due, in the user's words (friday 3pm, the 15th) or YYYY-MM-DD."
+# Written for the model, each word earning its tokens (docs/evals.md has the count per tool): "only if"
+# keeps a small model from filling fields nobody asked for.
+ID = {"type": "integer", "description": "The task's id (list_tasks shows it)."}
+DUE = "In the user's words or YYYY-MM-DD."
 FIELDS = {
-    "due_time": {"type": "string", "description": "HH:MM, only if the user gave a time apart from the date."},
-    "start_date": {
-        "type": "string",
-        "description": "Only if the user said when they can start (not before), in their words or YYYY-MM-DD.",
-    },
+    "due_time": {"type": "string", "description": "HH:MM, only if a time was said."},
+    "start_date": {"type": "string", "description": "Only if the user said when it can start."},
     "priority": {"type": "string", "enum": list(PRIORITIES), "description": "Only if the user said how important."},
     "tags": {"type": "array", "items": {"type": "string"}, "description": "Only labels the user gave."},
-    "list": {"type": "string", "description": "Only if the user named a list or project for it."},
-    "estimate": {"type": "string", "description": "Only if the user said how long it takes, in their words."},
-    "parent": {"type": "integer", "description": "Only to make it a step of another task: that task's id."},
-    "notes": {"type": "string", "description": "Only extra details the user asked to keep; never the task itself."},
-    "repeat": {
-        "type": "string",
-        "description": "Only if it repeats, in the user's words (every monday, monthly on the 1st).",
-    },
-    "remind": {
-        "type": "string",
-        "description": "Only if the user asked to be reminded, in their words (an hour before, at 9 the day before).",
-    },
+    "list": {"type": "string", "description": "Only if the user named a list."},
+    "estimate": {"type": "string", "description": "Only if the user said how long it takes."},
+    "parent": {"type": "integer", "description": "Only to make it a step of task with this id."},
+    "notes": {"type": "string", "description": "Only details the user asked to keep."},
+    "repeat": {"type": "string", "description": "Only if it repeats, in the user's words."},
+    "remind": {"type": "string", "description": "Only if the user asked to be reminded, in their words."},
 }
 
 # ---------------------------------------------------------------- the tools
@@ -163,8 +156,8 @@ FIELDS = {
 
 @tool(
     {
-        "title": {"type": "string", "description": "Required. The task itself in a few words, without its date."},
-        "due_date": {"type": "string", "description": DUE + " Leave out if no date."},
+        "title": {"type": "string", "description": "The task in a few words, without its date."},
+        "due_date": {"type": "string", "description": DUE},
         **FIELDS,
     },
     required=("title",),
@@ -185,7 +178,7 @@ def add_task(
     repeat: str | None = None,
     remind: str | None = None,
 ) -> dict[str, Any]:
-    """Add one task (a to-do or a reminder) to the user's list. Call once per task."""
+    """Add one task (a to-do or reminder). Call once per task."""
     title, cut = cut_title(title, due_date=due_date, repeat=repeat, remind=remind)
     said: list[str] = []
     fields: dict[str, Any] = {"title": check_title(title), "priority": priority, "list": check_list(list)}
@@ -219,21 +212,17 @@ def add_task(
 
 @tool(
     {
-        "status": {
-            "type": "string",
-            "enum": list(STATUS_FILTERS),
-            "description": "Which tasks; open if left out (waiting: open ones whose start date is still ahead).",
-        },
-        "tag": {"type": "string", "description": "Only this tag."},
-        "list": {"type": "string", "description": "Only this list (project)."},
-        "priority": {"type": "string", "enum": list(PRIORITIES), "description": "Only this priority."},
-        "due_before": {"type": "string", "description": "Due on or before this date."},
-        "due_after": {"type": "string", "description": "Due on or after this date."},
-        "overdue": {"type": "boolean", "description": "true: only open tasks past their date."},
-        "parent": {"type": "integer", "description": "Only the subtasks of this task id."},
+        "status": {"type": "string", "enum": list(STATUS_FILTERS), "description": "Default open."},
+        "tag": {"type": "string"},
+        "list": {"type": "string"},
+        "priority": {"type": "string", "enum": list(PRIORITIES)},
+        "due_before": {"type": "string", "description": "A date, inclusive."},
+        "due_after": {"type": "string", "description": "A date, inclusive."},
+        "overdue": {"type": "boolean"},
+        "parent": {"type": "integer", "description": "A task id: its subtasks."},
         "text": {"type": "string", "description": "Words in the title or notes."},
-        "sort": {"type": "string", "enum": list(SORTS), "description": "Order; most urgent first if left out."},
-        "limit": {"type": "integer", "minimum": 1, "maximum": 100, "description": "At most this many; 20 if left out."},
+        "sort": {"type": "string", "enum": list(SORTS), "description": "Default most urgent first."},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 100, "description": "Default 20."},
     },
     read_only=True,
     title="List tasks",
@@ -252,12 +241,18 @@ def list_tasks(
     sort: str = "urgency",
     limit: int = 20,
 ) -> dict[str, Any]:
-    """List the user's tasks with their ids, titles, due dates and status, most urgent first; every filter given must match."""
+    """List the user's tasks with ids, titles, due dates and status. Give only filters the user asked for."""
     said: list[str] = []
     before = read_due(ctx, due_before, None, said, "due_before")[0] if due_before else None
     after = read_due(ctx, due_after, None, said, "due_after")[0] if due_after else None
     tags = clean_tags([tag]) if tag else []
     conn = ctx.store.conn()
+    # An unknown list or tag is an error naming the real ones, never an empty list read as "no tasks".
+    names = [x["list"] for x in lists(conn)] if list and check_list(list) else []
+    if list and check_list(list) and check_list(list).lower() not in {n.lower() for n in names}:
+        raise ToolError(_unknown("list", check_list(list), names))
+    if tags and tags[0] not in (known := tag_names(conn)):
+        raise ToolError(_unknown("tag", tags[0], known))
     parent_uid = require(conn, parent)["uid"] if parent else None
     found, total = search(
         conn,
@@ -284,14 +279,24 @@ def list_tasks(
     return out
 
 
+def _unknown(what: str, name: str, real: list[str]) -> str:
+    if not real:
+        return f"there is no {what} {name!r}: no task has a {what} yet; leave {what} out"
+    return f"there is no {what} {name!r}; the {what}s are: {', '.join(real[:20])}"
+
+
 @tool(
     {
         "id": ID,
-        "title": {"type": "string", "description": "The new title. Leave out to keep the current one."},
-        "due_date": {"type": "string", "description": DUE + " An empty string removes the date."},
+        "title": {"type": "string", "description": "A new title."},
+        "due_date": {"type": "string", "description": DUE + " Empty removes it."},
         **FIELDS,
-        "priority": {"type": "string", "enum": [*PRIORITIES, "none"], "description": "New priority; none clears it."},
-        "add_note": {"type": "string", "description": "A further note to add, dated today; the other notes stay."},
+        "priority": {
+            "type": "string",
+            "enum": [*PRIORITIES, "none"],
+            "description": "Only if the user said; none clears.",
+        },
+        "add_note": {"type": "string", "description": "A note to add; the others stay."},
     },
     required=("id",),
     changes_existing=True,
@@ -314,7 +319,7 @@ def update_task(
     remind: str | None = None,
     add_note: str | None = None,
 ) -> dict[str, Any]:
-    """Change a task: rename, reschedule, set priority, tags, list, estimate, notes or repeat. Only what is given changes; an empty string clears."""
+    """Change a task: only the fields given change; an empty string clears one."""
     title, cut = cut_title(title, due_date=due_date, repeat=repeat, remind=remind)
     said: list[str] = []
     changes: dict[str, Any] = {}
@@ -389,12 +394,12 @@ def added_note(task: Task, text: str, today: dt.date) -> dict[str, Any]:
 
 
 @tool(
-    {"days": {"type": "integer", "minimum": 1, "maximum": 60, "description": "How many days ahead; 7 if left out."}},
+    {"days": {"type": "integer", "minimum": 1, "maximum": 60, "description": "Default 7."}},
     read_only=True,
     title="The agenda",
 )
 def agenda(ctx: ToolContext, days: int = 7) -> dict[str, Any]:
-    """The user's agenda: overdue tasks, today's and the next days', with their calendar's events, grouped by day."""
+    """What is coming up: overdue tasks, then each day's tasks and events."""
     from planner.storage.calendar import between
 
     out = agenda_of(ctx.store.conn(), ctx.today(), days)

@@ -82,19 +82,20 @@ def _minus(lo: dt.datetime, hi: dt.datetime, cut: list[tuple[dt.datetime, dt.dat
 
 @tool(
     {
-        "minutes": {"type": "integer", "minimum": 5, "maximum": 1440, "description": "How long, in minutes."},
-        "after": {"type": "string", "description": "Not before this, in the user's words; now if left out."},
-        "before": {"type": "string", "description": "Done by this, in the user's words; a week ahead if left out."},
-        "prefer": {"type": "string", "description": "Only if the user named a time of week (wednesday afternoons)."},
+        "minutes": {"type": "integer", "minimum": 5, "maximum": 1440},
+        "after": {"type": "string", "description": "User's words; default now."},
+        "before": {"type": "string", "description": "User's words; default a week ahead."},
+        "prefer": {"type": "string", "description": "Only if the user named a time of week."},
     },
     required=("minutes",),
     read_only=True,
     title="Find free time",
+    group="plan",
 )
 def find_time(
     ctx: ToolContext, minutes: int, after: str | None = None, before: str | None = None, prefer: str | None = None
 ) -> dict[str, Any]:
-    """Find free slots of at least this many minutes in the user's working time, around their calendar. Propose one of them to the user; nothing is written."""
+    """Find free slots of this many minutes in working time, around the calendar. Writes nothing."""
     start = round_up(now_of(ctx))
     if after:
         start = max(start, _moment(ctx, after, "after"))
@@ -137,18 +138,16 @@ def _moment(ctx: ToolContext, words: str, name: str, end: bool = False) -> dt.da
 
 @tool(
     {
-        "id": {"type": "integer", "description": "The task's id, as shown by list_tasks."},
-        "when": {
-            "type": "string",
-            "description": "When, in the user's words (3pm, tomorrow 9:30, the afternoon); none unpins it.",
-        },
+        "id": {"type": "integer", "description": "The task's id."},
+        "when": {"type": "string", "description": "User's words; none unpins."},
     },
     required=("id", "when"),
     changes_existing=True,
     title="Pin a task in the plan",
+    group="plan",
 )
 def schedule_task(ctx: ToolContext, id: int, when: str) -> dict[str, Any]:  # noqa: A002
-    """Pin a task at a time of the user's plan (a window like "the afternoon" takes its first free slot). Re-planning moves only tasks that are not pinned."""
+    """Pin a task at a time in the user's plan."""
     task = require(ctx.store.conn(), id)
     if when.strip().lower() in ("none", "unpin", ""):
         ctx.commit(lambda conn: one(Change(Op.EDIT, id, {"scheduled_at": None}, tool="schedule_task")))

@@ -30,7 +30,7 @@ def _stretch(s: worklog.Stretch, title: str) -> dict[str, Any]:
     return out
 
 
-@tool({"id": ID}, required=("id",), title="Start work on a task")
+@tool({"id": ID}, required=("id",), title="Start work on a task", group="plan")
 def start_task(ctx: ToolContext, id: int) -> dict[str, Any]:  # noqa: A002
     """The user starts working on a task now: the clock runs until stop_task."""
     turn = ctx.turn or secrets.token_hex(8)
@@ -54,6 +54,7 @@ def start_task(ctx: ToolContext, id: int) -> dict[str, Any]:  # noqa: A002
         "took": {"type": "string", "description": "How long it took, only if the user said."},
     },
     title="Stop work on a task",
+    group="plan",
 )
 def stop_task(ctx: ToolContext, id: int | None = None, took: str | None = None) -> dict[str, Any]:  # noqa: A002
     """Stop the clock on the task the user was working on, or note how long a task took. To finish the task too, also call complete_task."""

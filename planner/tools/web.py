@@ -17,7 +17,7 @@ from planner.tools.wikipedia import WebError
 PROPERTIES = {"topic": {"type": "string", "description": "The subject to look up, as an encyclopedia title."}}
 
 
-@tool(PROPERTIES, required=("topic",), read_only=True, enabled=lambda ctx: ctx.web is not None)
+@tool(PROPERTIES, required=("topic",), read_only=True, enabled=lambda ctx: ctx.web is not None, group="lookup")
 def lookup(ctx: ToolContext, topic: str) -> dict[str, Any]:
     """Look up a topic in the encyclopedia (Wikipedia): a short summary and its URL. Only for general knowledge, never for the user's own tasks or facts."""
     if ctx.web is None:

@@ -27,6 +27,7 @@ from planner.storage.tasks import new_turn
 from planner.ui import layout
 from planner.ui.layout import wrap
 from planner.ui.outcomes import Failure, Refused, Usage, UsageError
+from planner.ui.traceview import turn_trace
 from planner.ui.views import agenda_text, lists_text, tasks_text
 
 
@@ -387,6 +388,11 @@ def stats_footer(agent: Agent, stats: Stats) -> list[str]:
         f"today: {agent.today():%A} {agent.today().isoformat()} · {dt.datetime.now():%H:%M}",
         "prompt-cache reuse: how much of each request repeated the last, which Ollama need not read again",
     ]
+
+
+@command("/trace  the tools and calls of the last request, and why")
+def _trace(agent: Agent, arg: str, stats: Stats) -> str:
+    return "\n".join(turn_trace(stats.last)) if stats.last else "no request yet in this run"
 
 
 @command("/stats  model calls, tokens, time in the model and in tools")

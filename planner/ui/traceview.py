@@ -2,6 +2,7 @@
 
     ↳ add_task(title="dentist", due_date="friday") ✓ ('friday' -> Friday 2026-12-04) 2 ms
     ↳ critic: the dentist is on friday, not thursday — trying again
+    · tools: read (always), change (the words ask: "add")   (--verbose: the tool groups sent, and why)
     · main 1.52 s, 900 prompt + 40 eval tokens              (--verbose)
     · critic: critic 0.40 s, 350 prompt + 12 eval tokens    (--verbose: calls that are not the reply)
 
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from planner.ui.text import safe
 
 if TYPE_CHECKING:
+    from planner.agent.turn import TurnResult
     from planner.memory.keeper import Extraction
 
 
@@ -120,11 +122,35 @@ class Trace:
             out.append(f"  ↳ critic: {safe(data['critique'])} — trying again")
         elif kind == "model" and self.verbose:
             out.append(model_line(data))
+        elif kind == "tools" and self.verbose:
+            out.append(safe(f"  · tools: {data['why']} ({data['tools']} tools)"))
         return out
 
     def rest(self) -> list[str]:
         """Side calls still waiting to be shown (at the end of a turn)."""
         return self.side.take() if self.side else []
+
+
+def turn_trace(result: TurnResult) -> list[str]:
+    """The last request as /trace shows it: each model call with the tool groups it was sent and why, its
+    prompt tokens, and the tool calls with how they ended."""
+    if not result.steps and not result.tool_calls:
+        return ["no request yet in this run"]
+    lines = []
+    for n, step in enumerate(result.steps, 1):
+        tokens = f", {step['prompt_tokens']:,} prompt tokens" if step.get("prompt_tokens") else ""
+        lines.append(safe(f"model call {n}: {step['tools']} tools{tokens}"))
+        lines.append(safe(f"  groups: {step['why']}"))
+    for c in result.tool_calls:
+        mark = "✓" if c["ok"] else "✗ " + str((c["result"] or {}).get("error", ""))[:80]
+        lines.append(safe(f"  ↳ {call_text(c['name'], c['arguments'])} {mark}"))
+    extra = [
+        ("asked once more: the request asked for a change none was made", result.nudged),
+        ("asked once more: the reply claimed a change that did not happen", result.reasked),
+        ("ended before the model's context was full", result.context_full),
+    ]
+    lines += [f"  {text}" for text, happened in extra if happened]
+    return lines
 
 
 def _key(data: dict[str, Any]) -> tuple[Any, str]:

@@ -1,0 +1,111 @@
+"""Before a reply is shown: what the turn did checked against what the user asked and what the reply says.
+
+    done_as_asked  the user's words asked to add, change, plan or remember (request.py `wants`) and no call
+                   did: the model is asked once more with a one-line nudge and the group that does it; still
+                   nothing (or a call that tried and failed), and the user is told plainly under the reply
+    checked        the reply claims a change no call made (claims.py): in the small profile the model is
+                   asked once more; a claim still unbacked gets a line saying what did change
+    showable       a reply that is JSON, tool markup or a list of tools (replies.py `unshowable`) is said
+                   from the tool results, or the model is asked once more for a sentence
+
+Each asks the model at most once, through `ask` (the loop's one more attempt, with a note said for this
+turn only), and a turn asks once at most for a change not made or a claim not true. Split from loop.py:
+the loop runs model calls and tools, this decides whether what came of them may be shown as it is.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from planner.agent.claims import unbacked, what_changed, without_tool_talk
+from planner.agent.guards import Guards
+from planner.agent.replies import echoes, fallback_reply, unshowable
+from planner.agent.request import WANTS, wants
+from planner.agent.turn import Turn, TurnResult
+from planner.prompts import CLAIM_PROMPT, NOT_DONE, NOTHING_DONE, NUDGE, NUDGE_DONE, REPHRASE
+from planner.tools import TOOLS
+
+log = logging.getLogger("planner")
+
+
+@dataclass
+class Finish:
+    """The checks on one turn's final reply; `ask(reply, note)` runs one more attempt and returns its reply."""
+
+    turn: Turn
+    guards: Guards
+    result: TurnResult
+    names: set[str]  # the tools this run offers (a reply naming several of them is a tool list)
+    ask: Callable[[str, str], str]
+
+    def checked(self, reply: str) -> str:
+        """The final reply checked against what ran: a claimed change that did not happen is never shown as true."""
+        missing = unbacked(reply, self.turn.calls)
+        if (
+            missing and self.guards.small and not self.result.nudged
+        ):  # asked once more (once a turn), with what is not so
+            self.result.reasked = True
+            reply = self.ask(reply, CLAIM_PROMPT.format(claim=missing[0].words, none=missing[0].none))
+            if echoes(reply, CLAIM_PROMPT.format(claim="", none=missing[0].none)):  # parroted: say what ran
+                reply = fallback_reply([c.entry() for c in self.turn.calls])
+            missing = unbacked(reply, self.turn.calls)
+        if missing and not self.result.correction:
+            self.result.correction = what_changed(self.turn.calls, missing)
+            log.info("reply claims what did not happen (%s): %s", missing[0].verb, self.result.correction)
+        return reply
+
+    def done_as_asked(self, reply: str) -> str:
+        """A request for a change that ended with none made is not a success (request.py `wants`): when the
+        model made no call of the kind at all, it is asked once more, with the group that does it and a
+        one-line nudge; if still nothing was done (or a call tried and failed), the user is told plainly under
+        the reply. A question back to the user, or a change the user refused, is no miss."""
+        missing = self.missing()
+        tried = {TOOLS[c.name].group for c in self.turn.calls if isinstance(c.name, str) and c.name in TOOLS}
+        asked = [w for w in missing if WANTS[w] not in tried]  # a call that failed had its chance
+        if not asked or self.guards.profile == "off" or reply.rstrip().endswith("?") or self.result.gave_up:
+            if missing and not reply.rstrip().endswith("?") and self.guards.profile != "off":
+                self.result.correction = " ".join(dict.fromkeys(NOT_DONE[w] for w in missing))
+            return reply
+        self.result.nudged = True
+        note = NUDGE.format(done=NUDGE_DONE[asked[0]])
+        self.turn.reached += [WANTS[w] for w in asked]  # the nudge comes with the group that does it
+        reply = self.ask(reply, note)
+        if echoes(reply, note):  # parroted the nudge: say what ran instead
+            reply = fallback_reply([c.entry() for c in self.turn.calls]) if self.turn.calls else ""
+        missing = self.missing()
+        if missing and not reply.rstrip().endswith("?"):
+            self.result.correction = " ".join(dict.fromkeys(NOT_DONE[w] for w in missing))
+            log.info("asked for %s, and nothing was done", ", ".join(missing))
+        return reply or NOTHING_DONE
+
+    def missing(self) -> list[str]:
+        """The changes the user's words asked for that no call of this turn made (none when the user said no)."""
+        if any(c.refused for c in self.turn.calls):  # declined, nobody to ask, not asked: the user's call, not a miss
+            return []
+        done = {c.name for c in self.turn.calls if c.ok and c.ran}
+        wrote = any(c.ok and c.ran and c.mutating for c in self.turn.calls)
+        out = []
+        for want in wants(self.turn.text, self.turn.recent):
+            group = WANTS[want]
+            made = {n for n in done if n in TOOLS and TOOLS[n].group == group}
+            if not (made if want in ("plan", "remember") else wrote):
+                out.append(want)
+        return out
+
+    def showable(self, reply: str) -> str:
+        """A reply that is JSON, tool markup or a tool list is never shown as it is: it is said from the tool
+        results, or the model is asked once more; failing that, the reply without its tool talk."""
+        why = unshowable(reply, self.names, self.turn.text)
+        if self.guards.profile == "off" or not why:
+            return reply
+        log.info("reply not shown as it is (%s): %r", why, reply[:200])
+        if any(c.ok for c in self.turn.calls):
+            return fallback_reply([c.entry() for c in self.turn.calls])
+        again = self.ask(reply, REPHRASE)
+        if not unshowable(again, self.names, self.turn.text) and not echoes(again, REPHRASE):
+            return again
+        if any(c.ok for c in self.turn.calls):
+            return fallback_reply([c.entry() for c in self.turn.calls])
+        return without_tool_talk(again, self.names) or NOTHING_DONE

@@ -1,0 +1,233 @@
+"""What a user's message asks of the planner, read in code: which tool groups it needs, and whether it
+asks for a change.
+
+    "add milk tomorrow"                    read, change     (a verb of adding; a date)
+    "what's on my list?"                   read             (a plain question)
+    "plan my day tomorrow"                 read, plan       (asks: plan)
+    "my sister Ana lives in Lisbon"        read, memory     (tells a fact about the user)
+    "how many tasks did I finish in May?"  read, lookup     (counts past work)
+    "and the gym on thursday"              read, change     (goes on from the request before)
+
+The groups are the registry's (tools/registry.py GROUPS): reading tasks is always sent; the others when
+the words call for them, like dates are read in code (dates.py): deterministic and tested over a corpus
+of phrasings (tests/test_request.py, tests/data/request_phrases.json). Each group chosen carries the
+reason, which /trace shows. A model that calls a tool of a group not sent gets an error naming it, and
+the next step sends that group (agent/loop.py), so a reading that misses costs one step, not the request.
+
+`wants` says which changes a message asks for (add, change, plan, remember), so that a request that
+ends with none made is not taken for a success (agent/loop.py asks the model once more).
+
+Trade-offs, admitted: English only, like dates.py; the rules err towards sending a group (a tool too
+many costs tokens, a tool missing costs a step); a plain question never gets the change group, so a
+question that is really a request ("can you add milk?") is read by its verb, not its question mark.
+The safety gate's reading of which task the words name (agent/intent.py) is meant to sit beside these.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+ALWAYS = "read"
+
+# -- the words, by what they ask for (stems: "moving", "rescheduled" and "deletes" ask as much as "move")
+
+_ADD = re.compile(
+    r"\b(add|create|new task|put|remind me|note down|jot|i need to|i have to|i must|i should|don'?t let me forget|"
+    r"to-?do|book|sign up|register)\w*",
+    re.I,
+)
+_CHANGE = re.compile(
+    r"\b(mark|tick|check off|finish|complet|done with|delet|remov|drop|cancel|reopen|renam|call it|mov|chang|"
+    r"updat|edit|push|postpon|reschedul|shift|bump|swap|set\b|clear|due\b|priorit|urgent|tag|label|repeat|every\b|"
+    r"estimat|takes?|will take|hours?|minutes?|subtask|step of|instead|actually|not .* but|undo)\w*",
+    re.I,
+)
+# "I bought the milk", "we paid the rent", "called mum": telling that something is done
+_DID = re.compile(
+    r"^\s*(?:(?:ok(?:ay)?|so|well|yes|oh|and)\W+)*(?:i|we)\s+(?:just\s+|already\s+|finally\s+)?"
+    r"((?!(?:need|feed|speed|seed|bleed|breed|proceed|succeed|exceed)\b)\w{2,}ed|bought|did|paid|sent|wrote|got|"
+    r"made|went|took|rang|read|ate|fed|gave|sold|met|saw|spoke|ran|"
+    r"found|brought|picked up|handed in|dropped off)\b",
+    re.I,
+)
+_PLAN = re.compile(
+    r"\b(plan|plans|planned|planning|schedul\w*|free time|free slots?|find time|time for|slots?|calendar|"
+    r"appointments?|meetings?|events?|busy|block|pin|my day|my week|day look|week look|prefer\w*|avoid|fit|"
+    r"when can i|when am i free|free|"
+    r"starting|start (?:on|working|the)|working on|i'?m on|clock|track\w*|took|hours?|minutes?|stop(?:ped|ping)?|"
+    r"working hours|mornings?|afternoons?|evenings?|focus|deep work|at \d\w*|\d\s*(?:am|pm)|\d:\d\d)\b",
+    re.I,
+)
+_REMEMBER = re.compile(
+    r"\b(remember|forget|recall|note that|keep in mind|don'?t forget that|know about me|about me|"
+    r"what do you know|who am i|who is my|who's my|what'?s my|where does my|where do i|my (?:\w+ )?"
+    r"(?:is|are|was|were|lives?|works?|likes?|loves?|hates?|has|had|called|named)|i(?:'m| am) "
+    r"(?:allergic|vegetarian|vegan|married|from|a|an)|i (?:like|love|hate|prefer|live|work|moved|always|never|"
+    r"usually|can'?t|cannot|don'?t eat|don'?t like)|my (?:birthday|favourite|favorite|allergy|address|partner|"
+    r"wife|husband|sister|brother|mum|mom|dad|mother|father|friend|boss|dentist|doctor|son|daughter|kids?|"
+    r"family|name))\b",
+    re.I,
+)
+_LOOKUP = re.compile(
+    r"\b(how many|how much|how often|count|number of|when did i|last time|history|statistic|average|total|"
+    r"most|least|look up|wikipedia|encyclop|who was|who invented|capital of|what is an?|tell me about|"
+    r"what did i (?:do|finish|complete)|did i finish)\w*",
+    re.I,
+)
+_DATE = re.compile(
+    r"\d|\b(today|tonight|tomorrow|tmrw|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
+    r"mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun|next week|this week|weekend|january|february|march|april|"
+    r"june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|"
+    r"end of|noon|midnight|morning|afternoon|evening)\b",
+    re.I,
+)
+_QUESTION = re.compile(
+    r"^\s*(what|which|when|where|who|whom|whose|why|how|do|does|did|is|are|am|was|were|have|has|had|any|anything)"
+    r"\b",
+    re.I,
+)
+_ASKING = re.compile(
+    r"^\s*(could|can|would|will|please|pls|kindly|how about|what about|what if|why not|why don'?t you)\b"
+    r"|\b(can|could|would) you\b",
+    re.I,
+)
+_GOES_ON = re.compile(
+    r"^\s*(?:(?:and|also|plus|oh|ok(?:ay)?|so|well|hmm|um|now|then|actually|wait|sorry|no|yes|yeah)\b[\s,!.-]*)+", re.I
+)
+_SMALL_TALK = re.compile(
+    r"^\s*(hi|hello|hey|hiya|good (morning|afternoon|evening)|thanks?|thank you|cheers|bye|goodbye|ok|okay|"
+    r"great|cool|nice|perfect|no|nope|yes|yep|sure)\b[\s\w,!.'?]{0,30}$",
+    re.I,
+)
+
+
+_TASK_WORDS = re.compile(
+    r"\b(tasks?|list|to-?\s?dos?|due|overdue|agenda|week|today|tomorrow|tonight|finish\w*|done|open|left|"
+    r"coming up|have to do|plans?|day|busy|free)\b",
+    re.I,
+)
+
+
+_WH = re.compile(r"^\s*(what|which|when|where|who|whom|whose|why|how)\b", re.I)
+
+
+def _question(text: str) -> bool:
+    """A plain question: it asks about things, it asks no one to do anything. Without a question mark only
+    a question word counts ("and which of them are urgent"): "do the dishes" is no question."""
+    sentences = [p for p in re.split(r"(?<=[.?!])\s+", text.strip()) if p.strip()] or [text]
+    return all(_asks(_GOES_ON.sub("", p)) for p in sentences)  # "what's on tomorrow? plan it": a request
+
+
+def _asks(text: str) -> bool:
+    asks = text.rstrip().endswith("?") and bool(_QUESTION.match(text)) or bool(_WH.match(text))
+    return asks and not _ASKING.search(text)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The tool groups one model call gets, each with why (for /trace)."""
+
+    groups: tuple[str, ...]  # in GROUPS order
+    why: dict[str, str] = field(default_factory=dict)
+
+    def line(self) -> str:
+        """One line for /trace: 'read (always), change (the words ask: "add")'."""
+        return ", ".join(f"{g} ({self.why.get(g, '')})" if self.why.get(g) else g for g in self.groups)
+
+
+def _found(pattern: re.Pattern[str], text: str) -> str | None:
+    m = pattern.search(text)
+    return m.group(0).strip().lower() if m else None
+
+
+def _reasons(text: str) -> dict[str, str]:
+    """The groups the words of one message call for (besides read), each with the words that did."""
+    out: dict[str, str] = {}
+    question = _question(text)
+    if not question:
+        said = _found(_ADD, text) or _found(_CHANGE, text)
+        if said:
+            out["change"] = f'the words ask: "{said}"'
+        elif (did := _DID.search(text)) is not None:
+            out["change"] = f'tells of something done: "{did.group(1).lower()}"'
+        elif _DATE.search(text) and not _SMALL_TALK.match(text) and not _PLAN_ASK.search(text):
+            out["change"] = f'a date: "{_found(_DATE, text)}"'
+    if said := _found(_PLAN, text):
+        out["plan"] = f'the words ask: "{said}"'
+    if said := _found(_REMEMBER, text):
+        out["memory"] = f'about the user: "{said}"'
+    elif question and not _TASK_WORDS.search(text) and not _SMALL_TALK.match(text):
+        out["memory"] = "a question the task list may not answer"
+    if said := _found(_LOOKUP, text):
+        out["lookup"] = f'the words ask: "{said}"'
+    if not out and not question and not _SMALL_TALK.match(text):  # "water the plants": a task, said bare
+        out["change"] = "a request, not a question"
+    return out
+
+
+def groups_for(text: str, recent: Sequence[str] = (), called: Sequence[str] = ()) -> Selection:
+    """The tool groups a model call needs: read always, the groups the message's words call for, those of
+    the message before when this one goes on from it ("and the gym on thursday", "yes", "the second one"),
+    and the groups of tools the model asked for this turn (so the next step sends a tool it reached for)."""
+    from planner.tools import GROUPS
+
+    why = {ALWAYS: "always"}
+    for group, reason in _reasons(text).items():
+        why.setdefault(group, reason)
+    words = len(re.findall(r"\w+", text))
+    goes_on = bool(_GOES_ON.match(text)) or (words <= 3 and not _SMALL_TALK.match(text))
+    if recent and goes_on and not _question(text) and len(why) == 1:  # nothing of its own: the one before's
+        before = recent[-1]
+        for group in _reasons(before):
+            why.setdefault(group, f'goes on from "{_short(before)}"')
+    for group in called:
+        why.setdefault(group, "the model asked for a tool of it")
+    return Selection(tuple(g for g in GROUPS if g in why), {g: why[g] for g in GROUPS if g in why})
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+# ---------------------------------------------------------------- asked for a change
+
+# What each kind of request is, and the tool groups that carry it out.
+WANTS = {"add": "change", "change": "change", "plan": "plan", "remember": "memory"}
+_PLAN_ASK = re.compile(
+    r"\b(plan (?:my|the|out|for)|plan it|make (?:me )?a plan|find (?:me )?(?:some )?time|block (?:out|off)|"
+    r"schedule (?:my|the) (?:day|week))\b",
+    re.I,
+)
+_REMEMBER_ASK = re.compile(r"\b(remember (?:that|this|:)|note that|keep in mind|don'?t forget that)\b", re.I)
+_ADD_ASK = re.compile(
+    r"\b(add|create|put|remind me|new task|note down|jot down|schedule|i need to|i have to|i must)\b|^\s*(?:i have|i've got) an? (?:\w+ )?"
+    r"(?:appointment|meeting|call|event|class|lesson|flight|interview)\b",
+    re.I,
+)
+_CHANGE_ASK = re.compile(
+    r"\b(mark|tick|check off|complet\w*|finish\w*|delet\w*|remov\w*|cancel\w*|reopen\w*|renam\w*|"
+    r"mov(?:e|es|ing)|chang\w*|updat\w*|push\w*|postpon\w*|reschedul\w*|shift\w*|bump\w*|set|done with|urgent|"
+    r"priority)\b|\bi'?m done\b|\b(?:it'?s|is) (?:now )?(?:due|on)\b|\bactually\b.*\b(?:on|to|at|due)\b",
+    re.I,
+)
+
+
+def wants(text: str, recent: Sequence[str] = ()) -> tuple[str, ...]:
+    """The changes a message asks the planner to make: add, change, plan, remember (none for a question,
+    small talk, or a fact merely told, which the memory keeper picks up on its own)."""
+    if _question(text) or _SMALL_TALK.match(text):
+        return ()
+    out = []
+    if _REMEMBER_ASK.search(text):
+        out.append("remember")
+    if _PLAN_ASK.search(text):
+        out.append("plan")
+    if _ADD_ASK.search(text) and "remember" not in out:
+        out.append("add")
+    if _CHANGE_ASK.search(text) or _DID.search(text):
+        out.append("change")
+    if not out and recent and _GOES_ON.match(text) and (_DATE.search(text) or len(text.split()) <= 6):
+        out += [w for w in wants(recent[-1]) if w in ("add", "change")] or (["change"] if _DATE.search(text) else [])
+    return tuple(dict.fromkeys(out))

@@ -1,0 +1,89 @@
+"""Which tool groups a message needs, and which changes it asks for (planner/agent/request.py): over the
+corpus in tests/data/request_phrases.json (each phrasing with the groups it must and must not get, written
+by hand as the oracle), and over generated requests and questions in both directions: a request that
+needs a group gets it, and a plain question never gets the tools that change tasks."""
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from planner.agent.request import groups_for, wants
+from planner.tools import GROUPS, TOOLS
+
+CORPUS = json.loads((Path(__file__).parent / "data" / "request_phrases.json").read_text())["phrases"]
+
+
+@pytest.mark.parametrize("case", CORPUS, ids=[c["text"][:40] for c in CORPUS])
+def test_each_phrasing_gets_the_groups_it_needs_and_not_those_it_does_not(case):
+    recent = [case["recent"]] if "recent" in case else []
+    chosen = groups_for(case["text"], recent)
+    assert chosen.groups[0] == "read" and set(chosen.groups) <= set(GROUPS)
+    assert set(case.get("need", [])) <= set(chosen.groups), chosen.line()
+    assert not set(case.get("not", [])) & set(chosen.groups), chosen.line()
+    if "wants" in case:
+        assert sorted(wants(case["text"], recent)) == sorted(case["wants"])
+    assert all(chosen.why[g] for g in chosen.groups)  # each group says why, for /trace
+
+
+TITLES = st.sampled_from(["buy milk", "the quarterly report", "water the plants", "the gym signup", "call Ana"])
+DATES = st.sampled_from(["", " tomorrow", " on friday", " by 2026-12-15", " next monday", " at 3pm on thursday"])
+ASK = st.sampled_from(["add", "Add", "remind me to", "put", "please add", "create a task to", "add a task:"])
+
+
+@given(ASK, TITLES, DATES)
+def test_a_request_to_add_gets_the_change_tools_and_is_read_as_asking_to_add(verb, title, date):
+    text = f"{verb} {title}{date}"
+    assert "change" in groups_for(text).groups
+    assert "add" in wants(text)
+
+
+CHANGE = st.sampled_from(["move", "rename", "delete", "mark", "push", "reschedule", "cancel", "finish"])
+
+
+@given(CHANGE, TITLES, DATES)
+def test_a_request_to_change_gets_the_change_tools_and_is_read_as_asking_to_change(verb, title, date):
+    text = f"{verb} {title}{date}"
+    assert "change" in groups_for(text).groups
+    assert "change" in wants(text)
+
+
+QUESTION = st.sampled_from(
+    [
+        "what's on my list{}?",
+        "what is due{}?",
+        "is anything overdue{}?",
+        "do I have anything to do{}?",
+        "which tasks are open{}?",
+        "when is {} due?",
+        "what have I finished{}?",
+        "are there tasks{}?",
+        "what's coming up{}?",
+    ]
+)
+WHEN = st.sampled_from(["", " tomorrow", " this week", " on friday", " today", " for the quarterly report"])
+
+
+@given(QUESTION, WHEN, st.sampled_from(["", "and ", "so ", "ok "]))
+def test_a_plain_question_never_gets_the_tools_that_change_tasks(question, when, lead):
+    text = lead + question.format(when)
+    assert "change" not in groups_for(text).groups
+    assert wants(text) == ()
+
+
+@given(st.sampled_from(["hello!", "hi there", "thanks!", "thank you", "ok", "great, thanks", "bye"]))
+def test_small_talk_gets_only_the_reading_tools(text):
+    assert groups_for(text).groups == ("read",) and wants(text) == ()
+
+
+def test_a_tool_the_model_reached_for_brings_its_group():
+    assert "plan" in groups_for("hello", called=["plan"]).groups
+    assert groups_for("hello", called=["plan"]).why["plan"] == "the model asked for a tool of it"
+
+
+def test_every_tool_has_one_of_the_groups_and_the_reading_group_only_reads():
+    assert {t.group for t in TOOLS.values()} <= set(GROUPS)
+    assert all(t.read_only for t in TOOLS.values() if t.group == "read")
+    assert {t.group for t in TOOLS.values() if not t.read_only} <= {"change", "plan", "memory"}

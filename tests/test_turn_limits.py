@@ -1,0 +1,300 @@
+"""What issue 34 asked of a turn, through Agent.run_turn on the scripted model: the tools a request needs,
+a tool not sent, a request for a change that made none, replies that are no sentences, the context's
+limits, the critic's one verdict, and the five-request session from the issue."""
+
+import json
+
+import pytest
+from conftest import call, tasks
+
+from planner.agent.budget import MAX_CALLS, Window, trimmed
+from planner.agent.critic import Verdict
+from planner.agent.replies import unshowable
+from planner.prompts import CONTEXT_FULL, NUDGE, NUDGE_DONE, REPHRASE
+from planner.tools import TOOLS
+from planner.ui.commands import Stats, run_command
+
+NAMES = set(TOOLS)
+
+
+def sent(model, n=0):
+    """The tool names the n-th main-model call was sent."""
+    return {t["function"]["name"] for t in model.chats("main")[n]["tools"]}
+
+
+def group(name):
+    return {n for n, t in TOOLS.items() if t.group == name}
+
+
+@pytest.fixture
+def small(model):
+    model.sizes["main"] = "1.5B"  # auto picks the small profile
+
+
+# ---------------------------------------------------------------- the tools a request needs
+
+
+def test_a_request_gets_its_groups_and_a_question_gets_no_write_tools(model, make_agent):
+    model.script("main", {"content": "You have nothing."}, {"tool_calls": [call("add_task", title="milk")]})
+    model.script("main", {"content": "Added milk."})
+    agent = make_agent(reflect=False)
+    agent.run_turn("what's on my list?")
+    assert sent(model, 0) == group("read")
+    agent.run_turn("add milk")
+    assert sent(model, 1) == group("read") | group("change")
+    assert not group("memory") & sent(model, 1)
+
+
+def test_a_tool_not_sent_gets_an_error_naming_it_and_the_next_step_sends_its_group(model, make_agent, store):
+    model.script(
+        "main",
+        {"tool_calls": [call("plan_day", date="tomorrow")]},  # "hello" got no planning tools
+        {"tool_calls": [call("plan_day", date="tomorrow")]},
+        {"content": "Tomorrow is free."},
+    )
+    r = make_agent(reflect=False).run_turn("hello")
+    first = r.tool_calls[0]
+    assert not first["ok"] and "plan_day was not among the tools" in first["result"]["error"]
+    assert "plan_day" not in sent(model, 0) and "plan_day" in sent(model, 1)
+    assert r.tool_calls[1]["ok"] and r.reply == "Tomorrow is free."
+    assert "model asked for a tool" in r.steps[1]["why"]
+
+
+def test_an_invented_tool_is_answered_with_the_real_one_and_never_with_the_tool_list(model, make_agent):
+    model.script(
+        "main", {"tool_calls": [call("rename_task", id=1, title="oat milk")]}, {"content": "Which task do you mean?"}
+    )
+    r = make_agent(reflect=False).run_turn("hello")
+    error = r.tool_calls[0]["result"]["error"]
+    assert "Use update_task instead" in error and "list_lists" not in error  # not the whole internal list
+    assert "update_task" in sent(model, 1)
+
+
+def test_all_tools_are_sent_when_asked_for(model, make_agent):
+    model.script("main", {"content": "Hi."})
+    make_agent(tool_groups="all").run_turn("hello")
+    assert sent(model) == NAMES - {"lookup"}
+
+
+def test_trace_shows_the_groups_of_each_call_and_why(model, make_agent):
+    model.script("main", {"tool_calls": [call("add_task", title="milk")]}, {"content": "Added milk."})
+    agent = make_agent(reflect=False)
+    stats = Stats()
+    stats.add(agent.run_turn("add milk"))
+    text = run_command(agent, "/trace", stats)
+    assert 'change (the words ask: "add")' in text and "read (always)" in text
+    assert 'add_task(title="milk") ✓' in text and text.count("model call") == 2
+
+
+# ---------------------------------------------------------------- a request for a change that made none
+
+
+def test_a_request_that_ends_with_no_call_is_asked_once_more_with_a_nudge(model, small, make_agent, store):
+    model.script(
+        "main",
+        {"content": "To add a task for the quarterly report, it will take about 2 hours, due Thursday."},
+        {"tool_calls": [call("add_task", title="write the quarterly report", due_date="thursday")]},
+        {"content": "Added the quarterly report, due Thursday."},
+    )
+    r = make_agent(reflect=False).run_turn("add write the quarterly report, due thursday")
+    assert r.nudged and [t["title"] for t in tasks(store)] == ["write the quarterly report"]
+    nudge = model.chats("main")[1]["messages"][-1]
+    assert nudge == {"role": "user", "content": NUDGE.format(done=NUDGE_DONE["add"])}
+    assert r.reply == "Added the quarterly report, due Thursday." and r.correction is None
+
+
+def test_still_nothing_done_is_said_plainly_under_the_reply(model, small, make_agent, store):
+    model.script("main", {"content": "To plan my day tomorrow, I need to know your tasks."}, {"content": "Sure."})
+    r = make_agent(reflect=False).run_turn("plan my day tomorrow")
+    assert r.nudged and r.correction == "No plan was made."
+    assert "plan_day" in sent(model, 1)  # the nudge came with the group that does it
+
+
+def test_a_question_back_or_a_refusal_is_no_miss(model, make_agent, store):
+    model.script("main", {"content": "What should the task say?"})
+    r = make_agent(reflect=False).run_turn("add a task")
+    assert not r.nudged and r.correction is None and len(model.chats("main")) == 1
+
+
+def test_a_tool_error_is_never_the_reply(model, small, make_agent, store):
+    model.script(
+        "main",
+        {"tool_calls": [call("complete_task", id=12345)]},
+        {"content": "complete_task failed: no task with id=12345; call list_tasks to see the ids"},
+    )
+    r = make_agent(reflect=False).run_turn("mark the milk as done")
+    assert r.reply == "That did not work, so nothing was changed."
+    assert r.correction == "Nothing was changed." and not r.nudged  # the call was tried: no second ask
+
+
+# ---------------------------------------------------------------- replies are sentences (the issue's, as data)
+
+ISSUE_REPLIES = [
+    "…ask, reopen_task, delete_task, list_lists, rename_list, plan_day, find_time, schedule_task",
+    '{"status": "open", "count": 2, "tasks": [{"id": 1, "title": "buy milk", "due_date": null, "status": "open"}]}',
+    '<tools>\n  <function name="add_task" arguments=\'{"title": "Shellfish allergy", "priority": "high"}\'/>\n</tools>',
+    '```json\n{"name": "list_tasks", "arguments": {}}\n```',
+]
+
+
+@pytest.mark.parametrize("reply", ISSUE_REPLIES)
+def test_the_replies_from_the_issue_are_not_shown_as_they_are(reply):
+    assert unshowable(reply, NAMES) is not None
+    assert unshowable("Added buy milk, due tomorrow.", NAMES) is None
+
+
+@pytest.mark.parametrize("reply", ISSUE_REPLIES[:2])  # (markup that reads as a call runs as one: test_markup.py)
+def test_a_reply_that_is_no_sentence_is_rebuilt_from_the_results(model, make_agent, store, reply):
+    model.script("main", {"tool_calls": [call("list_tasks")]}, {"content": reply})
+    r = make_agent(reflect=False).run_turn("what's on my list this week?")
+    assert r.reply == "You have no open tasks." and unshowable(r.reply, NAMES) is None
+
+
+def test_without_results_the_model_is_asked_once_more(model, make_agent):
+    model.script("main", {"content": ISSUE_REPLIES[0]}, {"content": "I can add, change and plan your tasks."})
+    r = make_agent(reflect=False).run_turn("what can you do")
+    assert r.reply == "I can add, change and plan your tasks."
+    assert model.chats("main")[1]["messages"][-1]["content"] == REPHRASE
+
+
+# ---------------------------------------------------------------- the context
+
+
+def test_calls_beyond_the_cap_in_one_reply_do_not_run(model, make_agent, store):
+    many = [call("add_task", title=f"task {i}") for i in range(MAX_CALLS + 11)]
+    model.script("main", {"tool_calls": many}, {"content": "Added some."})
+    r = make_agent(reflect=False).run_turn("add them")
+    assert len(tasks(store)) == MAX_CALLS
+    assert all("at most" in c["result"]["error"] for c in r.tool_calls[MAX_CALLS:])
+
+
+def test_a_turn_ends_with_a_sentence_before_the_context_is_full(model, make_agent, store):
+    model.contexts["main"] = 2048  # the server says the model holds 2,048 tokens (less than num_ctx)
+    model.script(
+        "main",
+        {"tool_calls": [call("add_task", title="milk")], "prompt_eval_count": 1000},
+        {"tool_calls": [call("list_tasks")], "prompt_eval_count": 1100},
+        {"content": "never asked"},
+    )
+    r = make_agent(reflect=False, num_predict=1024).run_turn("add milk")
+    assert r.context_full and r.reply.endswith(CONTEXT_FULL) and "milk" in r.reply
+    assert len(model.chats("main")) == 1 and r.error is None
+
+
+def test_a_long_result_is_trimmed_for_the_model_and_says_so():
+    result = {"status": "open", "count": 500, "tasks": [{"id": i, "title": f"task {i}" * 5} for i in range(500)]}
+    cut = trimmed(result, 4000)
+    assert len(json.dumps(cut)) <= 4000 and cut["tasks"] == result["tasks"][: len(cut["tasks"])]
+    assert cut["left_out"] == f"{500 - len(cut['tasks'])} more tasks not shown"
+    assert trimmed({"a": 1}) == {"a": 1}
+
+
+def test_the_window_counts_from_the_servers_figure():
+    w = Window(size=8192, reply_room=1024)
+    messages = [{"role": "user", "content": "x" * 300}]
+    assert w.fits(messages, [])  # nothing counted yet: the history budget already made it fit
+    w.saw(7500, messages, [])
+    assert w.fits(messages, []) is False  # 7,500 + room for the reply is past 8,192
+    w.saw(1000, messages, [])
+    assert w.fits([*messages, {"role": "tool", "content": "y" * 3000}], [])
+
+
+# ---------------------------------------------------------------- the critic's verdict
+
+
+@pytest.mark.parametrize(
+    "said, verdict",
+    [
+        ('{"critique": "", "done": true}', Verdict(True, "", True)),
+        ('{"critique": "not fully and correctly carried out", "done": true}', Verdict(True, "", True)),
+        ('{"critique": "", "done": false}', Verdict(True, "", True)),
+        ('{"critique": "eggs were not added", "done": false}', Verdict(False, "eggs were not added", True)),
+        ('{"critique": "cut', Verdict(True, "", True)),
+    ],
+)
+def test_the_critic_gives_one_typed_verdict(model, make_agent, said, verdict):
+    agent = make_agent()
+    model.script("critic", {"content": said, "done_reason": "length" if said.endswith("cut") else "stop"})
+    assert agent.critic.check(agent.today(), "add eggs", [], "Added eggs.") == verdict
+
+
+# ---------------------------------------------------------------- the five-request session from the issue
+
+SESSION = [
+    "I have a dentist appointment friday at 3pm",
+    "add write the quarterly report, it will take about 2 hours, due thursday",
+    "plan my day tomorrow",
+    "what do you know about me?",
+    "actually move the report to friday",
+]
+
+
+def test_the_five_request_session_as_the_1_5b_answered_it_never_passes_for_done(model, small, make_agent, store):
+    # The 1.5B's replies from the issue: the event, then four restatements with no call (and no better on
+    # the one more ask). Each request that asked for a change is asked once more, and the user is told.
+    model.script(
+        "main",
+        {"tool_calls": [call("add_event", title="Dentist appointment", when="friday 3pm")]},
+        {"content": "Added the dentist appointment on Friday at 3pm."},
+        {"content": "To add a task for the quarterly report, it will take about 2 hours, due Thursday."},
+        {"content": "To add a task for the quarterly report, it will take about 2 hours, due Thursday."},
+        {"content": "To plan my day tomorrow, I need to know what tasks I have planned."},
+        {"content": "To plan my day tomorrow, I need to know what tasks I have planned."},
+        {"content": "I know that you have a dentist appointment on Friday."},
+        {"content": "To move the report to Friday."},
+        {"content": "To move the report to Friday."},
+    )
+    agent = make_agent(reflect=False)
+    results = [agent.run_turn(line) for line in SESSION]
+    assert [r.nudged for r in results] == [False, True, True, False, True]
+    assert [r.correction for r in results] == [
+        None,
+        "Nothing was added.",
+        "No plan was made.",
+        None,
+        "Nothing was changed.",
+    ]
+    assert "change" in results[1].steps[0]["groups"] and "plan" in results[2].steps[0]["groups"]
+    assert "memory" in results[3].steps[0]["groups"] and "change" not in results[3].steps[0]["groups"]
+    assert tasks(store) == []
+
+
+def test_the_five_request_session_done_right(model, make_agent, store):
+    model.script(
+        "main",
+        {"tool_calls": [call("add_event", title="Dentist appointment", when="friday 3pm")]},
+        {"content": "Added the dentist on Friday at 3pm."},
+        {"tool_calls": [call("add_task", title="Write the quarterly report", due_date="thursday", estimate="2 hours")]},
+        {"content": "Added the quarterly report, due Thursday."},
+        {"tool_calls": [call("plan_day", date="tomorrow")]},
+        {"content": "Tomorrow: the quarterly report from 9:00 to 11:00."},
+        {"content": "You have a dentist appointment on Friday at 3pm."},
+        {"tool_calls": [call("update_task", id=1, due_date="friday")]},
+        {"content": "Moved the report to Friday."},
+    )
+    agent = make_agent(reflect=False)
+    results = [agent.run_turn(line) for line in SESSION]
+    assert not any(r.nudged or r.correction for r in results)
+    assert [(t["title"], t["due_date"]) for t in tasks(store)] == [("Write the quarterly report", "2026-12-04")]
+    assert results[2].tool_calls[0]["ok"] and results[2].tool_calls[0]["name"] == "plan_day"
+
+
+def wrong_task_deletion(model, make_agent, ctx, store):
+    """The issue's: "Delete the task about calling mum" with --yes, and the model deleting "buy milk"."""
+    with store.write() as conn:
+        conn.executemany("INSERT INTO tasks (title) VALUES (?)", [("buy milk",), ("call mum",)])
+    ctx.yes = True  # --yes: the user said yes in advance
+    model.script("main", {"tool_calls": [call("delete_task", id=1)]}, {"content": 'I deleted the task "buy milk".'})
+    return make_agent(reflect=False, yes=True).run_turn("Delete the task about calling mum")
+
+
+def test_a_deletion_of_a_task_the_words_do_not_name_does_not_run(model, make_agent, ctx, store):
+    r = wrong_task_deletion(model, make_agent, ctx, store)
+    assert [t["title"] for t in tasks(store)] == ["buy milk", "call mum"]  # --yes covers what the words name
+    assert not r.tool_calls[0]["ok"] and r.correction == "Nothing was changed."  # the claim is not shown as true
+
+
+def test_the_refusal_names_the_task_the_words_fit(model, make_agent, ctx, store):
+    # (issue 34 point 3, built on main beside this: the reading the gate's --yes goes by, planner/agent/intent.py)
+    r = wrong_task_deletion(model, make_agent, ctx, store)
+    assert "call mum" in r.tool_calls[0]["result"]["error"]
