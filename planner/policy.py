@@ -293,20 +293,24 @@ def needs(
     out: list[Need] = []
     existing = [c for c in rows if c.existing and c.key is not None]
     deletions = [c for c in existing if c.deletes]
-    bulk = is_bulk(len({(c.table, c.key) for c in existing}), recent)
+    per_table: dict[str, set[int]] = {}
+    for c in existing:
+        per_table.setdefault(c.table, set()).add(int(c.key))  # type: ignore[arg-type]
     for c in existing:
         key = (c.table, int(c.key))  # type: ignore[arg-type]
-        own = c.key in made
-        named_change = own or mandate.changes(c.before, c.key)
+        own = c.table == "tasks" and c.key in made
+        named_change = own or _names(mandate, c, remove=False)
+        bulk = is_bulk(len(per_table[c.table]), recent if c.table == "tasks" else 0)
         if c.deletes and glitch:
             out.append(Need(Rule.GLITCH, key, c.line, c.version, True, glitch))
         elif c.deletes and not (by_user and len(deletions) <= BULK_LIMIT):
-            named = own or (mandate.remove.covers(c.before, c.key) and mandate.remove.sure)
-            out.append(Need(Rule.DELETE, key, c.line, c.version, named))
-        elif not c.deletes and not named_change and (gone := lost(c.before or {}, c.after or {})):
+            out.append(Need(Rule.DELETE, key, c.line, c.version, own or _names(mandate, c, remove=True)))
+        elif (
+            c.table == "tasks" and not c.deletes and not named_change and (gone := lost(c.before or {}, c.after or {}))
+        ):
             out.append(Need(Rule.OVERWRITE, key, f"{c.line} ({'; '.join(gone)})", c.version, False))
         elif bulk:
-            total = len({(c.table, c.key) for c in existing}) + recent
+            total = len(per_table[c.table]) + (recent if c.table == "tasks" else 0)
             out.append(Need(Rule.BULK, key, c.line, c.version, named_change, total=total))
         elif asks:
             out.append(Need(Rule.ASKS, key, c.line, c.version, named_change, asks))
@@ -327,6 +331,19 @@ def bulk_needs(rows: Iterable[tuple[tuple[str, int], str, str, bool]], recent: i
     if not is_bulk(len(rows), recent):
         return []
     return [Need(Rule.BULK, key, line, ver, named, total=len(rows) + recent) for key, line, ver, named in rows]
+
+
+def _names(mandate: Mandate, c: Changed, remove: bool) -> bool:
+    """Whether the user's words name this row: a task by id, title or set; a memory when they ask to forget;
+    another table's rows (events, preferences, tracked time) only when the words name everything (a command's
+    own rows), since no words name them one by one."""
+    if c.table == "tasks":
+        if remove:
+            return mandate.remove.covers(c.before, c.key) and mandate.remove.sure
+        return mandate.changes(c.before, c.key)
+    if c.table == "memories":
+        return mandate.forget
+    return mandate.remove.everything if remove else (mandate.change.everything or mandate.remove.everything)
 
 
 def unmet(found: Iterable[Need], door: Door, grant: Grant | None = None) -> list[Need]:
@@ -438,8 +455,8 @@ class Effect:
 
 def needs_yes(effect: Effect) -> list[str]:
     """The rules an effect by lines falls under (empty: it may run at once); the same rules as `needs`."""
-    rows = [Changed("lines", i, {"line": x}, None, x) for i, x in enumerate(effect.deletes)]
-    rows += [Changed("lines", len(rows) + i, {"line": x}, {"line": ""}, x) for i, x in enumerate(effect.changes)]
+    rows = [Changed("tasks", i, {"line": x}, None, x) for i, x in enumerate(effect.deletes)]
+    rows += [Changed("tasks", len(rows) + i, {"line": x}, {"line": ""}, x) for i, x in enumerate(effect.changes)]
     found = needs(rows, ALL, effect.recent, effect.by_user, effect.glitch, effect.asks)
     rules = []
     if any(n.rule is Rule.GLITCH for n in found):

@@ -41,6 +41,7 @@ from planner.policy import Changed, Door, Grant, Need, Refusal, Verdict
 from planner.storage import tasks as rows
 from planner.storage.db import Store
 from planner.storage.fields import Task, TaskError
+from planner.storage.owner import Owner
 
 ASK_ROUNDS = 3  # questions in a row before giving up on rows that keep changing while the user is asked
 VOLATILE = ("reminded_at", "parent")  # not part of a row's version: a reminder shown is not an edit
@@ -60,19 +61,23 @@ class Change:
     """One row's change, as planned."""
 
     op: Op
-    key: int | None = None  # the task's id (None: a new task)
+    key: int | None = None  # the row's id (None: a new row)
     values: Mapping[str, Any] | None = None  # ADD, EDIT: columns; PUT: the snapshot (None: remove the row)
-    tags: tuple[str, ...] | None = None  # ADD, EDIT: the tags to set (None: keep them)
+    tags: tuple[str, ...] | None = None  # tasks, ADD and EDIT: the tags to set (None: keep them)
     tool: str = ""  # who made it, for the change log ("complete_task", "import", "sync")
-    table: str = "tasks"
+    table: str = "tasks"  # tasks | events | preferences | worklog | memories (OWNERS)
+    # tasks: what the change log keeps as the row before, when that is not the row now (a sync's merge keeps
+    # the other side's values there, so /undo brings them back)
+    logged_before: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
 class LogMark:
-    """An undo or redo marks change-log rows instead of adding some."""
+    """An undo or redo marks a table's change-log rows instead of adding some."""
 
     kind: str  # "undo" | "redo"
     events: tuple[int, ...]
+    table: str = "tasks"
 
 
 @dataclass(frozen=True)
@@ -85,7 +90,7 @@ class ChangeSet:
     asks: str = ""  # a reason of its own to ask ("task 3 has 2 open subtasks")
     notes: tuple[str, ...] = ()  # more for the question ("its 2 subtasks stay, without a parent")
     doing: str = ""  # what makes the change when it is not the request itself ("undo"), for the question
-    mark: LogMark | None = None
+    marks: tuple[LogMark, ...] = ()
     logged: bool = True  # False: bookkeeping only (a reminder shown), which is not a change to undo
     after: tuple[Callable[[sqlite3.Connection], None], ...] = ()  # bookkeeping beside it (sync records)
 
@@ -163,7 +168,7 @@ def commit(
             if not changes:
                 return Applied()
             seen = [_view(conn, c) for c in changes.changes]
-            keys = {("tasks", c.key) for c in seen if c.key is not None}
+            keys = {(c.table, c.key) for c in seen if c.key is not None}
             made = frozenset(rows.added_in_turn(conn, door.turn)) if door.turn else frozenset()
             found = policy.needs(
                 seen, door.mandate, recent(conn, door, keys), changes.by_user, changes.glitch, changes.asks, made
@@ -173,9 +178,9 @@ def commit(
                 raise Probed(seen, unmet)
             if not unmet:
                 applied = _write(conn, changes, door.turn)
-                for before, after in zip(applied.before, applied.after, strict=True):
-                    if before is not None:
-                        grant.moved(("tasks", before["id"]), version(before), version(after))
+                for c, before, after in zip(applied.changes, applied.before, applied.after, strict=True):
+                    if before is not None and c.key is not None:
+                        grant.moved((c.table, c.key), version(before), version(after))
                 return applied
         ask(unmet, door, grant, changes.notes, changes.doing, changes.asks)
     raise Refused(
@@ -206,26 +211,28 @@ def ask(
 
 def _view(conn: sqlite3.Connection, c: Change) -> Changed:
     """A change as the policy sees it: the row now, the row after, a line for the question, the version."""
+    owner = _owner(c.table)
+    before = owner.row(conn, c.key) if c.key is not None else None
+    missing = f'no task with id={c.key}; call list_tasks with status "all" to see the ids'
     if c.table != "tasks":
-        raise TaskError(f"the gate cannot write {c.table}")
-    before = rows.snapshot(conn, c.key) if c.key is not None else None
+        missing = f"no {c.table} row {c.key}"
     if c.op is Op.ADD:
-        after: dict[str, Any] | None = {**(c.values or {}), "tags": list(c.tags or [])}
+        after: dict[str, Any] | None = {**(c.values or {})}
+        if c.table == "tasks":
+            after["tags"] = list(c.tags or [])
     elif c.op is Op.DELETE:
         if before is None:
-            raise TaskError(f'no task with id={c.key}; call list_tasks with status "all" to see the ids')
+            raise TaskError(missing)
         after = None
     elif c.op is Op.EDIT:
         if before is None:
-            raise TaskError(f'no task with id={c.key}; call list_tasks with status "all" to see the ids')
+            raise TaskError(missing)
         after = {**before, **(c.values or {})}
         if c.tags is not None:
             after["tags"] = list(c.tags)
     else:
         after = dict(c.values) if c.values is not None else None
-    return Changed(
-        "tasks", c.key, before, after, rows.describe_change(c.op.value, c.key, before, after), version(before)
-    )
+    return Changed(c.table, c.key, before, after, owner.line(c.op.value, c.key, before, after), version(before))
 
 
 def recent(conn: sqlite3.Connection, door: Door, keys: set[tuple[str, int | None]]) -> int:
@@ -242,37 +249,68 @@ def recent(conn: sqlite3.Connection, door: Door, keys: set[tuple[str, int | None
 
 
 def _write(conn: sqlite3.Connection, changes: ChangeSet, turn: str | None) -> Applied:
-    """Every change of the set, and its change-log row, in the caller's transaction."""
+    """Every change of the set, each by its table's owner with that table's change log, in one transaction."""
     turn = turn or rows.new_turn()
     out = Applied()
-    log = changes.mark is None and changes.logged
+    log = not changes.marks and changes.logged
     if not changes.logged and any(
         c.op is not Op.EDIT or set(c.values or {}) - policy.BOOKKEEPING or c.tags is not None for c in changes.changes
     ):
         raise TaskError("only bookkeeping may be written without the change log")  # every edit can be undone
     for c in changes.changes:
-        before = rows.snapshot(conn, c.key) if c.key is not None else None
-        if c.op is Op.ADD:
-            after: Task | None = rows.insert(conn, turn, dict(c.values or {}), list(c.tags or []), c.tool, log=log)
-        elif c.op is Op.EDIT:
-            _, after = rows.update(conn, turn, c.tool, c.key, dict(c.values or {}), _tags(c), log=log)  # type: ignore[arg-type]
-        elif c.op is Op.DELETE:
-            rows.delete(conn, turn, c.tool, c.key, log=log)  # type: ignore[arg-type]
-            after = None
-        else:
-            rows.restore(conn, c.key, dict(c.values) if c.values is not None else None)  # type: ignore[arg-type]
-            after = rows.snapshot(conn, c.key) if c.key is not None else None
-            if log:
-                rows.record(conn, turn, c.tool, c.key, before)  # type: ignore[arg-type]
+        owner = _owner(c.table)
+        before = owner.row(conn, c.key) if c.key is not None else None
+        key = owner.apply(conn, c, turn, log)
         out.changes.append(c)
         out.before.append(before)
-        out.after.append(after)
-    if changes.mark is not None:
-        rows.mark_events(conn, changes.mark.kind, list(changes.mark.events))
+        out.after.append(owner.row(conn, key) if key is not None else None)
+    for m in changes.marks:
+        mark = _owner(m.table).mark
+        if mark is None:
+            raise TaskError(f"{m.table} has no change log to mark")
+        mark(conn, m.kind, list(m.events))
     for step in changes.after:
         step(conn)
     return out
 
 
-def _tags(c: Change) -> list[str] | None:
-    return list(c.tags) if c.tags is not None else None
+# ---------------------------------------------------------------- the owners of the tables
+
+
+def _apply_task(conn: sqlite3.Connection, c: Change, turn: str, log: bool) -> int | None:
+    """One task change with its change-log row (tasks.py's writers: called here alone)."""
+    tags = list(c.tags) if c.tags is not None else None
+    if c.op is Op.ADD:
+        return rows.insert(conn, turn, dict(c.values or {}), tags or [], c.tool, log=log)["id"]
+    if c.op is Op.EDIT:
+        rows.update(conn, turn, c.tool, c.key, dict(c.values or {}), tags, log=log)  # type: ignore[arg-type]
+        return c.key
+    if c.op is Op.DELETE:
+        rows.delete(conn, turn, c.tool, c.key, log=log)  # type: ignore[arg-type]
+        return None
+    before = rows.snapshot(conn, c.key) if c.logged_before is None else dict(c.logged_before)  # type: ignore[arg-type]
+    rows.restore(conn, c.key, dict(c.values) if c.values is not None else None)  # type: ignore[arg-type]
+    if log:
+        rows.record(conn, turn, c.tool, c.key, before)  # type: ignore[arg-type]
+    return c.key if c.values is not None else None
+
+
+TASKS = Owner("tasks", rows.snapshot, _apply_task, rows.describe_change, rows.mark_events)
+
+
+def _owner(table: str) -> Owner:
+    if table == "tasks":
+        return TASKS
+    if table in ("events", "preferences"):
+        from planner.storage import calendar
+
+        return calendar.EVENTS if table == "events" else calendar.PREFERENCES
+    if table == "worklog":
+        from planner.storage import worklog
+
+        return worklog.WORKLOG
+    if table == "memories":
+        from planner.storage import memories
+
+        return memories.MEMORIES
+    raise TaskError(f"the gate has no table {table}")

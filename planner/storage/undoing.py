@@ -60,7 +60,7 @@ def undo_plan(
             tuple(changes),
             by_user=by_user,
             asks=asks(set(planned.tools), len(events)) if asks else "",
-            mark=LogMark("undo", tuple(e["id"] for e in events)),
+            marks=(LogMark("undo", tuple(e["id"] for e in events)),),
             doing="undo",
             after=tuple(_forget_sync(uid) for uid in forget),
         )
@@ -92,7 +92,7 @@ def redo_plan(
             tuple(Change(Op.PUT, e["task_id"], e["after"], tool="redo") for e in events),
             by_user=by_user,
             asks=asks(set(planned.tools), len(events)) if asks else "",
-            mark=LogMark("redo", tuple(e["id"] for e in events)),
+            marks=(LogMark("redo", tuple(e["id"] for e in events)),),
             doing="redo",
         )
 
