@@ -193,6 +193,10 @@ class Grant:
         for n in needs:
             self._rows[n.key] = n.version
 
+    def add(self, key: tuple[str, int], version: str) -> None:
+        """The user said yes to this row at this version (a question asked by lines: the sync's deletions)."""
+        self._rows[key] = version
+
     def covers(self, need: Need) -> bool:
         """Whether the user's yes covers this row at this version."""
         return self._rows.get(need.key) == need.version

@@ -11,7 +11,8 @@ import datetime as dt
 import pytest
 from helpers import clean_env, run_cli
 
-from planner.storage import calendar
+from planner.policy import Door
+from planner.storage import calendar, gate
 from planner.storage.db import Store
 
 DAY = dt.datetime(2026, 12, 1)
@@ -139,16 +140,14 @@ def test_a_rule_by_the_second_is_one_span_and_plan_week_stays_small(tmp_path, en
 
 def test_a_rule_by_the_minute_with_an_end_is_busy_only_while_it_runs(store):
     text = ics(event("m@cal", "pings", "20261201T100000", "RRULE:FREQ=MINUTELY;COUNT=30", end="20261201T100100"))
-    with store.write() as conn:
-        calendar.store_source(conn, "t", "file:x", calendar.objects(text))
+    store_events(store, text)
     (span,) = calendar.between(store.conn(), DAY, DAY + dt.timedelta(days=1))
     assert (span.start, span.end) == (dt.datetime(2026, 12, 1, 10, 0), dt.datetime(2026, 12, 1, 10, 30))
 
 
 def test_a_dense_repeat_is_cut_at_the_cap_and_the_rest_of_the_window_is_busy(store):
     text = ics(event("h@cal", "hourly", "20261101T000000", "RRULE:FREQ=HOURLY", end="20261101T003000"))
-    with store.write() as conn:
-        calendar.store_source(conn, "t", "file:x", calendar.objects(text))
+    store_events(store, text)
     window = (DAY, DAY + dt.timedelta(days=60))  # 1,440 hours: more than MAX_OCCURRENCES
     found = calendar.between(store.conn(), *window)
     assert len(found) == calendar.MAX_OCCURRENCES + 1
@@ -166,3 +165,10 @@ def test_the_global_options_stand_before_or_after_event_delete(tmp_path, env):
     assert run_cli([*glob, "event", "delete", "1"], env).returncode == 0
     assert run_cli(["event", "delete", "2", *glob], env).returncode == 0
     assert "no events" in cli(env, "events").stdout
+
+
+def store_events(store, text):
+    """A file's events stored through the gate, as an import stores them."""
+    items = calendar.objects(text)
+    plan = lambda conn: gate.ChangeSet(tuple(gate.event_changes(conn, "file:x", items)[0]), by_user=True)  # noqa: E731
+    gate.commit(store, plan, Door("import", yes=True))

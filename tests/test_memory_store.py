@@ -158,7 +158,7 @@ def test_memory_tables_are_queried_only_in_the_store_module():
     assert {rel for rel, _ in offenders} <= {
         "planner/storage/exporting.py",
         "planner/storage/maintenance.py",
-        "planner/storage/tasks.py",
+        "planner/storage/undoing.py",
     }, offenders
     memory_layer = [p for p in (ROOT / "planner" / "memory").glob("*.py") if p.name not in ("store.py", "history.py")]
     assert not [p.name for p in memory_layer if ".conn()" in p.read_text() or ".write()" in p.read_text()]

@@ -1,14 +1,10 @@
-"""The user's calendar as busy time (events, a kind of their own, never tasks) and their planning preferences.
+"""The user's calendar as busy time: events, a kind of their own, never tasks (planning preferences: preferences.py).
 
     events(id, uid, source, title, first, last, transparent, all_day, ical)
         one row per calendar object: a VEVENT with its overrides (RECURRENCE-ID)
         and the time zones it names, as the file or the server had it; `first`
         and `last` bound its occurrences (last NULL: it repeats for ever), so a
         range is read without parsing everything
-    preferences(id, kind, weekdays, start, end, tags, said, turn, after_event, undone_at,
-                removed_turn, removed_after, removed_at)
-        avoid / free / prefer windows the scheduler reads, each from the user's
-        words; undone like any change (the turn that made or removed it)
 
     event_log(id, turn, event_id, before JSON|NULL, after JSON|NULL, after_event, undone_at)
         every write to events, as task_events is for tasks: an import's events
@@ -31,13 +27,13 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sqlite3
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import icalendar
 
 from planner.storage.ical import zones_in
+from planner.storage.owner import Owner
 
 FOREVER = "9999-12-31T23:59"
 MAX_OCCURRENCES = 500  # of one event inside one window: past this, the rest of the window is one busy span
@@ -123,39 +119,26 @@ class Put:
     updated: int = 0
     removed: list[str] = field(default_factory=list)  # titles of events the source no longer has, removed
     kept: list[str] = field(default_factory=list)  # ... and those kept because removing them was not allowed
+    kept_because: str = ""  # why they were kept, in words
     dense: list[str] = field(default_factory=list)  # titles of events repeating by the second or minute
 
 
-def put(
-    conn: sqlite3.Connection, source: str, items: list[tuple[str, str, icalendar.Calendar]], replace: bool = False
-) -> tuple[int, int]:
-    """Store events (the same uid from the same source is replaced); with `replace`, the source's others go.
-    Returns (added, updated). Logged with no turn: for a mirror of a server (see store_source)."""
-    done = store_source(conn, None, source, items, replace)
-    return done.added, done.updated
-
-
-def store_source(
+def source_changes(
     conn: sqlite3.Connection,
-    turn: str | None,
     source: str,
     items: list[tuple[str, str, icalendar.Calendar]],
     replace: bool = False,
-    allow: Callable[[list[str]], bool] | None = None,
     adopt: str | None = None,
-) -> Put:
-    """Store a source's events, each change logged in `turn` (one /undo with the rest). With `replace`, the
-    events of this source it no longer holds are removed when `allow(lines)` says yes (None: always). `adopt`:
-    an older source name whose events with these uids now belong to this one (events imported as "file")."""
-    done = Put()
+) -> tuple[list[tuple[str, int | None, dict[str, Any] | None]], Put]:
+    """What storing a source's events would change, as (op, event id, columns) for the gate (gate.py), and
+    the counts. The same uid from the same source is an edit (nothing when it is the same as stored); with
+    `replace`, the source's events these items no longer hold are deletions. `adopt`: an older source name
+    whose events with these uids now belong to this one (events imported as "file")."""
+    done, out = Put(), []
     if replace:
-        gone = _gone(conn, source, items)
-        if gone and (allow is None or allow(_lines(gone, source))):
-            for g in gone:
-                remove(conn, g["id"], turn)
-                done.removed.append(g["title"])
-        else:
-            done.kept += [g["title"] for g in gone]
+        for g in _gone(conn, source, items):
+            out.append(("delete", g["id"], None))
+            done.removed.append(g["title"])
     for uid, title, cal in items:
         first, last, transparent, all_day = bounds(cal)
         row = conn.execute("SELECT id FROM events WHERE source = ? AND uid = ?", (source, uid)).fetchone()
@@ -168,19 +151,13 @@ def store_source(
         if row:
             before = _event_row(conn, row[0])
             if before is not None and all(before[k] == values[k] for k in COLUMNS):
-                continue  # the same as stored: nothing to log
-            sets = ", ".join(f"{k} = ?" for k in COLUMNS)
-            conn.execute(f"UPDATE events SET {sets} WHERE id = ?", [values[k] for k in COLUMNS] + [row[0]])
-            _log(conn, turn, row[0], before)
+                continue  # the same as stored: nothing to change
+            out.append(("edit", row[0], values))
             done.updated += 1
         else:
-            cur = conn.execute(
-                f"INSERT INTO events ({', '.join(COLUMNS)}) VALUES ({', '.join('?' for _ in COLUMNS)})",
-                [values[k] for k in COLUMNS],
-            )
-            _log(conn, turn, cur.lastrowid, None)  # type: ignore[arg-type]
+            out.append(("add", None, values))
             done.added += 1
-    return done
+    return out, done
 
 
 def vanishing(conn: sqlite3.Connection, source: str, items: list[tuple[str, str, icalendar.Calendar]]) -> list[str]:
@@ -286,14 +263,50 @@ def _span(r: sqlite3.Row, cal: icalendar.Calendar, start: dt.datetime, end: dt.d
     return [Busy(r["id"], r["uid"], r["title"], a, b, all_day, r["source"])] if a < b else []
 
 
-def remove(conn: sqlite3.Connection, event_id: int, turn: str | None = None) -> dict[str, Any] | None:
-    """Delete one event, logged in `turn` (undo puts it back); returns it (None if there was none)."""
-    row = conn.execute("SELECT * FROM events WHERE id = ?", (event_id,)).fetchone()
-    if row:
-        before = _event_row(conn, event_id)
-        conn.execute("DELETE FROM events WHERE id = ?", (event_id,))
-        _log(conn, turn, event_id, before)
-    return dict(row) if row else None
+# ---------------------------------------------------------------- the gate's writers (gate.py alone calls them)
+
+MIRROR = "mirror"  # the tool of a write that mirrors a server's calendar: logged with no turn, never undone
+
+
+def _apply(conn: sqlite3.Connection, c: Any, turn: str, log: bool) -> int | None:
+    """One planned change to an event (op, key, values), logged in event_log unless an undo marks it."""
+    op, key, values = c.op.value, c.key, dict(c.values) if c.values is not None else None
+    before = _event_row(conn, key) if key is not None else None
+    if op == "add":
+        key = conn.execute(
+            f"INSERT INTO events ({', '.join(COLUMNS)}) VALUES ({', '.join('?' for _ in COLUMNS)})",
+            [values[k] for k in COLUMNS],  # type: ignore[index]
+        ).lastrowid
+    elif op == "edit":
+        merged = {**(before or {}), **(values or {})}
+        sets = ", ".join(f"{k} = ?" for k in COLUMNS)
+        conn.execute(f"UPDATE events SET {sets} WHERE id = ?", [merged[k] for k in COLUMNS] + [key])
+    elif op == "delete":
+        conn.execute("DELETE FROM events WHERE id = ?", (key,))
+    else:  # put: exactly this row, or none (undo, redo)
+        _restore(conn, key, values)  # type: ignore[arg-type]
+    if log:
+        _log(conn, None if c.tool == MIRROR else turn, key, before)  # type: ignore[arg-type]
+    return key if op != "delete" and (op != "put" or values is not None) else None
+
+
+def _line(op: str, key: int | None, before: dict[str, Any] | None, after: dict[str, Any] | None) -> str:
+    """An event's change in words, for a question."""
+    row = before or after or {}
+    when = str(row.get("first") or "").replace("T", " ")
+    what = f'event {key} "{row.get("title", "")}"' + (f" ({when})" if when else "")
+    if before is None:
+        return f"add {what}" if op == "add" else f"put back {what}"
+    return f"DELETE {what}" if after is None else f"change {what}"
+
+
+def _mark(conn: sqlite3.Connection, kind: str, ids: list[int]) -> None:
+    """Mark event_log rows undone, or made again."""
+    now = dt.datetime.now().isoformat(timespec="seconds") if kind == "undo" else None
+    conn.executemany("UPDATE event_log SET undone_at = ? WHERE id = ?", [(now, i) for i in ids])
+
+
+EVENTS = Owner("events", _event_row, _apply, _line, _mark)
 
 
 def listing(conn: sqlite3.Connection) -> list[dict[str, Any]]:
@@ -307,73 +320,37 @@ def listing(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     return out
 
 
-def newest_event_turn(conn: sqlite3.Connection) -> str | None:
-    """The turn of the newest change to events that is not undone, when that turn changed only events and
-    nothing newer happened to tasks, preferences or memories since (then /undo takes it back first); None
-    otherwise (a turn with task changes is found by tasks.newest_turn, and its events undone with it)."""
-    row = conn.execute(
-        "SELECT turn, after_event FROM event_log WHERE turn IS NOT NULL AND undone_at IS NULL ORDER BY id DESC LIMIT 1"
-    ).fetchone()
-    if row is None:
-        return None
-    after = row["after_event"]
-    newer = (
-        "SELECT 1 FROM task_events WHERE id > ?1 AND undone_at IS NULL AND turn != ?2 "
-        "UNION ALL SELECT 1 FROM preferences WHERE (after_event >= ?1 AND undone_at IS NULL AND turn != ?2) "
-        "OR (removed_after >= ?1 AND removed_turn != ?2) "
-        "UNION ALL SELECT 1 FROM memory_history WHERE reason = 'forget' AND after_event >= ?1 "
-        "AND undone_at IS NULL AND turn != ?2"
-    )
-    if conn.execute(newer, (after, row["turn"])).fetchone():
-        return None
-    if conn.execute("SELECT 1 FROM task_events WHERE turn = ? AND undone_at IS NULL", (row["turn"],)).fetchone():
-        return None  # it changed tasks too: the newest task turn is undone whole, its events with it
-    return row["turn"]
-
-
-def pending_event_changes(conn: sqlite3.Connection, turn: str) -> list[str]:
-    """A line for each change to events an undo of `turn` would take back."""
-    rows = conn.execute(
-        "SELECT event_id, before, after FROM event_log WHERE turn = ? AND undone_at IS NULL ORDER BY id", (turn,)
-    ).fetchall()
-    out = []
-    for r in rows:
-        before, after = _load(r["before"]), _load(r["after"])
-        verb = "removes" if before is None else "restores" if after is None else "puts back"
-        out.append(f'undo {verb} event {r["event_id"]} "{(before or after or {}).get("title", "")}"')
-    return out
-
-
-def undo_events(conn: sqlite3.Connection, turn: str) -> list[str]:
-    """Take back what a turn did to events, newest first; one line per event."""
+def undo_changes(
+    conn: sqlite3.Connection, turn: str
+) -> tuple[list[tuple[int, dict[str, Any] | None]], list[int], list[str]]:
+    """What undoing a turn's events would write: (event id, the row to put back or None) newest first, the
+    event_log rows to mark, and a line per event."""
     rows = conn.execute(
         "SELECT id, event_id, before, after FROM event_log WHERE turn = ? AND undone_at IS NULL ORDER BY id DESC",
         (turn,),
     ).fetchall()
-    lines = []
+    puts, lines = [], []
     for r in rows:
         before, after = _load(r["before"]), _load(r["after"])
-        _restore(conn, r["event_id"], before)
+        puts.append((r["event_id"], before))
         if before is None:
             lines.append(f'removed event {r["event_id"]} "{(after or {}).get("title", "")}" (it was added)')
         elif after is None:
             lines.append(f'restored event {r["event_id"]} "{before["title"]}" (it was removed)')
         else:
             lines.append(f'event {r["event_id"]} "{before["title"]}" put back as it was')
-    now = dt.datetime.now().isoformat(timespec="seconds")
-    conn.executemany("UPDATE event_log SET undone_at = ? WHERE id = ?", [(now, r["id"]) for r in rows])
-    return lines[::-1]
+    return puts, [r["id"] for r in rows], lines[::-1]
 
 
-def redo_events(conn: sqlite3.Connection, turn: str) -> list[str]:
-    """Make again what undo_events took back of a turn; one line per event."""
+def redo_changes(
+    conn: sqlite3.Connection, turn: str
+) -> tuple[list[tuple[int, dict[str, Any] | None]], list[int], list[str]]:
+    """What making a turn's undone events again would write: (event id, row or None), log rows, lines."""
     rows = conn.execute(
         "SELECT id, event_id, after FROM event_log WHERE turn = ? AND undone_at IS NOT NULL ORDER BY id", (turn,)
     ).fetchall()
-    for r in rows:
-        _restore(conn, r["event_id"], _load(r["after"]))
-    conn.executemany("UPDATE event_log SET undone_at = NULL WHERE id = ?", [(r["id"],) for r in rows])
-    return [f"event {r['event_id']} made again" for r in rows]
+    puts = [(r["event_id"], _load(r["after"])) for r in rows]
+    return puts, [r["id"] for r in rows], [f"event {r['event_id']} made again" for r in rows]
 
 
 def _load(text: str | None) -> dict[str, Any] | None:
@@ -393,77 +370,3 @@ def _restore(conn: sqlite3.Connection, event_id: int, row: dict[str, Any] | None
 def sources(conn: sqlite3.Connection) -> dict[str, int]:
     """source -> how many events come from it."""
     return dict(conn.execute("SELECT source, COUNT(*) FROM events GROUP BY source").fetchall())
-
-
-# ---------------------------------------------------------------- preferences
-
-
-def preferences(conn: sqlite3.Connection) -> list[dict[str, Any]]:
-    """The preferences in force, oldest first."""
-    rows = conn.execute(
-        "SELECT id, kind, weekdays, start, end, tags, said FROM preferences "
-        "WHERE undone_at IS NULL AND removed_at IS NULL ORDER BY id"
-    )
-    return [dict(r) for r in rows]
-
-
-def _last_event(conn: sqlite3.Connection) -> int:
-    return conn.execute("SELECT COALESCE(MAX(id), 0) FROM task_events").fetchone()[0]
-
-
-def add_preference(
-    conn: sqlite3.Connection,
-    turn: str,
-    kind: str,
-    weekdays: tuple[int, ...],
-    start: str,
-    end: str,
-    tags: tuple[str, ...],
-    said: str,
-) -> int:
-    """Store a preference, made by `turn` (so undo takes it back)."""
-    cur = conn.execute(
-        "INSERT INTO preferences (kind, weekdays, start, end, tags, said, turn, after_event) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (kind, ",".join(map(str, weekdays)), start, end, ",".join(tags), said, turn, _last_event(conn)),
-    )
-    return cur.lastrowid  # type: ignore[return-value]
-
-
-def remove_preference(conn: sqlite3.Connection, turn: str, pref_id: int) -> dict[str, Any] | None:
-    """Drop a preference (undo brings it back); returns it, or None if there is no such one in force."""
-    row = conn.execute(
-        "SELECT * FROM preferences WHERE id = ? AND undone_at IS NULL AND removed_at IS NULL", (pref_id,)
-    ).fetchone()
-    if row is None:
-        return None
-    conn.execute(
-        "UPDATE preferences SET removed_at = ?, removed_turn = ?, removed_after = ? WHERE id = ?",
-        (dt.datetime.now().isoformat(timespec="seconds"), turn, _last_event(conn), pref_id),
-    )
-    return dict(row)
-
-
-def newest_preference_turn(conn: sqlite3.Connection) -> tuple[str, int] | None:
-    """The newest turn that added or removed a preference (not undone), and the change-log id it came after."""
-    row = conn.execute(
-        "SELECT turn, after_event, id FROM ("
-        " SELECT turn, after_event, id FROM preferences WHERE undone_at IS NULL"
-        " UNION ALL SELECT removed_turn, removed_after, id FROM preferences WHERE removed_turn IS NOT NULL)"
-        " ORDER BY after_event DESC, id DESC LIMIT 1"
-    ).fetchone()
-    return (row[0], row[1]) if row else None
-
-
-def undo_preferences(conn: sqlite3.Connection, turn: str) -> list[str]:
-    """Take back what a turn did to the preferences; one line per preference."""
-    now = dt.datetime.now().isoformat(timespec="seconds")
-    lines = []
-    for r in conn.execute("SELECT id, said FROM preferences WHERE turn = ? AND undone_at IS NULL", (turn,)).fetchall():
-        conn.execute("UPDATE preferences SET undone_at = ? WHERE id = ?", (now, r[0]))
-        lines.append(f'removed preference {r[0]} "{r[1]}" (it was added)')
-    for r in conn.execute("SELECT id, said FROM preferences WHERE removed_turn = ?", (turn,)).fetchall():
-        conn.execute(
-            "UPDATE preferences SET removed_at = NULL, removed_turn = NULL, removed_after = NULL WHERE id = ?", (r[0],)
-        )
-        lines.append(f'restored preference {r[0]} "{r[1]}" (it was removed)')
-    return lines

@@ -21,6 +21,7 @@ Parsing is linear in the file's size, and a file over MAX_BYTES is refused.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import hashlib
 import json
@@ -29,6 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from planner.dates import DateError, check_time, check_year
+from planner.policy import Door, Refusal
 from planner.repeats import parse_repeat
 from planner.storage import ical, jsonrows, taskwarrior, todotxt
 from planner.storage.db import Store
@@ -55,7 +57,8 @@ from planner.storage.fields import (
     check_title,
     clean_tags,
 )
-from planner.storage.tasks import insert, new_turn
+from planner.storage.gate import Change, ChangeSet, Op, Refused, commit, event_changes
+from planner.storage.tasks import new_turn
 
 MAX_BYTES = 20_000_000  # of one file to import: a year of a busy planner is well under 1 MB
 
@@ -188,13 +191,15 @@ def import_text(
     events: bool = False,
     progress: Callable[[int, int], None] | None = None,
     source: str | None = None,
-    allow_removal: Callable[[list[str]], bool] | None = None,
+    door: Door | None = None,
 ) -> dict[str, Any]:
     """Add the tasks of a file that are not there yet; returns counts and problems (`progress(done, total)`).
 
     An .ics file's events are stored as the events of `source` ("file:PATH"): those it held before and holds
-    no more are removed when `allow_removal(lines)` says yes (asked by the caller, through the policy), and
-    everything is one /undo. Without a source (standard input) they are added and updated, never removed."""
+    no more are removed, asked first through `door` when they are more than the policy lets go without a
+    question (the user's own file: --yes, or their y/N); refused, they are kept and the rest imported.
+    Without a source (standard input) events are added and updated, never removed. Everything goes through
+    the gate (gate.py) as one change set and one /undo."""
     text = text.removeprefix("\ufeff")  # a byte-order mark from an editor on Windows
     if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
         return {
@@ -215,7 +220,7 @@ def import_text(
     except RecursionError:
         return {"added": 0, "skipped": 0, "problems": ["not a task file: it is nested too deeply to read"]}
     give_uids(rows)
-    found, remove, unread = None, False, []
+    found, unread = None, []
     if fmt == "ics" and not events:  # the file's events: busy time in the calendar, never tasks
         from planner.storage import calendar
 
@@ -223,12 +228,12 @@ def import_text(
             found = calendar.objects(calendars)
         except ValueError as e:  # an unreadable file states nothing about which events it no longer has
             unread = [f"the events could not be read: {e}"]
-        else:
-            gone = calendar.vanishing(store.conn(), source, found) if source else []
-            remove = bool(gone) and (allow_removal is None or allow_removal(gone))  # asked before any write
     turn = new_turn()  # the whole import is one /undo
-    added, skipped, problems = 0, 0, []
-    with store.write() as conn:
+    door = dataclasses.replace(door or Door("import", yes=True), turn=turn, window=None)
+    counts: dict[str, Any] = {}
+
+    def plan(conn: Any, removing: bool = True) -> ChangeSet:
+        changes, seen, problems, skipped = [], set(), [], 0
         for n, (where, raw) in enumerate(rows, 1):
             if progress and n % 200 == 0:
                 progress(n, len(rows))
@@ -240,27 +245,36 @@ def import_text(
             except ROW_ERRORS as e:
                 problems.append(f"{where}: {e}")
                 continue
-            if conn.execute("SELECT 1 FROM tasks WHERE uid = ?", (fields["uid"],)).fetchone():
+            if fields["uid"] in seen or conn.execute("SELECT 1 FROM tasks WHERE uid = ?", (fields["uid"],)).fetchone():
                 skipped += 1
                 continue
-            insert(conn, turn, fields, tags, "import")
-            added += 1
+            seen.add(fields["uid"])
+            changes.append(Change(Op.ADD, values=fields, tags=tuple(tags), tool="import"))
         stored = None
-        problems += unread
         if found is not None:
-            stored = calendar.store_source(
-                conn, turn, source or "file", found, replace=source is not None, allow=lambda _: remove, adopt="file"
-            )
+            replace = source is not None and removing
+            more, stored = event_changes(conn, source or "file", found, replace=replace, adopt="file")
+            changes += more
+        counts.update(added=len(seen), skipped=skipped, problems=problems + unread, stored=stored)
+        return ChangeSet(tuple(changes), by_user=True)
+
+    kept_why = ""
+    try:
+        commit(store, plan, door)
+    except Refused as e:  # the events the file no longer has were not allowed to go: keep them, import the rest
+        kept_why = str(e) if e.kind is not Refusal.DECLINED else "you said no"
+        gone = counts["stored"].removed if counts.get("stored") else []
+        commit(store, lambda conn: plan(conn, removing=False), door)
+        counts["stored"].kept += gone
     if progress:
         progress(len(rows), len(rows))
-    out: dict[str, Any] = {"added": added, "skipped": skipped, "problems": problems}
+    out: dict[str, Any] = {"added": counts["added"], "skipped": counts["skipped"], "problems": counts["problems"]}
+    stored = counts.get("stored")
     if stored is not None and (stored.added or stored.updated or stored.removed or stored.kept):
-        out["events"] = {
-            "added": stored.added,
-            "updated": stored.updated,
-            "removed": len(stored.removed),
-            "kept": len(stored.kept),
-        }
+        removed = 0 if kept_why else len(stored.removed)
+        out["events"] = {"added": stored.added, "updated": stored.updated, "removed": removed, "kept": len(stored.kept)}
+        if kept_why:
+            out["events"]["kept_because"] = kept_why
     if stored is not None and stored.dense:
         out["notes"] = [
             f'event "{title}" repeats by the second or minute: busy as one span while it runs' for title in stored.dense

@@ -90,6 +90,7 @@ class ChangeSet:
     asks: str = ""  # a reason of its own to ask ("task 3 has 2 open subtasks")
     notes: tuple[str, ...] = ()  # more for the question ("its 2 subtasks stay, without a parent")
     doing: str = ""  # what makes the change when it is not the request itself ("undo"), for the question
+    turn: str | None = None  # the request the change log files it under, when not the door's (a sync's one turn)
     marks: tuple[LogMark, ...] = ()
     logged: bool = True  # False: bookkeeping only (a reminder shown), which is not a change to undo
     after: tuple[Callable[[sqlite3.Connection], None], ...] = ()  # bookkeeping beside it (sync records)
@@ -177,7 +178,7 @@ def commit(
             if door.dry:
                 raise Probed(seen, unmet)
             if not unmet:
-                applied = _write(conn, changes, door.turn)
+                applied = _write(conn, changes, changes.turn or door.turn)
                 for c, before, after in zip(applied.changes, applied.before, applied.after, strict=True):
                     if before is not None and c.key is not None:
                         grant.moved((c.table, c.key), version(before), version(after))
@@ -298,13 +299,32 @@ def _apply_task(conn: sqlite3.Connection, c: Change, turn: str, log: bool) -> in
 TASKS = Owner("tasks", rows.snapshot, _apply_task, rows.describe_change, rows.mark_events)
 
 
+def event_changes(
+    conn: sqlite3.Connection,
+    source: str,
+    items: list[Any],
+    replace: bool = False,
+    adopt: str | None = None,
+    tool: str = "import",
+) -> tuple[list[Change], Any]:
+    """A calendar source's events as planned changes (calendar.source_changes), and what they add up to."""
+    from planner.storage import calendar
+
+    planned, done = calendar.source_changes(conn, source, items, replace, adopt)
+    return [Change(Op(op), key, values, tool=tool, table="events") for op, key, values in planned], done
+
+
 def _owner(table: str) -> Owner:
     if table == "tasks":
         return TASKS
-    if table in ("events", "preferences"):
+    if table == "events":
         from planner.storage import calendar
 
-        return calendar.EVENTS if table == "events" else calendar.PREFERENCES
+        return calendar.EVENTS
+    if table == "preferences":
+        from planner.storage import preferences
+
+        return preferences.PREFERENCES
     if table == "worklog":
         from planner.storage import worklog
 

@@ -19,10 +19,8 @@ import datetime as dt
 import json
 import secrets
 import sqlite3
-from dataclasses import dataclass
 from typing import Any
 
-from planner.storage.db import Store
 from planner.storage.fields import Task, TaskError, describe_changes
 
 # Columns a write may set: the keys of a changes dict are checked against these before any SQL is built.
@@ -209,51 +207,6 @@ def restore(conn: sqlite3.Connection, task_id: int, task: Task | None) -> None:
 
 
 # ---------------------------------------------------------------- undo and redo
-
-
-@dataclass(frozen=True)
-class Newest:
-    """The newest turn with something to undo, and what kinds of change it made."""
-
-    turn: str | None
-    tasks: bool = False
-    forgot: bool = False  # memories it forgot
-    preferences: bool = False  # planning preferences it added or removed
-    worklog: bool = False  # tracked time it started or stopped (storage/worklog.py)
-
-
-def newest_turn(store: Store) -> Newest:
-    """The newest turn with something to undo: task changes, forgotten memories, preference changes.
-
-    A forget or a preference change is newer than every task change up to the change-log id it recorded
-    (after_event); a turn that did several is undone whole.
-    """
-    from planner.storage import worklog
-    from planner.storage.calendar import newest_preference_turn
-
-    conn = store.conn()
-    task = conn.execute("SELECT turn, id FROM task_events WHERE undone_at IS NULL ORDER BY id DESC LIMIT 1").fetchone()
-    forgot = conn.execute(
-        "SELECT turn, after_event FROM memory_history "
-        "WHERE reason = 'forget' AND turn IS NOT NULL AND undone_at IS NULL ORDER BY id DESC LIMIT 1"
-    ).fetchone()
-    pref = newest_preference_turn(conn)
-    candidates = [(task["id"], 0, task["turn"])] if task else []
-    candidates += [(forgot["after_event"] + 0.5, 1, forgot["turn"])] if forgot else []
-    candidates += [(pref[1] + 0.5, 2, pref[0])] if pref else []
-    clock = worklog.newest_turn(conn)
-    candidates += [(clock[1] + 0.5, 3, clock[0])] if clock else []
-    if not candidates:
-        return Newest(None)
-    turn = max(candidates)[2]
-    has = lambda sql: conn.execute(sql, (turn,)).fetchone() is not None  # noqa: E731
-    return Newest(
-        turn,
-        tasks=has("SELECT 1 FROM task_events WHERE turn = ? AND undone_at IS NULL"),
-        forgot=has("SELECT 1 FROM memory_history WHERE turn = ? AND reason = 'forget' AND undone_at IS NULL"),
-        preferences=has("SELECT 1 FROM preferences WHERE (turn = ? AND undone_at IS NULL) OR removed_turn = ?1"),
-        worklog=worklog.has_turn(conn, turn),
-    )
 
 
 def pending_undo(conn: sqlite3.Connection, turn: str) -> list[dict[str, Any]]:

@@ -17,11 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from planner.policy import Door
-from planner.storage import syncstate
+from planner.storage import calendar, preferences, syncstate, worklog
 from planner.storage.db import Store
 from planner.storage.fields import TaskError
 from planner.storage.gate import Change, ChangeSet, LogMark, Op, commit
-from planner.storage.tasks import describe_redo, describe_undo, plain, redo_preview, snapshot, undo_preview
+from planner.storage.tasks import describe_redo, describe_undo, pending_undo, plain, redo_preview, snapshot
 
 
 @dataclass
@@ -31,6 +31,29 @@ class Planned:
     lines: list[str]
     turn: str | None = None
     tools: frozenset[str] = frozenset()
+    forgot: bool = False  # the turn forgot memories too (put back beside the gate: memory.unforget)
+
+
+def newest(conn: sqlite3.Connection) -> str | None:
+    """The newest request with something to undo, whatever it changed: tasks (their change log), events,
+    preferences, tracked time, forgotten memories. Each of the other logs records the task change-log id it
+    came after, so they are ordered with the task changes; a request that did several is undone whole."""
+    task = conn.execute("SELECT turn, id FROM task_events WHERE undone_at IS NULL ORDER BY id DESC LIMIT 1").fetchone()
+    candidates = [(float(task["id"]), 0, task["turn"])] if task else []
+    forgot = conn.execute(
+        "SELECT turn, after_event FROM memory_history "
+        "WHERE reason = 'forget' AND turn IS NOT NULL AND undone_at IS NULL ORDER BY id DESC LIMIT 1"
+    ).fetchone()
+    candidates += [(forgot["after_event"] + 0.5, 1, forgot["turn"])] if forgot else []
+    pref = preferences.newest_preference_turn(conn)
+    candidates += [(pref[1] + 0.5, 2, pref[0])] if pref else []
+    clock = worklog.newest_turn(conn)
+    candidates += [(clock[1] + 0.5, 3, clock[0])] if clock else []
+    event = conn.execute(
+        "SELECT turn, after_event FROM event_log WHERE turn IS NOT NULL AND undone_at IS NULL ORDER BY id DESC LIMIT 1"
+    ).fetchone()
+    candidates += [(event["after_event"] + 0.5, 4, event["turn"])] if event else []
+    return max(candidates)[2] if candidates else None
 
 
 def undo_plan(
@@ -39,28 +62,46 @@ def undo_plan(
     asks: Callable[[set[str], int], str] | None = None,
     by_user: bool = True,
 ) -> Callable[[sqlite3.Connection], ChangeSet | None]:
-    """A plan for the gate: put back the newest request's task changes (only `only`'s, when given).
+    """A plan for the gate: put back everything the newest request changed (only `only`'s, when given): its
+    tasks, events, preferences and tracked time, each to the row as it was.
 
     `by_user`: the user typed it (a few removals need no question); False when a model asked for it."""
 
     def plan(conn: sqlite3.Connection) -> ChangeSet | None:
-        turn, events = undo_preview(conn)
-        planned.lines, planned.turn = [], turn
+        turn = newest(conn)
+        planned.lines, planned.turn, planned.forgot = [], turn, False
         if turn is None or (only is not None and turn != only):
             return None
-        changes, forget = [], []
+        events = pending_undo(conn, turn)
+        changes, forget, lines = [], [], []
         for e in events:  # newest first
             changes.append(Change(Op.PUT, e["task_id"], e["before"], tool="undo"))
             if e["tool"] == "sync" and e["before"] is None and e["after"]:
                 forget.append(e["after"]["uid"])
-            planned.lines.append(describe_undo(e["task_id"], e["before"], e["after"]))
-        planned.lines.reverse()  # in the order the request made them
+            lines.append(describe_undo(e["task_id"], e["before"], e["after"]))
+        lines.reverse()  # in the order the request made them
+        puts, logged, said = calendar.undo_changes(conn, turn)
+        changes += [Change(Op.PUT, key, row, tool="undo", table="events") for key, row in puts]
+        lines += said
+        for table, module in (("preferences", preferences), ("worklog", worklog)):
+            rows, said = module.undo_changes(conn, turn)
+            changes += [Change(Op.PUT, key, row, tool="undo", table=table) for key, row in rows]
+            lines += said
+        planned.lines = lines
         planned.tools = frozenset(e["tool"] for e in events)
+        planned.forgot = (
+            conn.execute(
+                "SELECT 1 FROM memory_history WHERE turn = ? AND reason = 'forget' AND undone_at IS NULL", (turn,)
+            ).fetchone()
+            is not None
+        )
+        marks = [LogMark("undo", tuple(e["id"] for e in events))] if events else []
+        marks += [LogMark("undo", tuple(logged), "events")] if logged else []
         return ChangeSet(
             tuple(changes),
             by_user=by_user,
             asks=asks(set(planned.tools), len(events)) if asks else "",
-            marks=(LogMark("undo", tuple(e["id"] for e in events)),),
+            marks=tuple(marks),
             doing="undo",
             after=tuple(_forget_sync(uid) for uid in forget),
         )
@@ -88,11 +129,17 @@ def redo_plan(
                 )
         planned.lines = [describe_redo(e["task_id"], e["before"], e["after"]) for e in events]
         planned.tools = frozenset(e["tool"] for e in events)
+        puts, logged, said = calendar.redo_changes(conn, turn)  # the same request's events come back with it
+        planned.lines += said
+        changes = [Change(Op.PUT, e["task_id"], e["after"], tool="redo") for e in events]
+        changes += [Change(Op.PUT, key, row, tool="redo", table="events") for key, row in puts]
+        marks = [LogMark("redo", tuple(e["id"] for e in events))]
+        marks += [LogMark("redo", tuple(logged), "events")] if logged else []
         return ChangeSet(
-            tuple(Change(Op.PUT, e["task_id"], e["after"], tool="redo") for e in events),
+            tuple(changes),
             by_user=by_user,
             asks=asks(set(planned.tools), len(events)) if asks else "",
-            marks=(LogMark("redo", tuple(e["id"] for e in events)),),
+            marks=tuple(marks),
             doing="redo",
         )
 
@@ -110,7 +157,7 @@ def undo_last_turn(store: Store, turn: str | None = None, door: Door | None = No
     (empty: nothing to undo). The user's own command: a door that says yes to what it shows."""
     planned = Planned([])
     applied = commit(store, undo_plan(planned, turn), door or Door("undo", yes=True))
-    return planned.lines if applied.changes else []
+    return planned.lines if applied.changes or planned.lines else []
 
 
 def redo_last_undo(store: Store, door: Door | None = None) -> list[str]:

@@ -20,6 +20,8 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
+from planner.storage.owner import Owner
+
 
 @dataclass(frozen=True)
 class Stretch:
@@ -65,40 +67,15 @@ def running(conn: sqlite3.Connection) -> Stretch | None:
     return _row(row) if row else None
 
 
-def start(conn: sqlite3.Connection, turn: str, task_id: int, at: dt.datetime) -> tuple[Stretch, Stretch | None]:
-    """Start the clock on a task (call inside a write transaction); the one running is stopped first. Returns
-    (the new stretch, the one stopped or None)."""
-    stopped = None
-    was = running(conn)
-    if was is not None:
-        stopped = stop(conn, turn, was, at)
-    cur = conn.execute(
-        "INSERT INTO worklog (task_id, start, turn, after_event, seq) VALUES (?, ?, ?, ?, ?)",
-        (task_id, _stamp(at), turn, _last_event(conn), _next(conn)),
-    )
-    return Stretch(cur.lastrowid, task_id, at.replace(second=0, microsecond=0), None, None), stopped  # type: ignore[arg-type]
+def stretch(row: dict[str, Any]) -> Stretch:
+    """A row of the table as a Stretch."""
+    end = dt.datetime.fromisoformat(row["end"]) if row.get("end") else None
+    return Stretch(row["id"], row["task_id"], dt.datetime.fromisoformat(row["start"]), end, row.get("minutes"))
 
 
-def stop(conn: sqlite3.Connection, turn: str, stretch: Stretch, at: dt.datetime, minutes: int | None = None) -> Stretch:
-    """Stop a running stretch at `at` (never before it started); `minutes`, when the user said how long."""
-    end = max(at.replace(second=0, microsecond=0), stretch.start)
-    conn.execute(
-        "UPDATE worklog SET end = ?, minutes = ?, stop_turn = ?, stop_after = ?, stop_seq = ? WHERE id = ?",
-        (_stamp(end), minutes, turn, _last_event(conn), _next(conn), stretch.id),
-    )
-    return Stretch(stretch.id, stretch.task_id, stretch.start, end, minutes)
-
-
-def log(conn: sqlite3.Connection, turn: str, task_id: int, end: dt.datetime, minutes: int) -> Stretch:
-    """Record work already done: `minutes` up to `end` ("that took three hours")."""
-    start_at = end.replace(second=0, microsecond=0) - dt.timedelta(minutes=minutes)
-    cur = conn.execute(
-        "INSERT INTO worklog (task_id, start, end, minutes, turn, after_event, stop_turn, stop_after, seq, stop_seq) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (task_id, _stamp(start_at), _stamp(end), minutes, turn, _last_event(conn), turn, _last_event(conn))
-        + (_next(conn),) * 2,
-    )
-    return Stretch(cur.lastrowid, task_id, start_at, end.replace(second=0, microsecond=0), minutes)  # type: ignore[arg-type]
+def stamp(at: dt.datetime) -> str:
+    """A moment as the table keeps it (local time, to the minute)."""
+    return _stamp(at)
 
 
 def stretches(conn: sqlite3.Connection, task_ids: list[int] | None = None) -> list[Stretch]:
@@ -183,20 +160,74 @@ def has_turn(conn: sqlite3.Connection, turn: str) -> bool:
     return row is not None
 
 
-def undo(conn: sqlite3.Connection, turn: str) -> list[str]:
-    """Take back what a turn did to the clock (call inside a write transaction); one line per stretch."""
+def undo_changes(conn: sqlite3.Connection, turn: str) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]:
+    """What undoing a turn's starts and stops would write: (id, the row as it becomes), and a line for each.
+    Undoing a start removes the stretch (undone_at); undoing a stop sets it running again."""
     now = dt.datetime.now().isoformat(timespec="seconds")
     pick = "SELECT w.*, COALESCE(t.title, '') AS title FROM worklog w LEFT JOIN tasks t ON t.id = w.task_id "
-    lines = []
+    out, lines = [], []
     for r in conn.execute(pick + "WHERE w.turn = ? AND w.undone_at IS NULL", (turn,)).fetchall():
-        conn.execute("UPDATE worklog SET undone_at = ? WHERE id = ?", (now, r["id"]))
+        row = {k: r[k] for k in r.keys() if k != "title"}
+        out.append((r["id"], row | {"undone_at": now}))
         lines.append(f'removed the time on task {r["task_id"]} "{r["title"]}" from {r["start"][11:]}')
     rows = conn.execute(pick + "WHERE w.stop_turn = ? AND w.turn IS NOT ? AND w.undone_at IS NULL", (turn, turn))
     for r in rows.fetchall():
-        conn.execute(
-            "UPDATE worklog SET end = NULL, minutes = NULL, stop_turn = NULL, stop_after = NULL, stop_seq = NULL "
-            "WHERE id = ?",
-            (r["id"],),
-        )
+        row = {k: r[k] for k in r.keys() if k != "title"}
+        out.append((r["id"], row | dict.fromkeys(("end", "minutes", "stop_turn", "stop_after", "stop_seq"))))
         lines.append(f'task {r["task_id"]} "{r["title"]}" runs again, from {r["start"][11:]}')
-    return lines
+    return out, lines
+
+
+# ---------------------------------------------------------------- the gate's writers (gate.py alone calls them)
+
+STATE = ("end", "minutes", "stop_turn", "stop_after", "stop_seq", "undone_at")
+
+
+def _get(conn: sqlite3.Connection, stretch_id: int) -> dict[str, Any] | None:
+    row = conn.execute("SELECT * FROM worklog WHERE id = ?", (stretch_id,)).fetchone()
+    return dict(row) if row else None
+
+
+def _apply(conn: sqlite3.Connection, c: Any, turn: str, log: bool) -> int | None:
+    """add {task_id, start[, end, minutes]}: a stretch made by `turn` (a finished one when it has an end);
+    edit {end, minutes}: the stretch stopped by `turn`; put: its state as an undo leaves it."""
+    values = dict(c.values or {})
+    if c.op.value == "add":
+        done = values.get("end") is not None
+        return conn.execute(
+            "INSERT INTO worklog (task_id, start, end, minutes, turn, after_event, stop_turn, stop_after, seq, stop_seq)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                values["task_id"],
+                values["start"],
+                values.get("end"),
+                values.get("minutes"),
+                turn,
+                _last_event(conn),
+                turn if done else None,
+                _last_event(conn) if done else None,
+                _next(conn),
+                _next(conn) if done else None,
+            ),
+        ).lastrowid
+    if c.op.value == "edit":
+        conn.execute(
+            "UPDATE worklog SET end = ?, minutes = ?, stop_turn = ?, stop_after = ?, stop_seq = ? WHERE id = ?",
+            (values["end"], values.get("minutes"), turn, _last_event(conn), _next(conn), c.key),
+        )
+        return c.key
+    if c.op.value == "put":
+        conn.execute(
+            f"UPDATE worklog SET {', '.join(f'{k} = ?' for k in STATE)} WHERE id = ?",
+            [values.get(k) for k in STATE] + [c.key],
+        )
+        return c.key
+    raise ValueError(f"tracked time has no change {c.op.value}")
+
+
+def _line(op: str, key: int | None, before: dict[str, Any] | None, after: dict[str, Any] | None) -> str:
+    row = after or before or {}
+    return f"{'start' if before is None else 'change'} the clock on task {row.get('task_id')}"
+
+
+WORKLOG = Owner("worklog", _get, _apply, _line)

@@ -39,12 +39,13 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from planner.policy import Door, Effect, decide, settle
+from planner.policy import Door, Effect, Grant, decide, settle
 from planner.storage import ical, syncstate
 from planner.storage.db import DatabaseError, Store
 from planner.storage.exchange import all_tasks
 from planner.storage.fields import TaskError
-from planner.storage.tasks import by_uid, children, new_turn, record, snapshot, update
+from planner.storage.gate import Change, ChangeSet, Op, version
+from planner.storage.tasks import by_uid, new_turn, snapshot
 from planner.sync import listing
 from planner.sync.dav import Dav, DavError
 from planner.sync.merge import merge
@@ -90,6 +91,9 @@ class Sync(Writes):
         self.door = door or Door("sync", how="run `sync --yes` to allow it")
         self.progress = progress
         self.report = Report()
+        self.grant = Grant()  # the rows the user said yes to in this sync (its deletions here)
+        self.glitch = ""  # why the deletions here looked like a fault, when the user allowed them anyway
+        self.deleting: list[tuple[dict[str, Any], dict[str, Any]]] = []  # (task, its sync record), deleted together
         self.follow: dict[str, Remote] = {}  # uid of a repeat completed there -> its next one, saved under a new UID
 
     # -- the run
@@ -148,6 +152,7 @@ class Sync(Writes):
                 self.report.problems.append(f"{self._name(uid, local, remote)}: {e}")
             except (TaskError, ValueError, ical.ReadError) as e:
                 self.report.problems.append(f"{self._name(uid, local, remote)}: {e}")
+        self._delete_together()
         self._send_new(set(local) | set(remote) | set(unknown) | set(state))
         with self.store.write() as w:
             syncstate.set_meta(w, f"url:{self.collection}", self.collection)
@@ -191,8 +196,9 @@ class Sync(Writes):
                 continue
             twin = by_title.pop((task["title"], task["due_date"]), None)
             if twin is not None and twin not in local:
-                with self.store.write() as conn:
-                    syncstate.set_uid(conn, uid, twin)
+                self._commit(
+                    lambda conn, u=uid, t=twin: ChangeSet(tuple(self._uid_changes(conn, u, t)), turn=self.turn)
+                )
                 local[twin] = {**task, "uid": twin}
                 del local[uid]
 
@@ -221,13 +227,14 @@ class Sync(Writes):
                 unknown[old] = f"the server now holds it under another UID ({new}); kept as it is ({reason})"
                 skip.add(new)
                 continue
-            with self.store.write() as conn:
-                mine = by_uid(conn, old)
-                if mine is not None:
-                    update(conn, self.turn, "sync", mine["id"], {"uid": new})
-                    for child in children(conn, old, status=None):
-                        update(conn, self.turn, "sync", child["id"], {"parent_uid": new})
-                syncstate.forget(conn, old)
+            self._commit(
+                lambda conn, o=old, n=new: ChangeSet(
+                    tuple(self._uid_changes(conn, o, n)),
+                    by_user=True,
+                    turn=self.turn,
+                    after=(lambda w: syncstate.forget(w, o),),
+                )
+            )
             if old in local:
                 local[new] = {**local.pop(old), "uid": new}
             state[new] = {**state.pop(old), "href": remote[new].resource.href, "etag": remote[new].resource.etag}
@@ -263,6 +270,10 @@ class Sync(Writes):
         effect = Effect(deletes=tuple(lines), glitch=glitch, by_user=True)
         ok, reason = settle(decide(effect, self.door), self.door)
         if ok:
+            self.glitch = glitch
+            conn = self.store.conn()
+            for u in here:  # the yes covers these tasks as they are now; the gate checks them again at the write
+                self.grant.add(("tasks", local[u]["id"]), version(snapshot(conn, local[u]["id"])))
             return set(here) | set(there)
         self.report.kept.append(f"kept {len(lines)} tasks the sync would delete ({reason})")
         return set()
@@ -331,11 +342,17 @@ class Sync(Writes):
                 return
             self.report.received += 1
         if result.lost_there:  # their values go into the change log, so /undo brings them back
-            with self.store.write() as conn:
+            values = {k: other[k] for k in result.lost_there}
+
+            def keep_theirs(conn: Any) -> ChangeSet | None:
                 before = snapshot(conn, mine["id"])
-                if before is not None:
-                    values = {k: other[k] for k in result.lost_there}
-                    record(conn, self.turn, "sync", mine["id"], as_task(before, values))
+                if before is None:
+                    return None
+                logged = as_task(before, values)
+                change = Change(Op.PUT, mine["id"], before, tool="sync", logged_before=logged)
+                return ChangeSet((change,), by_user=True, turn=self.turn)
+
+            self._commit(keep_theirs)
         if merged != other or theirs.patched:
             now_mine = self._reload(mine["uid"])
             if now_mine is not None:

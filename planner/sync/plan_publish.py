@@ -21,6 +21,7 @@ import icalendar
 
 from planner.schedule import Block, Horizon
 from planner.storage import calendar, syncstate
+from planner.storage.gate import ChangeSet, Refused, event_changes
 from planner.storage.ical import uid_of
 from planner.sync.dav import Dav, DavError, credentials, password_for, safe_url
 from planner.tools import ToolContext
@@ -178,10 +179,31 @@ def read_calendars(ctx: ToolContext, config: Any, today: dt.date) -> list[str]:
                 items += calendar.objects(r.data)
             except ValueError:
                 bad += 1
-        with ctx.store.write() as conn:
-            added, updated = calendar.put(conn, safe_url(url), items, replace=True)
+        done = _mirror(ctx, safe_url(url), items, replace=not bad)  # an unread item states no removal
         lines.append(
-            f"calendar {safe_url(url)}: {len(items)} events ({added} new)"
-            + (f"; {bad} could not be read" if bad else "")
+            f"calendar {safe_url(url)}: {len(items)} events ({done.added} new"
+            + (f", {len(done.removed)} gone" if done.removed else "")
+            + ")"
+            + (f"; {bad} could not be read, so none was taken for removed" if bad else "")
+            + (f"; kept {len(done.kept)} no longer listed ({done.kept_because})" if done.kept else "")
         )
     return lines
+
+
+def _mirror(ctx: ToolContext, source: str, items: list[Any], replace: bool) -> Any:
+    """The calendar's events as the server lists them, through the gate; removals it does not allow are kept."""
+
+    def plan(conn: Any, removing: bool) -> ChangeSet:
+        changes, done = event_changes(conn, source, items, replace=replace and removing, tool=calendar.MIRROR)
+        found.append(done)
+        return ChangeSet(tuple(changes), by_user=True)
+
+    found: list[Any] = []
+    try:
+        ctx.commit(lambda conn: plan(conn, True))
+        found[-1].kept_because = ""
+    except Refused as e:
+        gone = found[-1].removed
+        ctx.commit(lambda conn: plan(conn, False))
+        found[-1].kept, found[-1].kept_because = gone, str(e)
+    return found[-1]

@@ -8,12 +8,15 @@ item is written on the server before it is recorded here, so a sync killed halfw
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from planner.storage import ical, syncstate
+from planner.policy import Door, Grant
+from planner.storage import gate, ical, syncstate
 from planner.storage.exchange import check_row
 from planner.storage.fields import TaskError
-from planner.storage.tasks import by_uid, insert, record, restore, set_tags, snapshot, update
+from planner.storage.gate import Change, ChangeSet, Op
+from planner.storage.tasks import by_uid, children, snapshot
 from planner.sync.dav import Dav, DavError, Resource
 from planner.sync.remote import TAKEN, Remote, as_export, fingerprint, synced_fields, to_ics
 from planner.sync.report import Report
@@ -33,6 +36,26 @@ class Writes:
     turn: str
     ctx: ToolContext
     report: Report
+    door: Door
+    grant: Grant  # the rows the user said yes to in this sync's question (its deletions)
+    glitch: str
+    deleting: list[tuple[dict[str, Any], dict[str, Any]]]
+
+    def _commit(self, changes: list[Change] | Any, **kw: Any) -> gate.Applied:
+        """Write through the one gate, in this sync's turn: what another device did is the user's own act
+        (a deletion there, an edit there), asked about as the policy says (more than a few, or a glitch)."""
+        plan = changes if callable(changes) else (lambda conn: ChangeSet(tuple(changes), by_user=True, **kw))
+        door = dataclasses.replace(self.door, turn=None, window=None)  # one task at a time, not a bulk window
+        return gate.commit(self.store, plan, door, self.grant)
+
+    def _uid_changes(self, conn: Any, old: str, new: str) -> list[Change]:
+        """A task here takes the server's UID (a twin met, a UID the server renamed), its subtasks with it."""
+        mine = by_uid(conn, old)
+        if mine is None:
+            return []
+        out = [Change(Op.EDIT, mine["id"], {"uid": new}, tool="sync")]
+        out += [Change(Op.EDIT, c["id"], {"parent_uid": new}, tool="sync") for c in children(conn, old, status=None)]
+        return out
 
     def _changed_here(self, mine: dict[str, Any], last: dict[str, Any]) -> bool:
         if last.get("fields") is not None:
@@ -55,27 +78,40 @@ class Writes:
         fields, tags = check_row(row)
         if fields["status"] == "open":
             fields.pop("completed_at", None)
-        with self.store.write() as conn:
+        stale: list[bool] = []
+
+        def plan(conn: Any) -> ChangeSet | None:
+            stale.clear()
             if mine is None:
-                insert(conn, self.turn, fields, tags, "sync")
+                change = Change(Op.ADD, values=fields, tags=tuple(tags), tool="sync")
             else:
                 before = snapshot(conn, mine["id"])
                 if before is None or synced_fields(as_export(before)) != synced_fields(mine):
-                    # Changed here while this sync ran: that edit is newer than what we read; next sync meets it.
-                    self.report.problems.append(f'"{mine["title"]}" changed here during the sync; synced next time')
-                    return False
+                    stale.append(True)  # changed here while this sync ran: that edit is newer; next sync meets it
+                    return None
                 changes = {**before, **{k: v for k, v in fields.items() if k != "uid"}}
                 for key in TAKEN:  # a field cleared there is cleared here (check_row leaves out what is empty)
                     changes[key] = fields.get(key)
                 if changes["remind_at"] != before.get("remind_at"):
                     changes["reminded_at"] = None  # a new reminder time shows again
-                restore(conn, mine["id"], changes)
-                set_tags(conn, mine["id"], tags)
-                record(conn, self.turn, "sync", mine["id"], before)
-            now_task = self._reload(fields["uid"], conn)
-            if now_task is not None:
-                self._record(now_task, theirs.resource, theirs.resource.data, conn)
+                change = Change(Op.PUT, mine["id"], {**changes, "tags": tags}, tool="sync")
+            return ChangeSet((change,), by_user=True, turn=self.turn, after=(self._remember(fields["uid"], theirs),))
+
+        self._commit(plan)
+        if stale:
+            self.report.problems.append(f'"{mine["title"]}" changed here during the sync; synced next time')  # type: ignore[index]
+            return False
         return True
+
+    def _remember(self, uid: str, theirs: Remote) -> Any:
+        """The sync record of a task just taken from the server (beside the write, in its transaction)."""
+
+        def step(conn: Any) -> None:
+            now_task = self._reload(uid, conn)
+            if now_task is not None:
+                self._keep(conn, now_task, theirs.resource, theirs.resource.etag)
+
+        return step
 
     def _roll_forward(self, mine: dict[str, Any], theirs: Remote, nxt: Remote | None) -> None:
         """Completed elsewhere and it repeats: complete it here, so it rolls forward exactly once, and send
@@ -97,8 +133,7 @@ class Writes:
                 self.report.received += 1
             return
         dates = {k: nxt.row.get(k) for k in ("due_date", "due_time", "start_date") if nxt.row.get(k)}
-        with self.store.write() as conn:
-            update(conn, self.turn, "sync", following, {"uid": nxt.uid, **dates})
+        self._commit([Change(Op.EDIT, following, {"uid": nxt.uid, **dates}, tool="sync")], turn=self.turn)
         task = self._reload(nxt.uid)
         if task is not None:
             self._send(task, nxt)
@@ -108,40 +143,59 @@ class Writes:
             )
 
     def _delete_here(self, mine: dict[str, Any], last: dict[str, Any]) -> None:
-        with self.store.write() as conn:
-            before = snapshot(conn, mine["id"])
-            if before is None:
-                return
-            if self._changed_here(as_export(before), last):  # edited here since the listing: the edit wins
-                self.report.problems.append(f'"{mine["title"]}" changed here during the sync; kept and sent next time')
-                return
-            restore(conn, mine["id"], None)
-            record(conn, self.turn, "sync", mine["id"], before)
-            syncstate.forget(conn, mine["uid"])
-        self.report.deleted_here += 1
+        self.deleting.append((mine, last))  # written with the others, in one change set (_delete_together)
+
+    def _delete_together(self) -> None:
+        """The deletions made on the server, here: one change set, so the gate sees them all at once (more than
+        a few, or while the server looks wrong, is asked about; the sync's own question gave its yes)."""
+        if not self.deleting:
+            return
+        kept: list[str] = []
+
+        def plan(conn: Any) -> ChangeSet | None:
+            kept.clear()
+            changes, forgets = [], []
+            for mine, last in self.deleting:
+                before = snapshot(conn, mine["id"])
+                if before is None:
+                    continue
+                if self._changed_here(as_export(before), last):  # edited here since the listing: the edit wins
+                    kept.append(mine["title"])
+                    continue
+                changes.append(Change(Op.PUT, mine["id"], None, tool="sync"))
+                forgets.append(lambda c, u=mine["uid"]: syncstate.forget(c, u))
+            return ChangeSet(tuple(changes), by_user=True, glitch=self.glitch, turn=self.turn, after=tuple(forgets))
+
+        applied = self._commit(plan)
+        self.report.deleted_here += len(applied.changes)
+        for title in kept:
+            self.report.problems.append(f'"{title}" changed here during the sync; kept and sent next time')
 
     def _reload(self, uid: str, conn: Any = None) -> dict[str, Any] | None:
         task = by_uid(conn or self.store.conn(), uid)
         return as_export(task) if task is not None else None
 
     def _record(self, task: dict[str, Any], resource: Resource, data: str, conn: Any = None, etag: Any = ...) -> None:
-        def write(c: Any) -> None:
-            syncstate.remember(
-                c,
-                self.collection,
-                task["uid"],
-                resource.href,
-                resource.etag if etag is ... else etag,
-                synced_fields(task),
-                fingerprint(task),
-            )
-            syncstate.set_copy(c, task["uid"], data)
+        """What both sides hold now: the sync record, and the server's copy kept with the task (through the
+        gate: the copy is the task's bookkeeping, not a change to undo)."""
+        held = Resource(resource.href, resource.etag if etag is ... else etag, data)
+        copy = task.get("id") and Change(Op.EDIT, task["id"], {"ical": data}, tool="sync")
 
-        if conn is not None:
-            write(conn)
+        def plan(c: Any) -> ChangeSet:
+            return ChangeSet(
+                (copy,) if copy else (), logged=False, after=(lambda w: self._keep(w, task, held, held.etag),)
+            )
+
+        if copy:
+            self._commit(plan)
         else:
             with self.store.write() as c:
-                write(c)
+                self._keep(c, task, held, held.etag)
+
+    def _keep(self, conn: Any, task: dict[str, Any], resource: Resource, etag: Any) -> None:
+        syncstate.remember(
+            conn, self.collection, task["uid"], resource.href, etag, synced_fields(task), fingerprint(task)
+        )
 
     # -- writing there
 

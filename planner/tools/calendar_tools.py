@@ -16,7 +16,7 @@ from typing import Any
 import icalendar
 
 from planner.dates import DateError
-from planner.storage import calendar
+from planner.storage.gate import Change, ChangeSet, Op, event_changes, one
 from planner.timespans import span, weekly
 from planner.tools.registry import ToolContext, ToolError, tool
 
@@ -51,8 +51,8 @@ def add_event(ctx: ToolContext, title: str, when: str) -> dict[str, Any]:
     cal.add("prodid", "-//planner//said//EN")
     cal.add("version", "2.0")
     cal.add_component(event)
-    with ctx.store.write() as conn:
-        calendar.put(conn, "said", [(uid, title.strip()[:200], cal)])
+    said = [(uid, title.strip()[:200], cal)]
+    ctx.commit(lambda conn: ChangeSet(tuple(event_changes(conn, "said", said, tool="add_event")[0])))
     read = f"{when.strip()!r} -> {s.start:%A %Y-%m-%d}" + ("" if s.all_day else f" {s.start:%H:%M}-{s.end:%H:%M}")
     out = {
         "event": {
@@ -96,10 +96,16 @@ def add_preference(ctx: ToolContext, kind: str, when: str, tasks: str | None = N
         raise ToolError("prefer needs tasks: the tag or list of the tasks to put there")
     end = "00:00" if w.end == dt.time(23, 59) else f"{w.end:%H:%M}"
     said = f"{kind} {when.strip()}" + (f" for {' '.join(tags)}" if tags else "")
-    with ctx.store.write() as conn:
-        pref_id = calendar.add_preference(
-            conn, ctx.turn or secrets.token_hex(8), kind, w.weekdays, f"{w.start:%H:%M}", end, tags, said
-        )
+    values = {
+        "kind": kind,
+        "weekdays": ",".join(map(str, w.weekdays)),
+        "start": f"{w.start:%H:%M}",
+        "end": end,
+        "tags": ",".join(tags),
+        "said": said,
+    }
+    applied = ctx.commit(lambda conn: one(Change(Op.ADD, values=values, tool="add_preference", table="preferences")))
+    pref_id = applied.row()["id"]
     days = ", ".join(("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")[d] for d in w.weekdays) or "every day"
     return {
         "preference": {

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from planner.schedule import DEFAULT_MINUTES, Block, Event, Horizon, Hours, Note, Plan, Reason, Rule, Task
-from planner.storage import calendar, planstate, worklog
+from planner.storage import calendar, planstate, preferences, worklog
 from planner.storage.db import DatabaseError
 from planner.storage.listing import search
 from planner.storage.urgency import urgency
@@ -142,7 +142,7 @@ def inputs(ctx: ToolContext, horizon: Horizon) -> Inputs:
             tuple(x for x in p["tags"].split(",") if x),
             said=p.get("said") or "",
         )
-        for p in calendar.preferences(conn)
+        for p in preferences.preferences(conn)
     ]
     return out
 

@@ -11,11 +11,12 @@ and stop belongs to its turn, so /undo takes it back.
 
 from __future__ import annotations
 
-import secrets
+import datetime as dt
 from typing import Any
 
 from planner.durations import DurationError, minutes, short
 from planner.storage import worklog
+from planner.storage.gate import Change, ChangeSet, Op, one
 from planner.storage.tasks import require
 from planner.tools.plan_inputs import now_of
 from planner.tools.registry import ToolContext, ToolError, tool
@@ -33,18 +34,34 @@ def _stretch(s: worklog.Stretch, title: str) -> dict[str, Any]:
 @tool({"id": ID}, required=("id",), title="Start work on a task", group="plan")
 def start_task(ctx: ToolContext, id: int) -> dict[str, Any]:  # noqa: A002
     """The user starts working on a task now: the clock runs until stop_task."""
-    turn = ctx.turn or secrets.token_hex(8)
-    with ctx.store.write() as conn:
+    at = now_of(ctx)
+    task: dict[str, Any] = {}
+    already: list[worklog.Stretch] = []
+
+    def plan(conn: Any) -> ChangeSet | None:
+        nonlocal task
         task = require(conn, id)
         if task["status"] != "open":
             raise ToolError(f'task {id} "{task["title"]}" is {task["status"]}; reopen_task it first')
         was = worklog.running(conn)
-        if was is not None and was.task_id == id:
-            return {"running": _stretch(was, task["title"]), "note": "the clock was already running on it"}
-        begun, stopped = worklog.start(conn, turn, id, now_of(ctx))
-        out: dict[str, Any] = {"started": _stretch(begun, task["title"])}
-        if stopped is not None:
-            out["stopped"] = _stretch(stopped, require(conn, stopped.task_id)["title"])
+        already[:] = [was] if was is not None and was.task_id == id else []
+        if already:
+            return None
+        changes = []
+        if was is not None:  # one clock at a time: the one running stops now
+            end = worklog.stamp(max(at, was.start))
+            changes.append(Change(Op.EDIT, was.id, {"end": end, "minutes": None}, tool="start_task", table="worklog"))
+        start = {"task_id": id, "start": worklog.stamp(at)}
+        changes.append(Change(Op.ADD, values=start, tool="start_task", table="worklog"))
+        return ChangeSet(tuple(changes))
+
+    applied = ctx.commit(plan)
+    if already:
+        return {"running": _stretch(already[0], task["title"]), "note": "the clock was already running on it"}
+    out: dict[str, Any] = {"started": _stretch(worklog.stretch(applied.row(len(applied.changes) - 1)), task["title"])}
+    if len(applied.changes) > 1:
+        stopped = worklog.stretch(applied.row(0))
+        out["stopped"] = _stretch(stopped, require(ctx.store.conn(), stopped.task_id)["title"])
     return out
 
 
@@ -64,21 +81,28 @@ def stop_task(ctx: ToolContext, id: int | None = None, took: str | None = None) 
             said = minutes(took)
         except DurationError as e:
             raise ToolError(f"took: {e}") from None
-    turn = ctx.turn or secrets.token_hex(8)
     now = now_of(ctx)
-    with ctx.store.write() as conn:
+    task: dict[str, Any] = {}
+
+    def plan(conn: Any) -> ChangeSet:
+        nonlocal task
         was = worklog.running(conn)
         if id is None and was is None:
             raise ToolError("no task is running; give the id of the task, and took if the user said how long")
         task_id = id if id is not None else was.task_id  # type: ignore[union-attr]
         task = require(conn, task_id)
         if was is not None and was.task_id == task_id:
-            done = worklog.stop(conn, turn, was, now, said)
-        elif said is not None:
-            done = worklog.log(conn, turn, task_id, now, said)
-        else:
+            end = worklog.stamp(max(now, was.start))
+            return one(Change(Op.EDIT, was.id, {"end": end, "minutes": said}, tool="stop_task", table="worklog"))
+        if said is None:
             raise ToolError(f'task {task_id} "{task["title"]}" is not running; give took if the user said how long')
-        total = worklog.spent(conn, [task_id]).get(task_id, 0)
+        start = worklog.stamp(now.replace(second=0, microsecond=0) - dt.timedelta(minutes=said))
+        done = {"task_id": task_id, "start": start, "end": worklog.stamp(now), "minutes": said}
+        return one(Change(Op.ADD, values=done, tool="stop_task", table="worklog"))
+
+    applied = ctx.commit(plan)
+    done = worklog.stretch(applied.row())
+    total = worklog.spent(ctx.store.conn(), [task["id"]]).get(task["id"], 0)
     out: dict[str, Any] = {"stopped": _stretch(done, task["title"]), "spent_in_all": short(total) if total else "0m"}
     if task.get("estimate_minutes"):
         out["estimate"] = short(task["estimate_minutes"])

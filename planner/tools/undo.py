@@ -23,18 +23,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from planner.policy import Door, Effect, decide, settle
-from planner.storage import worklog
-from planner.storage.calendar import (
-    newest_event_turn,
-    pending_event_changes,
-    redo_events,
-    undo_events,
-    undo_preferences,
-)
+from planner.policy import Door
 from planner.storage.fields import TaskError
 from planner.storage.gate import Refused, commit
-from planner.storage.tasks import newest_turn
 from planner.storage.undoing import Planned, redo_plan, undo_plan
 from planner.tools.registry import ToolContext
 
@@ -60,44 +51,18 @@ def _door(ctx: ToolContext, door: Door | None, name: str) -> Door:
 
 
 def undo_newest(ctx: ToolContext, door: Door | None = None, by_user: bool = True) -> Outcome:
-    """Revert the newest turn's task changes, events and forgotten memories, if the policy lets it."""
-    events_turn = newest_event_turn(ctx.store.conn())
-    if events_turn is not None:  # a turn that changed only events (a calendar file, `event delete`) is newest
-        return _undo_events(ctx, events_turn, _door(ctx, door, "undo"))
-    newest = newest_turn(ctx.store)
-    turn = newest.turn
-    out = Outcome()
-    if newest.tasks:
-        planned = Planned([])
-        try:
-            plan = undo_plan(planned, asks=_asks("undo"), by_user=by_user)
-            commit(ctx.store, plan, _door(ctx, door, "undo"), ctx.grant)
-        except Refused as e:
-            return Outcome(refused=f"nothing was undone: {e}")
-        out.lines += planned.lines
-    if newest.forgot and turn and ctx.memory:
-        out.lines += ctx.memory.unforget(turn)
-    if newest.preferences and turn:
-        with ctx.store.write() as conn:
-            out.lines += undo_preferences(conn, turn)
-    if turn:  # the events the same turn changed (an .ics import's): one undo with its tasks
-        with ctx.store.write() as conn:
-            out.lines += undo_events(conn, turn)
-    if newest.worklog and turn:
-        with ctx.store.write() as conn:
-            out.lines += worklog.undo(conn, turn)
+    """Revert the newest request's changes (tasks, events, preferences, tracked time through the gate; its
+    forgotten memories beside it), if the policy lets it."""
+    planned = Planned([])
+    try:
+        plan = undo_plan(planned, asks=_asks("undo"), by_user=by_user)
+        commit(ctx.store, plan, _door(ctx, door, "undo"), ctx.grant)
+    except Refused as e:
+        return Outcome(refused=f"nothing was undone: {e}")
+    out = Outcome(lines=list(planned.lines))
+    if planned.forgot and planned.turn and ctx.memory:
+        out.lines += ctx.memory.unforget(planned.turn)
     return out
-
-
-def _undo_events(ctx: ToolContext, turn: str, door: Door) -> Outcome:
-    """Undo a turn that changed only events: more than 3 is a large change, asked like one. (Events are not
-    under the gate yet: their change log is storage/calendar.py's event_log.)"""
-    effect = Effect(changes=tuple(pending_event_changes(ctx.store.conn(), turn)), by_user=True)
-    ok, reason = settle(decide(effect, door), door)
-    if not ok:
-        return Outcome(refused=f"nothing was undone: {reason}")
-    with ctx.store.write() as conn:
-        return Outcome(lines=undo_events(conn, turn))
 
 
 def redo_newest(ctx: ToolContext, door: Door | None = None, by_user: bool = True) -> Outcome:
@@ -111,8 +76,4 @@ def redo_newest(ctx: ToolContext, door: Door | None = None, by_user: bool = True
         return Outcome(refused=f"nothing was redone: {e}")
     except TaskError as e:
         return Outcome(refused=str(e))
-    lines = planned.lines if applied.changes else []
-    if applied.changes and planned.turn:  # the events of the same turn come back with its tasks
-        with ctx.store.write() as conn:
-            lines += redo_events(conn, planned.turn)
-    return Outcome(lines=lines)
+    return Outcome(lines=planned.lines if applied.changes else [])

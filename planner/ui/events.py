@@ -8,10 +8,11 @@ import argparse
 import datetime as dt
 import sys
 
-from planner.policy import Door, Effect, decide, settle
+from planner.policy import Door, Refusal
 from planner.settings import Config
 from planner.storage import calendar
 from planner.storage.db import Store
+from planner.storage.gate import Change, Op, Refused, commit, one
 from planner.storage.tasks import new_turn
 from planner.ui.subcommands import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
 from planner.ui.text import ask_yes_no, err, safe
@@ -48,13 +49,13 @@ def delete(store: Store, args: argparse.Namespace, today: dt.date) -> int:
         ask=ask_yes_no if sys.stdin.isatty() else None,
         yes=args.yes or Config.from_env().yes,
         how="run `event delete ID --yes` to allow it",
+        turn=new_turn(),
     )
-    ok, reason = settle(decide(Effect(deletes=(what,)), door), door)
-    if not ok:
-        err(f"{what} was not deleted: {reason}")
+    try:
+        commit(store, lambda conn: one(Change(Op.DELETE, args.id, tool="event delete", table="events")), door)
+    except Refused as e:
+        err(f"{what} was not deleted: {'you said no' if e.kind is Refusal.DECLINED else e}")
         return EXIT_REFUSED
-    with store.write() as conn:
-        calendar.remove(conn, args.id, new_turn())
     print(safe(f"deleted {what}; undo brings it back"))
     if not event["source"].startswith(("file", "said")):
         print(safe("  it is in a CalDAV calendar: the next sync reads it again unless it is removed there"))

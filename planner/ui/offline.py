@@ -21,7 +21,7 @@ import logging
 import sqlite3
 import sys
 
-from planner.policy import Door, Effect, decide, settle
+from planner.policy import Door
 from planner.settings import Config, ConfigError, clock, program
 from planner.storage.db import DatabaseError, Store, explain
 from planner.ui.files import FileRefused, target, temporary, write_text
@@ -208,17 +208,15 @@ def import_(store: Store, args: argparse.Namespace, today: dt.date) -> int:
         raise UsageError("--events is for iCalendar files (.ics)")
     counter = Counter("importing", quiet=args.quiet)
     how = "run `import FILE --yes` to allow it"
-    door = Door("shell", ask=_asker(), yes=args.yes or Config.from_env().yes, how=how)  # type: ignore[arg-type]
-    refused: list[str] = []
+    ask = _asker()
 
-    def allow(lines: list[str]) -> bool:  # events the file no longer has: a deletion, decided by the policy
+    def asking(question: str) -> bool:  # the counter's line first, then the question on a line of its own
         counter.done()
-        ok, reason = settle(decide(Effect(deletes=tuple(lines), by_user=True), door), door)
-        refused.extend([] if ok else [reason])
-        return ok
+        return bool(ask and ask(question))
 
+    door = Door("import", ask=asking if ask else None, yes=args.yes or Config.from_env().yes, how=how)
     source = None if stdin else f"file:{args.file.resolve()}"
-    result = import_text(store, text, fmt, args.events, counter.show, source=source, allow_removal=allow)
+    result = import_text(store, text, fmt, args.events, counter.show, source=source, door=door)
     counter.done()
     if not (result["added"] or result["skipped"] or result["problems"] or result.get("events")):
         print(safe(f"nothing to import: {'standard input' if stdin else args.file} holds no tasks"), file=sys.stderr)
@@ -234,7 +232,10 @@ def import_(store: Store, args: argparse.Namespace, today: dt.date) -> int:
         said = f"calendar: {plural(ev['added'], 'event')} added, {ev['updated']} updated, {ev['removed']} removed"
         print(said + " (busy time for `plan`; `events` lists them)", file=sys.stderr)
         if ev["kept"]:
-            print(safe(f"  kept {ev['kept']} events the file no longer has ({refused[0]})"), file=sys.stderr)
+            print(
+                safe(f"  kept {ev['kept']} events the file no longer has ({ev.get('kept_because', '')})"),
+                file=sys.stderr,
+            )
     for note in result.get("notes", []):
         print(safe(f"  note: {note}"), file=sys.stderr)
     for problem in result["problems"]:
@@ -242,7 +243,7 @@ def import_(store: Store, args: argparse.Namespace, today: dt.date) -> int:
     read_something = result["added"] or result["skipped"] or result.get("events")
     if bad and not read_something:
         return EXIT_ERROR
-    return EXIT_REFUSED if refused else EXIT_OK  # the good rows are in: odd ones are named
+    return EXIT_REFUSED if (result.get("events") or {}).get("kept_because") else EXIT_OK  # the good rows are in
 
 
 def remind(store: Store, args: argparse.Namespace, today: dt.date) -> int:
