@@ -98,7 +98,7 @@ def dense_plan() -> dict:
         plan = make_plan(ctx, horizon_of(ctx, "week"))
         seconds = time.perf_counter() - t0
         store.close()
-    return {"s": seconds, "blocks": len(plan.blocks)}
+    return {"s": seconds, "blocks": len(plan.plan.blocks)}
 
 
 def first_sync(quick: bool) -> dict:

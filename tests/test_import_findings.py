@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 
 import icalendar
@@ -369,3 +370,32 @@ def test_every_new_field_travels_through_every_format(ctx, store, tmp_path):
             assert strip(everything(fresh)) == strip(everything(store)), fmt
         finally:
             fresh.close()
+
+
+def test_redo_of_an_undone_import_after_the_file_came_back_makes_the_rest_and_no_duplicate(tmp_path):
+    """The same data imported again after an undo: redo says what is already there and makes the rest."""
+    env = clean_env(PLANNER_HOME=str(tmp_path), PLANNER_TODAY="2026-12-03")
+    a = vtodo("uid-a", "renew passport")
+    b = vtodo("uid-b", "pay rent")
+    event = (
+        "BEGIN:VEVENT\r\nUID:ev-1\r\nDTSTAMP:20261201T000000Z\r\nDTSTART:20261204T100000Z\r\n"
+        "DTEND:20261204T110000Z\r\nSUMMARY:dentist\r\nEND:VEVENT\r\n"
+    )
+    both = calendar(a, b).replace("END:VCALENDAR", event + "END:VCALENDAR")
+    (tmp_path / "both.ics").write_text(both)
+    (tmp_path / "one.ics").write_text(calendar(a))
+    assert run_cli(["import", str(tmp_path / "both.ics")], env).returncode == 0
+    assert run_cli(["undo", "--yes"], env).returncode == 0
+    assert run_cli(["import", str(tmp_path / "one.ics")], env).returncode == 0  # one task came back
+
+    redo = run_cli(["redo", "--yes"], env)
+    assert redo.returncode == 0, redo.stderr
+    assert "renew passport" in redo.stdout and "already there" in redo.stdout
+    db = sqlite3.connect(tmp_path / "planner.db")
+    titles = sorted(r[0] for r in db.execute("SELECT title FROM tasks"))
+    events = [r[0] for r in db.execute("SELECT uid FROM events")]
+    db.close()
+    assert titles == ["pay rent", "renew passport"]  # each once: the rest was made again
+    assert events == ["ev-1"]
+    again = run_cli(["redo", "--yes"], env)  # and the next redo has nothing left, rather than the same error
+    assert "UNIQUE" not in again.stdout + again.stderr and "nothing" in (again.stdout + again.stderr).lower()

@@ -29,6 +29,7 @@ tables is in store.py.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import logging
 import re
@@ -43,12 +44,16 @@ from planner.memory.history import SUMMARY_HEADER
 from planner.memory.scenes import Scenes
 from planner.memory.scoring import SAME_WORDS, same_fact, word_overlap
 from planner.memory.search import AUTO_RECALL_COSINE, Search
-from planner.memory.store import MemoryStore
 from planner.memory.vectors import Embedder, VectorIndex, pack, row_batches, unpack_rows
 from planner.model.base import ModelError
 from planner.periods import happened
+from planner.policy import Door, Grant
 from planner.prompts import MEMORY_KINDS, MEMORY_NOTES
+from planner.storage import memories
 from planner.storage.db import Store
+from planner.storage.fields import TaskError
+from planner.storage.gate import Applied, Change, ChangeSet, LogMark, Op, commit, one
+from planner.storage.memories import MemoryStore
 
 if TYPE_CHECKING:
     import numpy as np
@@ -218,15 +223,17 @@ class LongTermMemory(Search):
             else:
                 target, cell["linked_to"] = self._restates(vector, cell, about is not None)
                 reason = "update"
+            stored = {**cell, "embedding": pack(vector), "embed_model": self.embedder.model}
             if target is not None:
-                old = self.db.restate(target, cell, pack(vector), self.embedder.model, reason)
+                change = Change(Op.EDIT, target, {**stored, "reason": reason}, tool=source, table="memories")
+                old = self._write(change).before[0] or {}
                 self.index.add(target, vector)
                 if start >= (old["said_on"] or ""):  # the newer words: the days they are about
                     self.days.set(target, _ordinal(start), _ordinal(end))
                 self._version += 1
                 key = "superseded" if reason == "supersede" else "updated"
                 return {key: {"id": target, "text": text, "previous": old["text"]}} | _said(cut)
-            id_ = self.db.insert(cell, pack(vector), self.embedder.model)
+            id_ = self._write(Change(Op.ADD, values=stored, tool=source, table="memories")).row()["id"]
             self.index.add(id_, vector)
             self.days.set(id_, _ordinal(start), _ordinal(end))
             self._version += 1
@@ -264,7 +271,8 @@ class LongTermMemory(Search):
         except ModelError as e:
             raise LongTermMemoryError(f"could not save the memory: {e}") from None
         with self._lock:
-            id_ = self.db.insert(cell, pack(vector), self.embedder.model)
+            stored = {**cell, "embedding": pack(vector), "embed_model": self.embedder.model}
+            id_ = self._write(Change(Op.ADD, values=stored, tool="verbatim", table="memories")).row()["id"]
             self.index.add(id_, vector)
             self.days.set(id_, _ordinal(said_on), _ordinal(said_on))
             self._version += 1
@@ -332,40 +340,70 @@ class LongTermMemory(Search):
             raise LongTermMemoryError(f"no scene {words[1][:60]!r}; /memories lists them")
         return scene
 
-    def forget(self, query_or_id: str, turn: str | None = None, expect: str | None = None) -> dict[str, Any]:
+    def _write(self, change: Change) -> Applied:
+        """A memory added or said again, through the one gate: the planner's own act (extraction, `remember`
+        after its checks), so nothing in it needs the user's yes."""
+        return commit(self.store, lambda conn: one(change), Door("memory"))
+
+    def forget(
+        self, query_or_id: str, turn: str | None = None, door: Door | None = None, grant: Grant | None = None
+    ) -> dict[str, Any]:
         """Remove the memory with this id, or the one that best matches the words ("scene NAME": only that
-        grouping, its memories stay); kept for /undo under `turn`. `expect`: the text the user was asked
-        about; if the memory says something else now (another process changed it), nothing is forgotten."""
+        grouping, its memories stay); kept for /undo under `turn`. Through the gate with `door` (the caller's:
+        the tool's y/N, or a door that already has the user's yes): the yes covers the memory as it was
+        shown, so one changed or forgotten by another process meanwhile is not forgotten."""
         scene = self.find_scene(query_or_id)
         if scene is not None:
             with self._lock:
                 self.db.forget_marker(f"scene {scene['name']}", turn)
             return self.scenes.forget(scene, turn)
         row = self.find(query_or_id)
-        with self._lock:
-            gone = self.db.forget(row["id"], turn, expect)
-            if gone == "gone":
-                raise LongTermMemoryError(f"memory {row['id']} is already forgotten (another window forgot it)")
-            if gone == "changed":
-                raise LongTermMemoryError(
-                    f"memory {row['id']} changed while the user was asked, so it was not forgotten; ask again"
+        door = dataclasses.replace(door or Door("forget", yes=True), turn=turn)
+        try:
+            with self._lock:
+                commit(
+                    self.store,
+                    lambda conn: one(Change(Op.DELETE, row["id"], tool="forget", table="memories")),
+                    door,
+                    grant,
                 )
-            self.index.remove(row["id"])
-            self.days.remove(row["id"])
-            self._version += 1
+        except TaskError:  # no such row any more: another window forgot it
+            raise LongTermMemoryError(f"memory {row['id']} is already forgotten (another window forgot it)") from None
+        self._forgotten(row["id"])
         return {"forgotten": {"id": row["id"], "text": row["text"]}}
 
-    def unforget(self, turn: str) -> list[str]:
-        """Put back the memories `turn` forgot; one line per memory."""
-        lines = []
+    def _forgotten(self, id_: int) -> None:
         with self._lock:
-            for kept in self.db.unforget(turn):
-                if kept["embedding"] is not None and self._loaded and kept.get("embed_model") == self.embedder.model:
+            self.index.remove(id_)
+            self.days.remove(id_)
+            self._version += 1
+
+    def unforget(self, turn: str) -> list[str]:
+        """Put back the memories `turn` forgot (through the gate); one line per memory."""
+        said: list[list[str]] = []
+
+        def plan(conn: Any) -> ChangeSet:
+            puts, marked, lines = memories.undo_changes(conn, turn)
+            said[:] = [lines]
+            changes = tuple(Change(Op.PUT, key, row, tool="undo", table="memories") for key, row in puts)
+            return ChangeSet(changes, by_user=True, marks=(LogMark("undo", tuple(marked), "memories"),))
+
+        applied = commit(self.store, plan, Door("undo", yes=True))
+        self.restored([dict(c.values or {}) for c in applied.changes])
+        return (said[0] if said else []) + self.scenes.unforget(turn)
+
+    def restored(self, rows: list[dict[str, Any]]) -> None:
+        """Memories put back (an undo): searchable again."""
+        with self._lock:
+            for kept in rows:
+                if (
+                    kept.get("embedding") is not None
+                    and self._loaded
+                    and kept.get("embed_model") == self.embedder.model
+                ):
                     self.index.add(kept["id"], unpack_rows([kept["embedding"]])[0])
                     first, last = (
                         kept.get(k) or kept.get("said_on") or "2000-01-01" for k in ("happened_on", "happened_to")
                     )
                     self.days.set(kept["id"], _ordinal(first), _ordinal(last))
                     self._version += 1
-                lines.append(f'restored memory {kept["id"]} "{kept["text"]}" (it was forgotten)')
-        return lines + self.scenes.unforget(turn)

@@ -28,8 +28,8 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from planner.memory.scoring import mentioned, names_in
-from planner.memory.store import MemoryStore
 from planner.memory.vectors import Embedder, VectorIndex, pack, unpack_rows
+from planner.storage.memories import MemoryStore
 
 if TYPE_CHECKING:
     import numpy as np

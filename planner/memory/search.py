@@ -39,11 +39,11 @@ from planner.memory.days import Days
 from planner.memory.errors import LongTermMemoryError
 from planner.memory.scenes import Scenes
 from planner.memory.scoring import FACT_WORDS, fts_query, fuse, meaningful_words, minmax, names_in, with_context
-from planner.memory.store import MemoryStore
 from planner.memory.vectors import Embedder, VectorIndex, np, rows_present
 from planner.model.base import ModelError
 from planner.periods import Period, TimeQuestion, around, in_question
 from planner.prompts import MEMORY_NOTES
+from planner.storage.memories import MemoryStore
 
 AUTO_RECALL_COSINE = 0.55  # automatic recall: keyword hit, or at least this similar
 SHARED_K = 20  # hits kept per shared search (the recall tool asks for at most 20)

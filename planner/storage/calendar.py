@@ -349,8 +349,22 @@ def redo_changes(
     rows = conn.execute(
         "SELECT id, event_id, after FROM event_log WHERE turn = ? AND undone_at IS NOT NULL ORDER BY id", (turn,)
     ).fetchall()
-    puts = [(r["event_id"], _load(r["after"])) for r in rows]
-    return puts, [r["id"] for r in rows], [f"event {r['event_id']} made again" for r in rows]
+    puts, said = [], []
+    for r in rows:
+        row = _load(r["after"])
+        other = (
+            row
+            and conn.execute(  # the same event came back since (the file imported again): kept as is
+                "SELECT id FROM events WHERE source = ? AND uid = ? AND id != ?",
+                (row["source"], row["uid"], r["event_id"]),
+            ).fetchone()
+        )
+        if other:
+            said.append(f'event {r["event_id"]} "{row["title"]}" is already there (event {other[0]}); not made again')
+            continue
+        puts.append((r["event_id"], row))
+        said.append(f"event {r['event_id']} made again")
+    return puts, [r["id"] for r in rows], said
 
 
 def _load(text: str | None) -> dict[str, Any] | None:

@@ -96,7 +96,7 @@ class ChangeSet:
     after: tuple[Callable[[sqlite3.Connection], None], ...] = ()  # bookkeeping beside it (sync records)
 
     def __bool__(self) -> bool:
-        return bool(self.changes)
+        return bool(self.changes or self.marks)
 
 
 def one(change: Change, **kw: Any) -> ChangeSet:

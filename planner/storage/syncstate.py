@@ -86,14 +86,3 @@ def changed_at(conn: sqlite3.Connection, task_id: int) -> dt.datetime | None:
 def ids_by_uid(conn: sqlite3.Connection) -> dict[str, int]:
     """uid -> id of every task."""
     return dict(conn.execute("SELECT uid, id FROM tasks").fetchall())
-
-
-def set_uid(conn: sqlite3.Connection, old: str, new: str) -> None:
-    """Give a task the uid its twin on the server has (the first sync merging the same task)."""
-    conn.execute("UPDATE tasks SET uid = ? WHERE uid = ?", (new, old))
-    conn.execute("UPDATE tasks SET parent_uid = ? WHERE parent_uid = ?", (new, old))
-
-
-def set_copy(conn: sqlite3.Connection, uid: str, ical: str) -> None:
-    """Keep the server's copy of a to-do with its task: the next write starts from it (not a user change)."""
-    conn.execute("UPDATE tasks SET ical = ? WHERE uid = ?", (ical, uid))

@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from planner.policy import Door
-from planner.storage import calendar, preferences, syncstate, worklog
+from planner.storage import calendar, memories, preferences, syncstate, worklog
 from planner.storage.db import Store
 from planner.storage.fields import TaskError
 from planner.storage.gate import Change, ChangeSet, LogMark, Op, commit
-from planner.storage.tasks import describe_redo, describe_undo, pending_undo, plain, redo_preview, snapshot
+from planner.storage.tasks import by_uid, describe_redo, describe_undo, pending_undo, plain, redo_preview, snapshot
 
 
 @dataclass
@@ -31,7 +31,7 @@ class Planned:
     lines: list[str]
     turn: str | None = None
     tools: frozenset[str] = frozenset()
-    forgot: bool = False  # the turn forgot memories too (put back beside the gate: memory.unforget)
+    memories: list[dict] = field(default_factory=list)  # memories put back (the search's index learns them)
 
 
 def newest(conn: sqlite3.Connection) -> str | None:
@@ -69,7 +69,7 @@ def undo_plan(
 
     def plan(conn: sqlite3.Connection) -> ChangeSet | None:
         turn = newest(conn)
-        planned.lines, planned.turn, planned.forgot = [], turn, False
+        planned.lines, planned.turn, planned.memories = [], turn, []
         if turn is None or (only is not None and turn != only):
             return None
         events = pending_undo(conn, turn)
@@ -87,16 +87,15 @@ def undo_plan(
             rows, said = module.undo_changes(conn, turn)
             changes += [Change(Op.PUT, key, row, tool="undo", table=table) for key, row in rows]
             lines += said
+        kept, forgets, said = memories.undo_changes(conn, turn)
+        changes += [Change(Op.PUT, key, row, tool="undo", table="memories") for key, row in kept]
+        lines += said
         planned.lines = lines
         planned.tools = frozenset(e["tool"] for e in events)
-        planned.forgot = (
-            conn.execute(
-                "SELECT 1 FROM memory_history WHERE turn = ? AND reason = 'forget' AND undone_at IS NULL", (turn,)
-            ).fetchone()
-            is not None
-        )
+        planned.memories = [row for _, row in kept]
         marks = [LogMark("undo", tuple(e["id"] for e in events))] if events else []
         marks += [LogMark("undo", tuple(logged), "events")] if logged else []
+        marks += [LogMark("undo", tuple(forgets), "memories")] if forgets else []
         return ChangeSet(
             tuple(changes),
             by_user=by_user,
@@ -119,7 +118,10 @@ def redo_plan(
         planned.lines, planned.turn = [], turn
         if turn is None:
             return None
-        for e in events:  # nothing redone over a change made since: the user's newer edit wins
+        first: dict[int, dict] = {}
+        for e in events:
+            first.setdefault(e["task_id"], e)
+        for e in first.values():  # nothing redone over a change made since: the user's newer edit wins
             now_task = snapshot(conn, e["task_id"])
             if plain(now_task) != plain(e["before"]):
                 title = (now_task or e["before"] or {}).get("title", "")
@@ -127,13 +129,20 @@ def redo_plan(
                     f'task {e["task_id"]} "{title}" changed after the undo, so redo would overwrite '
                     "it; nothing was redone"
                 )
+        there = _already_there(conn, events)  # the same data came back since (imported or synced again)
+        marked = [e["id"] for e in events]  # all marked made again: a later redo does not try these again
+        events = [e for e in events if e["task_id"] not in there]
         planned.lines = [describe_redo(e["task_id"], e["before"], e["after"]) for e in events]
+        planned.lines += [
+            f'task {key} "{title}" is already there (task {other}); not made again'
+            for key, (other, title) in there.items()
+        ]
         planned.tools = frozenset(e["tool"] for e in events)
         puts, logged, said = calendar.redo_changes(conn, turn)  # the same request's events come back with it
         planned.lines += said
         changes = [Change(Op.PUT, e["task_id"], e["after"], tool="redo") for e in events]
         changes += [Change(Op.PUT, key, row, tool="redo", table="events") for key, row in puts]
-        marks = [LogMark("redo", tuple(e["id"] for e in events))]
+        marks = [LogMark("redo", tuple(marked))]
         marks += [LogMark("redo", tuple(logged), "events")] if logged else []
         return ChangeSet(
             tuple(changes),
@@ -144,6 +153,20 @@ def redo_plan(
         )
 
     return plan
+
+
+def _already_there(conn: sqlite3.Connection, events: list[dict]) -> dict[int, tuple[int, str]]:
+    """Tasks a redo would make again whose uid another task holds now (the same file imported again, the
+    same to-do synced again): task id -> (the other task's id, title). Redoing them would make a duplicate."""
+    there: dict[int, tuple[int, str]] = {}
+    for e in events:
+        uid = (e["after"] or {}).get("uid")
+        if not uid:
+            continue
+        holder = by_uid(conn, uid)
+        if holder is not None and holder["id"] != e["task_id"]:
+            there[e["task_id"]] = (holder["id"], e["after"].get("title", ""))
+    return there
 
 
 def _forget_sync(uid: str) -> Callable[[sqlite3.Connection], None]:

@@ -85,8 +85,5 @@ def forget(ctx: ToolContext, query_or_id: str) -> dict[str, Any]:
         line = f'forget the scene "{scene["name"]}" (its memories stay)'
         ctx.confirm_needs([Need(Rule.DELETE, ("scenes", scene["id"]), line, version(dict(scene)), named)])
         return memory.forget(f"scene {scene['id']}", turn=ctx.turn)
-    row = memory.find(query_or_id)
-    line = f'forget memory {row["id"]} "{row["text"]}"'
-    ctx.confirm_needs([Need(Rule.DELETE, ("memories", row["id"]), line, version(dict(row)), named)])
-    # The memory the user said yes to, as shown: gone or changed since is said, never another one forgotten.
-    return memory.forget(str(row["id"]), turn=ctx.turn, expect=row["text"])
+    # The memory the user says yes to, as shown: one changed or forgotten since is said, never another forgotten.
+    return memory.forget(query_or_id, turn=ctx.turn, door=ctx.door(), grant=ctx.grant)

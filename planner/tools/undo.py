@@ -60,8 +60,9 @@ def undo_newest(ctx: ToolContext, door: Door | None = None, by_user: bool = True
     except Refused as e:
         return Outcome(refused=f"nothing was undone: {e}")
     out = Outcome(lines=list(planned.lines))
-    if planned.forgot and planned.turn and ctx.memory:
-        out.lines += ctx.memory.unforget(planned.turn)
+    if ctx.memory and planned.turn:  # the search learns the memories put back; scenes are its own grouping
+        ctx.memory.restored(planned.memories)
+        out.lines += ctx.memory.scenes.unforget(planned.turn)
     return out
 
 

@@ -6,9 +6,11 @@ who said it and where in a conversation), `memory_history` (every earlier text, 
 `scene_history`, `scene_state` (scenes.py), `memory_jobs` and `memory_topics` (keeper.py). The rest
 of planner/memory, and anything above it, calls the methods here; none of them takes a connection.
 
-The writes are few and named, each one transaction: `insert`, `restate`, `set_vectors`, `forget`,
-`forget_marker`, `unforget`, the job and topic writes, and the scene writes (`regroup`,
-`save_scene_summaries`, `forget_scene`, `unforget_scenes`). Vectors cross this boundary as the
+A memory is added, restated, forgotten and put back through the one gate (gate.py, planner/policy.py):
+MEMORIES is this table's part in it, its writers called by the gate alone. The other writes are the
+planner's own bookkeeping, each one transaction: `set_vectors` (a memory embedded again), the job and topic
+writes, and the scene writes (`regroup`, `save_scene_summaries`, `forget_scene`, `unforget_scenes`, and
+`forget_marker`): a scene is a grouping the planner makes, and forgetting one removes no memory. Vectors cross this boundary as the
 float32 BLOBs they are stored as (vectors.pack/unpack), so this module needs neither numpy nor the
 embedding model. Trade-off: a method per question the memory layer asks, rather than a general
 query builder; each is a plain parameterised statement a reader can check against the schema.
@@ -23,6 +25,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from planner.storage.db import Store
+from planner.storage.owner import Owner
 
 Row = sqlite3.Row
 ORDINAL = "CAST(julianday(%s) - 1721424.5 AS INTEGER)"  # a date column as Python's date.toordinal()
@@ -171,102 +174,12 @@ class MemoryStore:
 
     # -- memories: writing
 
-    def insert(self, cell: dict[str, Any], vector: bytes, model: str) -> int:
-        """Store a new memory; its id. `cell` holds text, kind, salience, topic, source, said_on, happened_on,
-        happened_to and optionally speaker, conversation, turn_no, linked_to."""
-        now = _now()
-        with self.db.write() as conn:
-            cur = conn.execute(
-                "INSERT INTO memories (text, embedding, embed_model, kind, salience, topic, source, created_at, "
-                "updated_at, said_on, happened_on, happened_to, speaker, conversation, turn_no, linked_to) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    cell["text"],
-                    vector,
-                    model,
-                    cell["kind"],
-                    cell["salience"],
-                    cell["topic"],
-                    cell["source"],
-                    now,
-                    now,
-                    cell["said_on"],
-                    cell["happened_on"],
-                    cell["happened_to"],
-                    cell.get("speaker"),
-                    cell.get("conversation"),
-                    cell.get("turn_no"),
-                    cell.get("linked_to"),
-                ),
-            )
-            return cur.lastrowid
-
-    def restate(self, id_: int, cell: dict[str, Any], vector: bytes, model: str, reason: str) -> Row:
-        """Give a memory newer words (`reason` "update": the same fact said again; "supersede": a fact that
-        replaces it), keeping the old text, its days and speaker in memory_history; returns the old (text,
-        said_on)."""
-        with self.db.write() as conn:
-            old = conn.execute(
-                "SELECT text, said_on, happened_on, happened_to, speaker FROM memories WHERE id = ?", (id_,)
-            ).fetchone()
-            kept = json.dumps({k: old[k] for k in ("said_on", "happened_on", "happened_to", "speaker")})
-            conn.execute(
-                "INSERT INTO memory_history (memory_id, old_text, new_text, reason, changed_at, row) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (id_, old["text"], cell["text"], reason, _now(), kept),
-            )
-            conn.execute(
-                "UPDATE memories SET text = ?, embedding = ?, embed_model = ?, kind = ?, salience = MAX(salience, ?), "
-                "topic = CASE WHEN ? = '' THEN topic ELSE ? END, updated_at = ?, "
-                # said again: the newer date, and the days the newer words are about
-                "happened_on = CASE WHEN ? >= COALESCE(said_on, '') THEN ? ELSE happened_on END, "
-                "happened_to = CASE WHEN ? >= COALESCE(said_on, '') THEN ? ELSE happened_to END, "
-                "said_on = MAX(COALESCE(said_on, ''), ?) WHERE id = ?",
-                (
-                    cell["text"],
-                    vector,
-                    model,
-                    cell["kind"],
-                    cell["salience"],
-                    cell["topic"],
-                    cell["topic"],
-                    _now(),
-                    cell["said_on"],
-                    cell["happened_on"],
-                    cell["said_on"],
-                    cell["happened_to"],
-                    cell["said_on"],
-                    id_,
-                ),
-            )
-            return old
-
     def set_vectors(self, pairs: Iterable[tuple[int, bytes]], model: str) -> None:
         """Store new vectors (of `model`) for existing memories, in one transaction."""
         with self.db.write() as conn:
             conn.executemany(
                 "UPDATE memories SET embedding = ?, embed_model = ? WHERE id = ?", [(v, model, i) for i, v in pairs]
             )
-
-    def forget(self, id_: int, turn: str | None, expect: str | None = None) -> dict[str, Any] | str:
-        """Remove a memory, keeping its whole row and vector in memory_history under `turn` for /undo; the
-        row as it was (without its vector). Nothing is removed, and the answer says why, when there is no such
-        memory ("gone") or its text is no longer `expect`, the text the user was asked about ("changed"):
-        both checked in the transaction that removes it."""
-        with self.db.write() as conn:
-            full = conn.execute("SELECT * FROM memories WHERE id = ?", (id_,)).fetchone()
-            if full is None:
-                return "gone"
-            if expect is not None and full["text"] != expect:
-                return "changed"
-            kept = {k: full[k] for k in full.keys() if k != "embedding"}
-            conn.execute(
-                "INSERT INTO memory_history (memory_id, old_text, reason, changed_at, turn, row, embedding, after_event)"
-                " VALUES (?, ?, 'forget', ?, ?, ?, ?, (SELECT COALESCE(MAX(id), 0) FROM task_events))",
-                (id_, full["text"], _now(), turn, json.dumps(kept), full["embedding"]),
-            )
-            conn.execute("DELETE FROM memories WHERE id = ?", (id_,))
-            return kept
 
     def forget_marker(self, what: str, turn: str | None) -> None:
         """The turn's marker of a forgetting that removed no memory (a scene), so /undo finds the newest forget
@@ -277,30 +190,6 @@ class MemoryStore:
                 "VALUES (0, ?, 'forget', ?, ?, (SELECT COALESCE(MAX(id), 0) FROM task_events))",
                 (what, _now(), turn),
             )
-
-    def unforget(self, turn: str) -> list[dict[str, Any]]:
-        """Put back the memories `turn` forgot, each row as it was with its "embedding"; mark them undone."""
-        out = []
-        with self.db.write() as conn:
-            rows = conn.execute(
-                "SELECT id, row, embedding FROM memory_history WHERE turn = ? AND reason = 'forget' "
-                "AND undone_at IS NULL AND row IS NOT NULL ORDER BY id",
-                (turn,),
-            ).fetchall()
-            for h in rows:
-                kept = json.loads(h["row"]) | {"embedding": h["embedding"]}
-                cols = list(kept)
-                conn.execute(
-                    f"INSERT OR REPLACE INTO memories ({', '.join(cols)}) VALUES ({_marks(cols)})",
-                    [kept[c] for c in cols],
-                )
-                conn.execute("UPDATE memory_history SET undone_at = ? WHERE id = ?", (_now(), h["id"]))
-                out.append(kept)
-            conn.execute(
-                "UPDATE memory_history SET undone_at = ? WHERE turn = ? AND reason = 'forget' AND row IS NULL",
-                (_now(), turn),
-            )  # the markers of scenes forgotten
-        return out
 
     # -- extraction jobs and topic summaries (keeper.py)
 
@@ -529,3 +418,126 @@ class MemoryStore:
                 w.execute("UPDATE scene_history SET undone_at = ? WHERE id = ?", (_now(), h[0]))
                 out.append((h[1], h[2]))
         return out
+
+
+# ---------------------------------------------------------------- the gate's writers (gate.py alone calls them)
+
+CELL_COLUMNS = (
+    "text",
+    "kind",
+    "salience",
+    "topic",
+    "source",
+    "said_on",
+    "happened_on",
+    "happened_to",
+    "speaker",
+    "conversation",
+    "turn_no",
+    "linked_to",
+)
+
+
+def _row(conn: sqlite3.Connection, id_: int) -> dict[str, Any] | None:
+    """A memory as a yes is bound to it: every column but its vector."""
+    row = conn.execute("SELECT * FROM memories WHERE id = ?", (id_,)).fetchone()
+    return {k: row[k] for k in row.keys() if k != "embedding"} if row else None
+
+
+def _apply(conn: sqlite3.Connection, c: Any, turn: str, log: bool) -> int | None:
+    """add: a new memory (the cell's columns, `embedding`, `embed_model`); edit: newer words for it (`reason`
+    "update" or "supersede"), the old text, days and speaker kept in memory_history; delete: forgotten, its
+    whole row and vector kept in memory_history under `turn` for /undo; put: a forgotten row put back."""
+    values = dict(c.values or {})
+    op = c.op.value
+    if op == "add":
+        now = _now()
+        cols = [*CELL_COLUMNS, "embedding", "embed_model", "created_at", "updated_at"]
+        row = {k: values.get(k) for k in (*CELL_COLUMNS, "embedding", "embed_model")} | {"created_at": now}
+        row["updated_at"] = now
+        return conn.execute(
+            f"INSERT INTO memories ({', '.join(cols)}) VALUES ({_marks(cols)})", [row[k] for k in cols]
+        ).lastrowid
+    if op == "edit":
+        old = conn.execute(
+            "SELECT text, said_on, happened_on, happened_to, speaker FROM memories WHERE id = ?", (c.key,)
+        ).fetchone()
+        kept = json.dumps({k: old[k] for k in ("said_on", "happened_on", "happened_to", "speaker")})
+        conn.execute(
+            "INSERT INTO memory_history (memory_id, old_text, new_text, reason, changed_at, row) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (c.key, old["text"], values["text"], values.get("reason", "update"), _now(), kept),
+        )
+        conn.execute(
+            "UPDATE memories SET text = ?, embedding = ?, embed_model = ?, kind = ?, salience = MAX(salience, ?), "
+            "topic = CASE WHEN ? = '' THEN topic ELSE ? END, updated_at = ?, "
+            # said again: the newer date, and the days the newer words are about
+            "happened_on = CASE WHEN ? >= COALESCE(said_on, '') THEN ? ELSE happened_on END, "
+            "happened_to = CASE WHEN ? >= COALESCE(said_on, '') THEN ? ELSE happened_to END, "
+            "said_on = MAX(COALESCE(said_on, ''), ?) WHERE id = ?",
+            (
+                values["text"],
+                values["embedding"],
+                values["embed_model"],
+                values["kind"],
+                values["salience"],
+                values["topic"],
+                values["topic"],
+                _now(),
+                values["said_on"],
+                values["happened_on"],
+                values["said_on"],
+                values["happened_to"],
+                values["said_on"],
+                c.key,
+            ),
+        )
+        return c.key
+    if op == "delete":
+        full = conn.execute("SELECT * FROM memories WHERE id = ?", (c.key,)).fetchone()
+        kept_row = {k: full[k] for k in full.keys() if k != "embedding"}
+        conn.execute(
+            "INSERT INTO memory_history (memory_id, old_text, reason, changed_at, turn, row, embedding, after_event)"
+            " VALUES (?, ?, 'forget', ?, ?, ?, ?, (SELECT COALESCE(MAX(id), 0) FROM task_events))",
+            (c.key, full["text"], _now(), turn, json.dumps(kept_row), full["embedding"]),
+        )
+        conn.execute("DELETE FROM memories WHERE id = ?", (c.key,))
+        return None
+    cols = list(values)  # put: the row as it was, with its vector
+    conn.execute(f"INSERT OR REPLACE INTO memories ({', '.join(cols)}) VALUES ({_marks(cols)})", list(values.values()))
+    return c.key
+
+
+def _line(op: str, key: int | None, before: dict[str, Any] | None, after: dict[str, Any] | None) -> str:
+    if before is None:
+        return f'remember "{(after or {}).get("text", "")}"' if op == "add" else f"put back memory {key}"
+    if after is None:
+        return f'forget memory {key} "{before.get("text", "")}"'
+    return f'change memory {key} "{before.get("text", "")}"'
+
+
+def _mark(conn: sqlite3.Connection, kind: str, ids: list[int]) -> None:
+    """Mark memory_history rows undone (a forget taken back), or not."""
+    now = _now() if kind == "undo" else None
+    conn.executemany("UPDATE memory_history SET undone_at = ? WHERE id = ?", [(now, i) for i in ids])
+
+
+MEMORIES = Owner("memories", _row, _apply, _line, _mark)
+
+
+def undo_changes(conn: sqlite3.Connection, turn: str) -> tuple[list[tuple[int, dict[str, Any]]], list[int], list[str]]:
+    """What undoing a turn's forgets would write: (memory id, its row with its vector), the memory_history
+    rows to mark (the markers of scenes forgotten too), and a line for each memory."""
+    rows = conn.execute(
+        "SELECT id, row, embedding FROM memory_history WHERE turn = ? AND reason = 'forget' AND undone_at IS NULL "
+        "ORDER BY id",
+        (turn,),
+    ).fetchall()
+    puts, lines = [], []
+    for h in rows:
+        if h["row"] is None:
+            continue  # a scene's marker: its memories stayed
+        kept = json.loads(h["row"]) | {"embedding": h["embedding"]}
+        puts.append((kept["id"], kept))
+        lines.append(f'restored memory {kept["id"]} "{kept["text"]}" (it was forgotten)')
+    return puts, [h["id"] for h in rows], lines
