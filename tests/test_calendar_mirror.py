@@ -10,7 +10,8 @@ What must hold:
 - an event on the server is busy time here; one deleted there goes at the next read; one edited there changes;
 - an item the reader cannot take (unparseable, or named by the listing without its data) removes nothing here
   that round, and the line says how many; the next clean read removes what is gone;
-- 3 events gone at once go without a question;
+- more than 3 events gone at once, where no one can answer: kept, and the line says so and why; with --yes
+  they go (the user's yes reaches the calendars as it reaches the task lists);
 - a sync's mirror is not an undo step: the server is the source, so `undo` leaves the busy time as it is there;
 - a server that cannot be read removes nothing and says "not read" in one line.
 """
@@ -186,6 +187,51 @@ def test_an_item_that_cannot_be_read_removes_nothing_that_round(tmp_path, how):
 
 
 # ---------------------------------------------------------------- 3. many gone at once
+
+
+def test_more_than_three_gone_at_once_are_kept_where_no_one_can_answer_and_go_with_yes(tmp_path, radicale):
+    url, phone = new_list(radicale, ("VEVENT",))
+    env, common = setup(tmp_path, url)
+    uids = [put_event(phone, f"meeting {i}", START + dt.timedelta(hours=i)) for i in range(5)]
+    sync(env, common)
+    assert len(busy_here(env, common)) == 5
+    for uid in uids[:4]:
+        delete_event(phone, uid)
+
+    p = sync(env, common)
+    line = calendar_line(p)
+    assert "kept 4 no longer listed" in line and "needs the user's yes" in line, p.stderr
+    assert "sync --yes" in line  # what works, said in the same line
+    assert len(busy_here(env, common)) == 5
+
+    p = sync(env, common, "--yes")
+    assert "4 gone" in calendar_line(p) and "kept" not in calendar_line(p), p.stderr
+    assert busy_here(env, common) == {"meeting 4": at(START + dt.timedelta(hours=4))}
+
+
+def test_in_a_terminal_the_sync_asks_about_many_gone_and_keeps_them_on_no(tmp_path, radicale, pty_planner):
+    import pexpect  # here, not at the top: conftest marks a module that imports it as all terminal tests
+
+    url, phone = new_list(radicale, ("VEVENT",))
+    env, common = setup(tmp_path, url)
+    uids = [put_event(phone, f"meeting {i}", START + dt.timedelta(hours=i)) for i in range(5)]
+    sync(env, common)
+    for uid in uids[:4]:
+        delete_event(phone, uid)
+    settings = {k: env[k] for k in ("PLANNER_CALDAV_CALENDARS", "PLANNER_CALDAV_USER", "PLANNER_CALDAV_PASSWORD")}
+
+    child = pty_planner(*common, "sync", prompt=r"Go ahead\?", **settings)
+    assert all(f'"meeting {i}"' in child.before for i in range(4)) and "meeting 4" not in child.before
+    child.sendline("n")
+    child.expect(r"kept 4 no longer listed \(the user said no\)")
+    child.expect(pexpect.EOF)
+    assert len(busy_here(env, common)) == 5
+
+    child = pty_planner(*common, "sync", prompt=r"Go ahead\?", **settings)
+    child.sendline("y")
+    child.expect("4 gone")
+    child.expect(pexpect.EOF)
+    assert set(busy_here(env, common)) == {"meeting 4"}
 
 
 def test_three_gone_at_once_go_without_a_question(tmp_path, radicale):
