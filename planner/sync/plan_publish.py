@@ -167,18 +167,23 @@ def read_calendars(ctx: ToolContext, config: Any, today: dt.date) -> list[str]:
         user = config.caldav_user or credentials(url)[0]
         dav = Dav(url, user, password_for(user, url, config.caldav_password), deadline=config.caldav_timeout)
         try:
-            resources = dav.objects("VEVENT", f"{start:%Y%m%dT%H%M%SZ}", f"{end:%Y%m%dT%H%M%SZ}")
+            found = dav.listing("VEVENT", f"{start:%Y%m%dT%H%M%SZ}", f"{end:%Y%m%dT%H%M%SZ}")
         except DavError as e:
             lines.append(f"calendar {safe_url(url)} not read: {e}")
             continue
         finally:
             dav.close()
-        items, bad = [], 0
-        for r in resources:
+        items, bad = [], len(found.odd)  # named by the listing without its data (a per-item 404 or 503): unread
+        for r in found.resources:
             try:
-                items += calendar.objects(r.data)
+                got = calendar.objects(r.data)
+                for _, _, cal in got:
+                    calendar.bounds(cal)  # a start or end that cannot be read fails here, not in the write
             except ValueError:
+                got = []
+            if not got:  # unparseable, or no event this reader can take (no start, cut short)
                 bad += 1
+            items += got
         done = _mirror(ctx, safe_url(url), items, replace=not bad)  # an unread item states no removal
         lines.append(
             f"calendar {safe_url(url)}: {len(items)} events ({done.added} new"

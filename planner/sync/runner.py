@@ -48,28 +48,33 @@ def sync_config(
         raise SyncError(NO_URL)
     with store.exclusive("sync", wait=0) as free:
         if free:
-            return _calendars(store, config, today, _sync_all(store, config, today, door, progress, create))
+            return _calendars(store, config, today, door, _sync_all(store, config, today, door, progress, create))
     if say:
         say(f"another sync of this database is running; waiting for it (up to {WAIT_FOR_OTHER:.0f} s)")
     with store.exclusive("sync", wait=WAIT_FOR_OTHER) as mine:
         if not mine:
             raise SyncError("another sync of this database is still running; try again when it has finished")
-        return _calendars(store, config, today, _sync_all(store, config, today, door, progress, create))
+        return _calendars(store, config, today, door, _sync_all(store, config, today, door, progress, create))
 
 
-def _calendars(store: Store, config: Any, today: Callable[[], dt.date], report: Report) -> Report:
-    """After the tasks: the busy time from the user's calendars, then the plan's blocks, when the settings name them."""
+def _calendars(store: Store, config: Any, today: Callable[[], dt.date], door: Door | None, report: Report) -> Report:
+    """After the tasks: the busy time from the user's calendars, then the plan's blocks, when the settings name them.
+    The sync's door is the calendars' too: its y/N or --yes decides events gone from a calendar, as it does
+    to-dos gone from a list."""
     from planner.sync.plan_publish import PublishError, publish, read_calendars
     from planner.tools.plan_tools import hours_of, plan_from
 
     if not (config.caldav_calendars or config.caldav_plan):
         return report
+    asks = {"confirm": door.ask, "yes": door.yes, "how": door.how} if door else {}
     ctx = ToolContext(
         store=store,
         today=today,
         hours=hours_of(config),
         plan_from=plan_from(config) if config.now else None,
         learn_estimates=config.learn_estimates,
+        door_name="sync",
+        **asks,
     )
     report.calendars += read_calendars(ctx, config, today())
     if config.caldav_plan:
