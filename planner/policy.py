@@ -395,19 +395,20 @@ def question(open_needs: list[Need], door: Door, notes: Iterable[str] = (), doin
         return f"{line}?" + "".join(f" {x}" for x in extra)
     reason = reason or next((n.reason for n in open_needs if n.reason), "")
     total = max((n.total for n in open_needs if n.rule is Rule.BULK), default=0)
+    noun = _noun(open_needs)
     if Rule.GLITCH in rules:
         head = f"{reason[0].upper()}{reason[1:]}, so this would delete:"
     elif reason:
         head = f"{reason[0].upper()}{reason[1:]}; this would:"
     elif Rule.BULK in rules and doing:
-        head = f"{doing[0].upper()}{doing[1:]} would change {total} tasks:"
+        head = f"{doing[0].upper()}{doing[1:]} would change {total} {noun}:"
     elif Rule.BULK in rules:
         scope = f"in {door.window / 60:g} minutes" if door.window else "in one request" if door.turn else "at once"
-        head = f"This would change {total} tasks {scope}:"
+        head = f"This would change {total} {noun} {scope}:"
     elif Rule.OVERWRITE in rules:
         head = "This would replace or remove what was written on tasks the request did not name:"
     elif rules == {Rule.DELETE}:
-        head = f"This would delete {len(lines)} tasks:"
+        head = f"This would delete {len(lines)} {noun}:"
     else:
         head = f"This would make {len(lines)} changes:"
     shown = lines[:12] + ([f"… and {len(lines) - 12} more"] if len(lines) > 12 else [])
@@ -418,7 +419,9 @@ def refusal(open_needs: list[Need], door: Door) -> str:
     """One sentence: what was not done, why it needs a yes, and what works."""
     rules = {n.rule for n in open_needs}
     count = len({n.key for n in open_needs})
-    what = open_needs[0].line if count == 1 else f"these {count} changes"
+    noun = _noun(open_needs)
+    what = open_needs[0].line if count == 1 else f"these {count} {'changes' if noun == 'rows' else noun}"
+    verb = "needs" if count == 1 else "need"
     if Rule.OVERWRITE in rules:
         why = "it would lose what the user wrote on a task their words did not name"
     elif Rule.DELETE in rules and not all(n.named for n in open_needs):
@@ -427,14 +430,29 @@ def refusal(open_needs: list[Need], door: Door) -> str:
         why = "a deletion"
     elif Rule.BULK in rules:
         total = max((n.total for n in open_needs if n.rule is Rule.BULK), default=0)
-        why = f"{total} tasks changed, more than {BULK_LIMIT} at once"
+        why = f"{total} {_noun(open_needs)} changed, more than {BULK_LIMIT} at once"
     elif Rule.GLITCH in rules:
         why = "deletions while " + next(n.reason for n in open_needs if n.rule is Rule.GLITCH)
     else:
         why = next((n.reason for n in open_needs if n.reason), "it asks first")
     unnamed = any(not n.named and n.rule is not Rule.GLITCH for n in open_needs)
     how = "run it in a terminal to be asked" if unnamed and door.yes else door.how
-    return f"{what} needs the user's yes ({why}), and no one can answer here, so nothing was changed; {how}"
+    return f"{what} {verb} the user's yes ({why}), and no one can answer here, so nothing was changed; {how}"
+
+
+NOUNS = {
+    "tasks": "tasks",
+    "events": "events",
+    "memories": "memories",
+    "preferences": "preferences",
+    "worklog": "tracked times",
+}
+
+
+def _noun(needs: list[Need]) -> str:
+    """What the rows are, in words: "tasks" when they are all tasks, "events" when all events, else "rows"."""
+    tables = {n.key[0] for n in needs}
+    return NOUNS.get(next(iter(tables)), "rows") if len(tables) == 1 else "rows"
 
 
 # ---------------------------------------------------------------- the description by lines (sync)

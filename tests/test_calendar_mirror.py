@@ -200,7 +200,7 @@ def test_more_than_three_gone_at_once_are_kept_where_no_one_can_answer_and_go_wi
 
     p = sync(env, common)
     line = calendar_line(p)
-    assert "kept 4 no longer listed" in line and "needs the user's yes" in line, p.stderr
+    assert "kept 4 no longer listed" in line and "these 4 events need the user's yes" in line, p.stderr
     assert "sync --yes" in line  # what works, said in the same line
     assert len(busy_here(env, common)) == 5
 
