@@ -19,6 +19,7 @@ What must hold:
 from __future__ import annotations
 
 import datetime as dt
+import sqlite3
 import uuid
 
 import caldav
@@ -247,6 +248,21 @@ def test_three_gone_at_once_go_without_a_question(tmp_path, radicale):
 
 
 # ---------------------------------------------------------------- 4. undo
+
+
+def test_events_that_fell_out_of_the_window_read_are_not_taken_for_gone(tmp_path, radicale):
+    """A calendar read for a window (a week back, 90 days on) says nothing of events outside it."""
+    url, phone = new_list(radicale, ("VEVENT",))
+    env, common = setup(tmp_path, url)
+    for i in range(5):
+        put_event(phone, f"meeting {i}", START + dt.timedelta(hours=i))
+    assert calendar_line(sync(env, common)).endswith(": 5 events (5 new)")
+    later = [*common[:-1], (TODAY + dt.timedelta(days=30)).isoformat()]  # a month on: they are weeks back
+    p = sync(env, later)
+    assert p.returncode == 0 and calendar_line(p).endswith(": 0 events (0 new)"), p.stderr
+    db = sqlite3.connect(tmp_path / "p.db")
+    assert db.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 5
+    db.close()
 
 
 def test_undo_after_a_sync_leaves_the_mirror_as_the_server_has_it(tmp_path, radicale):

@@ -129,14 +129,17 @@ def source_changes(
     items: list[tuple[str, str, icalendar.Calendar]],
     replace: bool = False,
     adopt: str | None = None,
+    within: tuple[str, str] | None = None,
 ) -> tuple[list[tuple[str, int | None, dict[str, Any] | None]], Put]:
     """What storing a source's events would change, as (op, event id, columns) for the gate (gate.py), and
     the counts. The same uid from the same source is an edit (nothing when it is the same as stored); with
-    `replace`, the source's events these items no longer hold are deletions. `adopt`: an older source name
-    whose events with these uids now belong to this one (events imported as "file")."""
+    `replace`, the source's events these items no longer hold are deletions; with `within` (local ISO start,
+    end), only those that meet that window: a calendar read for a window says nothing of events outside it.
+    `adopt`: an older source name whose events with these uids now belong to this one (events imported as
+    "file")."""
     done, out = Put(), []
     if replace:
-        for g in _gone(conn, source, items):
+        for g in _gone(conn, source, items, within):
             out.append(("delete", g["id"], None))
             done.removed.append(g["title"])
     for uid, title, cal in items:
@@ -166,9 +169,20 @@ def vanishing(conn: sqlite3.Connection, source: str, items: list[tuple[str, str,
     return _lines(_gone(conn, source, items), source)
 
 
-def _gone(conn: sqlite3.Connection, source: str, items: list[tuple[str, str, icalendar.Calendar]]) -> list[dict]:
+def _gone(
+    conn: sqlite3.Connection,
+    source: str,
+    items: list[tuple[str, str, icalendar.Calendar]],
+    within: tuple[str, str] | None = None,
+) -> list[dict]:
     keep = {uid for uid, _, _ in items}
-    return [dict(r) for r in conn.execute("SELECT * FROM events WHERE source = ?", (source,)) if r["uid"] not in keep]
+    rows = conn.execute("SELECT * FROM events WHERE source = ?", (source,))
+    return [dict(r) for r in rows if r["uid"] not in keep and (within is None or _meets(r, within))]
+
+
+def _meets(row: sqlite3.Row, within: tuple[str, str]) -> bool:
+    """Whether a stored event's span (local ISO strings; no end: it repeats for good) meets the window."""
+    return row["first"] < within[1] and (row["last"] is None or row["last"] > within[0])
 
 
 def _lines(gone: list[dict], source: str) -> list[str]:

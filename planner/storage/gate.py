@@ -306,11 +306,12 @@ def event_changes(
     replace: bool = False,
     adopt: str | None = None,
     tool: str = "import",
+    within: tuple[str, str] | None = None,
 ) -> tuple[list[Change], Any]:
     """A calendar source's events as planned changes (calendar.source_changes), and what they add up to."""
     from planner.storage import calendar
 
-    planned, done = calendar.source_changes(conn, source, items, replace, adopt)
+    planned, done = calendar.source_changes(conn, source, items, replace, adopt, within)
     return [Change(Op(op), key, values, tool=tool, table="events") for op, key, values in planned], done
 
 

@@ -161,8 +161,10 @@ def _same_time(data: str, e: icalendar.Event) -> bool:
 def read_calendars(ctx: ToolContext, config: Any, today: dt.date) -> list[str]:
     """Refresh the busy time from the user's calendars (read-only); a line per calendar."""
     lines = []
-    start = dt.datetime.combine(today - dt.timedelta(days=WINDOW[0]), dt.time()).astimezone(dt.UTC)
-    end = dt.datetime.combine(today + dt.timedelta(days=WINDOW[1]), dt.time()).astimezone(dt.UTC)
+    first = dt.datetime.combine(today - dt.timedelta(days=WINDOW[0]), dt.time())
+    last = dt.datetime.combine(today + dt.timedelta(days=WINDOW[1]), dt.time())
+    start, end = first.astimezone(dt.UTC), last.astimezone(dt.UTC)
+    within = (first.isoformat(timespec="minutes"), last.isoformat(timespec="minutes"))  # as events are stored
     for url in config.caldav_calendars:
         user = config.caldav_user or credentials(url)[0]
         dav = Dav(url, user, password_for(user, url, config.caldav_password), deadline=config.caldav_timeout)
@@ -184,7 +186,7 @@ def read_calendars(ctx: ToolContext, config: Any, today: dt.date) -> list[str]:
             if not got:  # unparseable, or no event this reader can take (no start, cut short)
                 bad += 1
             items += got
-        done = _mirror(ctx, safe_url(url), items, replace=not bad)  # an unread item states no removal
+        done = _mirror(ctx, safe_url(url), items, within, replace=not bad)  # an unread item states no removal
         lines.append(
             f"calendar {safe_url(url)}: {len(items)} events ({done.added} new"
             + (f", {len(done.removed)} gone" if done.removed else "")
@@ -195,11 +197,14 @@ def read_calendars(ctx: ToolContext, config: Any, today: dt.date) -> list[str]:
     return lines
 
 
-def _mirror(ctx: ToolContext, source: str, items: list[Any], replace: bool) -> Any:
-    """The calendar's events as the server lists them, through the gate; removals it does not allow are kept."""
+def _mirror(ctx: ToolContext, source: str, items: list[Any], within: tuple[str, str], replace: bool) -> Any:
+    """The calendar's events in the window read, as the server lists them, through the gate; removals it does
+    not allow are kept. An event outside the window is neither listed nor taken for gone."""
 
     def plan(conn: Any, removing: bool) -> ChangeSet:
-        changes, done = event_changes(conn, source, items, replace=replace and removing, tool=calendar.MIRROR)
+        changes, done = event_changes(
+            conn, source, items, replace=replace and removing, tool=calendar.MIRROR, within=within
+        )
         found.append(done)
         return ChangeSet(tuple(changes), by_user=True)
 
