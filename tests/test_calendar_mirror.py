@@ -201,12 +201,13 @@ def test_more_than_three_gone_at_once_are_kept_where_no_one_can_answer_and_go_wi
 
     p = sync(env, common)
     line = calendar_line(p)
+    assert p.returncode == 4, p.stderr  # refused, as an import that keeps events is, and kept tasks are
     assert "kept 4 no longer listed" in line and "these 4 events need the user's yes" in line, p.stderr
     assert "sync --yes" in line  # what works, said in the same line
     assert len(busy_here(env, common)) == 5
 
     p = sync(env, common, "--yes")
-    assert "4 gone" in calendar_line(p) and "kept" not in calendar_line(p), p.stderr
+    assert p.returncode == 0 and "4 gone" in calendar_line(p) and "kept" not in calendar_line(p), p.stderr
     assert busy_here(env, common) == {"meeting 4": at(START + dt.timedelta(hours=4))}
 
 

@@ -281,7 +281,7 @@ def test_the_plan_reaches_a_calendar_of_its_own_and_moves_with_the_tasks(ctx, st
     busy_cal.save_event(wrap.to_ical().decode())
     plan_cal.save_event(wrap.to_ical().decode().replace("theirs@phone", "mine@phone"))
     config = Config(caldav_plan=plan_url, caldav_calendars=(busy_url,), caldav_user=USER, caldav_password=PASSWORD)
-    assert "1 events" in read_calendars(ctx, config, TODAY)[0]
+    assert "1 events" in read_calendars(ctx, config, TODAY)[0].line
     run(ctx, "add_task", title="write report", estimate="1h")
     run(ctx, "add_task", title="call the bank", estimate="30m")
     assert "2 blocks written" in publish(ctx, config, "today")

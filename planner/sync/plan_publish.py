@@ -15,6 +15,7 @@ busy time) nor the task list.
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from typing import Any
 
 import icalendar
@@ -158,9 +159,17 @@ def _same_time(data: str, e: icalendar.Event) -> bool:
     )
 
 
-def read_calendars(ctx: ToolContext, config: Any, today: dt.date) -> list[str]:
-    """Refresh the busy time from the user's calendars (read-only); a line per calendar."""
-    lines = []
+@dataclass(frozen=True)
+class CalendarRead:
+    """One calendar read: its line for the user, and how many events gone there were kept here (no yes)."""
+
+    line: str
+    kept: int = 0
+
+
+def read_calendars(ctx: ToolContext, config: Any, today: dt.date) -> list[CalendarRead]:
+    """Refresh the busy time from the user's calendars (read-only); what each read did."""
+    lines: list[CalendarRead] = []
     first = dt.datetime.combine(today - dt.timedelta(days=WINDOW[0]), dt.time())
     last = dt.datetime.combine(today + dt.timedelta(days=WINDOW[1]), dt.time())
     start, end = first.astimezone(dt.UTC), last.astimezone(dt.UTC)
@@ -171,7 +180,7 @@ def read_calendars(ctx: ToolContext, config: Any, today: dt.date) -> list[str]:
         try:
             found = dav.listing("VEVENT", f"{start:%Y%m%dT%H%M%SZ}", f"{end:%Y%m%dT%H%M%SZ}")
         except DavError as e:
-            lines.append(f"calendar {safe_url(url)} not read: {e}")
+            lines.append(CalendarRead(f"calendar {safe_url(url)} not read: {e}"))
             continue
         finally:
             dav.close()
@@ -187,13 +196,14 @@ def read_calendars(ctx: ToolContext, config: Any, today: dt.date) -> list[str]:
                 bad += 1
             items += got
         done = _mirror(ctx, safe_url(url), items, within, replace=not bad)  # an unread item states no removal
-        lines.append(
+        line = (
             f"calendar {safe_url(url)}: {len(items)} events ({done.added} new"
             + (f", {len(done.removed)} gone" if done.removed else "")
             + ")"
             + (f"; {bad} could not be read, so none was taken for removed" if bad else "")
             + (f"; kept {len(done.kept)} no longer listed ({done.kept_because})" if done.kept else "")
         )
+        lines.append(CalendarRead(line, len(done.kept)))
     return lines
 
 

@@ -29,6 +29,7 @@ class Report:
     problems: list[str] = field(default_factory=list)  # to-dos skipped this time, one line each
     notes: list[str] = field(default_factory=list)  # what the user should know; nothing was skipped for it
     calendars: list[str] = field(default_factory=list)  # the busy time read, and the plan published
+    events_kept: int = 0  # events gone from a calendar and kept here, for want of a yes
 
     def line(self) -> str:
         """The report in one line for the user."""

@@ -76,7 +76,9 @@ def _calendars(store: Store, config: Any, today: Callable[[], dt.date], door: Do
         door_name="sync",
         **asks,
     )
-    report.calendars += read_calendars(ctx, config, today())
+    for read in read_calendars(ctx, config, today()):
+        report.calendars.append(read.line)
+        report.events_kept += read.kept
     if config.caldav_plan:
         try:
             report.calendars.append(publish(ctx, config))

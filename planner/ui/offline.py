@@ -286,7 +286,7 @@ def sync(store: Store, args: argparse.Namespace, today: dt.date) -> int:
     print(safe("\n".join(report_lines(config, report))), file=sys.stderr)
     if report.problems:
         return EXIT_ERROR
-    return EXIT_REFUSED if report.kept else EXIT_OK
+    return EXIT_REFUSED if report.kept or report.events_kept else EXIT_OK
 
 
 def backup(store: Store, args: argparse.Namespace, today: dt.date) -> int:
