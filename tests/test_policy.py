@@ -473,3 +473,19 @@ def test_the_policy_runs_asks_and_refuses_by_what_a_call_would_do():
     glitch = Effect(deletes=("a",), by_user=True, glitch="the server listed no to-dos at all")
     assert decide(glitch, nobody).verdict is Verdict.REFUSE
     assert "listed no to-dos" in decide(glitch, terminal).question
+
+
+def test_redo_makes_again_a_request_that_added_a_task_and_then_changed_it(ctx):
+    """Only each task's first change is checked against now: the later ones start from the first's result."""
+    import dataclasses
+
+    from planner.tools.undo import redo_newest, undo_newest
+
+    one = dataclasses.replace(ctx, turn="one request")
+    run(one, "add_task", title="dentist")
+    run(one, "update_task", id=1, title="dentist at 3")
+    assert undo_newest(ctx).lines
+    assert ctx.store.conn().execute("SELECT COUNT(*) FROM tasks").fetchone()[0] == 0
+    redone = redo_newest(ctx)
+    assert not redone.refused, redone.refused
+    assert [r[0] for r in ctx.store.conn().execute("SELECT title FROM tasks")] == ["dentist at 3"]
