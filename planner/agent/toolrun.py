@@ -32,7 +32,9 @@ class ToolRunner:
 
     def __init__(self, tools: ToolContext, workers: int = 4, ask_bulk: bool = True):
         self.tools = tools
-        self.ask_bulk = ask_bulk  # the >BULK_LIMIT confirmation (off only in the guard profile "off")
+        # One question for a reply's calls (planner/tools/batch.py). Off only in the guard profile "off": each
+        # call is then decided alone by the gate, which still counts the request's changes in the change log.
+        self.ask_bulk = ask_bulk
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tool")
 
     def start(self, turn: Turn) -> None:
