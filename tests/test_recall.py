@@ -431,3 +431,21 @@ def test_the_keeper_queues_the_next_chunk_behind_other_work(store, model, config
     keeper.refresh_scenes()
     assert keeper.worker.drain(10)
     assert mem.scenes.all()[0]["memories"] == [1, 2, 3, 4, 5]
+
+
+def test_a_forgotten_scene_comes_back_with_the_shells_undo_too(ctx, mem, store, tmp_path):
+    """The shell's undo has no memory loaded: the scene is put back in the undo's own write all the same."""
+    from helpers import clean_env, run_cli
+
+    ctx.memory, ctx.turn = mem, "t1"
+    sentences(mem, "I met Priya for coffee.", "I met Priya at the market.")
+    mem.scenes.refresh()
+    ctx.confirm = lambda question: True
+    assert dispatch(ctx, "forget", {"query_or_id": "scene Priya"})[1]
+    env = clean_env(PLANNER_HOME=str(tmp_path), PLANNER_TODAY=TODAY.isoformat())
+    out = run_cli(["undo", "--yes"], env)
+    assert out.returncode == 0 and 'restored scene 1 "Priya"' in out.stdout, out.stdout + out.stderr
+    assert [r[0] for r in store.conn().execute("SELECT name FROM scenes")] == ["Priya"]
+    mem.scenes.reload()
+    mem.scenes.refresh()
+    assert [s["name"] for s in mem.scenes.all()] == ["Priya"]  # and grouping may use the name again

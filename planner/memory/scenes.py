@@ -194,9 +194,13 @@ class Scenes:
     def unforget(self, turn: str) -> list[str]:
         """Put back the scenes `turn` forgot; one line per scene."""
         lines = [f'restored scene {sid} "{name}" (it was forgotten)' for sid, name in self.db.unforget_scenes(turn)]
+        self.reload()
+        return lines
+
+    def reload(self) -> None:
+        """Read the scenes from the file again at the next use (an undo put some back)."""
         with self._lock:
             self._loaded = False
-        return lines
 
 
 def joined(name: str, texts: list[str]) -> str:

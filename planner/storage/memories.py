@@ -402,22 +402,36 @@ class MemoryStore:
 
     def unforget_scenes(self, turn: str) -> list[tuple[int, str]]:
         """Put back the scenes `turn` forgot, with their memories; (id, name) of each."""
-        out = []
         with self.db.write() as w:
-            rows = w.execute(
-                "SELECT id, scene_id, name, summary, cells FROM scene_history "
-                "WHERE turn = ? AND reason = 'forget' AND undone_at IS NULL ORDER BY id",
-                (turn,),
-            ).fetchall()
-            for h in rows:
-                w.execute("INSERT OR REPLACE INTO scenes (id, name, summary) VALUES (?, ?, ?)", (h[1], h[2], h[3]))
-                w.executemany(
-                    "INSERT OR IGNORE INTO scene_cells (scene_id, memory_id) VALUES (?, ?)",
-                    [(h[1], m) for m in json.loads(h[4] or "[]")],
-                )
-                w.execute("UPDATE scene_history SET undone_at = ? WHERE id = ?", (_now(), h[0]))
-                out.append((h[1], h[2]))
+            out = forgotten_scenes(w, turn)
+            restore_scenes(w, turn)
         return out
+
+
+def forgotten_scenes(conn: sqlite3.Connection, turn: str) -> list[tuple[int, str]]:
+    """(id, name) of each scene `turn` forgot and no undo has put back."""
+    rows = conn.execute(
+        "SELECT scene_id, name FROM scene_history WHERE turn = ? AND reason = 'forget' AND undone_at IS NULL "
+        "ORDER BY id",
+        (turn,),
+    ).fetchall()
+    return [(r[0], r[1]) for r in rows]
+
+
+def restore_scenes(conn: sqlite3.Connection, turn: str) -> None:
+    """Put back the scenes `turn` forgot, with their memories (in the caller's transaction: an undo's)."""
+    rows = conn.execute(
+        "SELECT id, scene_id, name, summary, cells FROM scene_history "
+        "WHERE turn = ? AND reason = 'forget' AND undone_at IS NULL ORDER BY id",
+        (turn,),
+    ).fetchall()
+    for h in rows:
+        conn.execute("INSERT OR REPLACE INTO scenes (id, name, summary) VALUES (?, ?, ?)", (h[1], h[2], h[3]))
+        conn.executemany(
+            "INSERT OR IGNORE INTO scene_cells (scene_id, memory_id) VALUES (?, ?)",
+            [(h[1], m) for m in json.loads(h[4] or "[]")],
+        )
+        conn.execute("UPDATE scene_history SET undone_at = ? WHERE id = ?", (_now(), h[0]))
 
 
 # ---------------------------------------------------------------- the gate's writers (gate.py alone calls them)

@@ -90,6 +90,8 @@ def undo_plan(
         kept, forgets, said = memories.undo_changes(conn, turn)
         changes += [Change(Op.PUT, key, row, tool="undo", table="memories") for key, row in kept]
         lines += said
+        scenes = memories.forgotten_scenes(conn, turn)  # grouping, not data: put back beside, in this write
+        lines += [f'restored scene {sid} "{name}" (it was forgotten)' for sid, name in scenes]
         planned.lines = lines
         planned.tools = frozenset(e["tool"] for e in events)
         planned.memories = [row for _, row in kept]
@@ -102,7 +104,7 @@ def undo_plan(
             asks=asks(set(planned.tools), len(events)) if asks else "",
             marks=tuple(marks),
             doing="undo",
-            after=tuple(_forget_sync(uid) for uid in forget),
+            after=tuple(_forget_sync(uid) for uid in forget) + ((_restore_scenes(turn),) if scenes else ()),
         )
 
     return plan
@@ -167,6 +169,10 @@ def _already_there(conn: sqlite3.Connection, events: list[dict]) -> dict[int, tu
         if holder is not None and holder["id"] != e["task_id"]:
             there[e["task_id"]] = (holder["id"], e["after"].get("title", ""))
     return there
+
+
+def _restore_scenes(turn: str) -> Callable[[sqlite3.Connection], None]:
+    return lambda conn: memories.restore_scenes(conn, turn)
 
 
 def _forget_sync(uid: str) -> Callable[[sqlite3.Connection], None]:

@@ -60,9 +60,9 @@ def undo_newest(ctx: ToolContext, door: Door | None = None, by_user: bool = True
     except Refused as e:
         return Outcome(refused=f"nothing was undone: {e}")
     out = Outcome(lines=list(planned.lines))
-    if ctx.memory and planned.turn:  # the search learns the memories put back; scenes are its own grouping
+    if ctx.memory and planned.turn:  # the search learns the memories and scenes put back
         ctx.memory.restored(planned.memories)
-        out.lines += ctx.memory.scenes.unforget(planned.turn)
+        ctx.memory.scenes.reload()
     return out
 
 
