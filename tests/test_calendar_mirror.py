@@ -266,6 +266,24 @@ def test_events_that_fell_out_of_the_window_read_are_not_taken_for_gone(tmp_path
     db.close()
 
 
+def test_a_repeat_that_ended_before_the_window_is_not_taken_for_gone(tmp_path, radicale):
+    """A weekly series is stored with no end (its rule is read whole); once its UNTIL is weeks behind the
+    window read, the server lists it no more, and it is still not gone."""
+    url, phone = new_list(radicale, ("VEVENT",))
+    env, common = setup(tmp_path, url)
+    for i in range(4):
+        text = event_text(f"series-{i}@phone.example", f"class {i}", START + dt.timedelta(hours=i))
+        until = (START + dt.timedelta(days=15)).strftime("%Y%m%dT%H%M%S")
+        phone.save_event(text.replace("END:VEVENT", f"RRULE:FREQ=WEEKLY;UNTIL={until}\r\nEND:VEVENT"))
+    assert calendar_line(sync(env, common)).endswith(": 4 events (4 new)")
+    later = [*common[:-1], (TODAY + dt.timedelta(days=60)).isoformat()]
+    p = sync(env, later)
+    assert p.returncode == 0 and calendar_line(p).endswith(": 0 events (0 new)"), p.stderr
+    db = sqlite3.connect(tmp_path / "p.db")
+    assert db.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 4
+    db.close()
+
+
 def test_undo_after_a_sync_leaves_the_mirror_as_the_server_has_it(tmp_path, radicale):
     url, phone = new_list(radicale, ("VEVENT",))
     env, common = setup(tmp_path, url)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -181,8 +182,15 @@ def _gone(
 
 
 def _meets(row: sqlite3.Row, within: tuple[str, str]) -> bool:
-    """Whether a stored event's span (local ISO strings; no end: it repeats for good) meets the window."""
-    return row["first"] < within[1] and (row["last"] is None or row["last"] > within[0])
+    """Whether a stored event has time in the window (local ISO strings). A repeat is stored with no end, so
+    its occurrences are looked at: one whose rule ended before the window is not in it. One that cannot be
+    expanded is not taken for gone."""
+    if row["first"] >= within[1] or (row["last"] is not None and row["last"] <= within[0]):
+        return False
+    if row["last"] is not None:
+        return True
+    start, end = (dt.datetime.fromisoformat(x) for x in within)
+    return bool(_expanded(row, start, end, lambda r: True))
 
 
 def _lines(gone: list[dict], source: str) -> list[str]:
@@ -221,8 +229,6 @@ def _dump(row: dict[str, Any] | None) -> str | None:
 
 def between(conn: sqlite3.Connection, start: dt.datetime, end: dt.datetime, busy_only: bool = True) -> list[Busy]:
     """Every occurrence that overlaps [start, end), in local time, soonest first."""
-    import recurring_ical_events  # loads only when a plan or an agenda needs the calendar
-
     rows = conn.execute(
         "SELECT id, uid, source, title, ical, transparent FROM events WHERE first < ? AND COALESCE(last, ?) > ?"
         + (" AND transparent = 0" if busy_only else ""),
@@ -230,15 +236,22 @@ def between(conn: sqlite3.Connection, start: dt.datetime, end: dt.datetime, busy
     ).fetchall()
     out: list[Busy] = []
     for r in rows:
-        try:
-            cal = icalendar.Calendar.from_ical(r["ical"])
-            if _rule_freq(cal) in DENSE:  # by the second or minute: busy while it runs, as one span
-                out += _span(r, cal, start, end)
-                continue
-            out += _occurrences(r, recurring_ical_events.of(cal), start, end)
-        except Exception:  # an object another app wrote that cannot be expanded: it takes no time, said in the log
-            continue
+        out += _expanded(r, start, end, lambda r: [])
     return sorted(out, key=lambda e: (e.start, e.end, e.event_id))
+
+
+def _expanded(r: sqlite3.Row, start: dt.datetime, end: dt.datetime, otherwise: Callable[[sqlite3.Row], Any]) -> Any:
+    """One stored event's occurrences in [start, end); `otherwise(r)` when another app's object cannot be
+    expanded (in a plan it takes no time)."""
+    import recurring_ical_events  # loads only when a plan, an agenda or a calendar read needs it
+
+    try:
+        cal = icalendar.Calendar.from_ical(r["ical"])
+        if _rule_freq(cal) in DENSE:  # by the second or minute: busy while it runs, as one span
+            return _span(r, cal, start, end)
+        return _occurrences(r, recurring_ical_events.of(cal), start, end)
+    except Exception:
+        return otherwise(r)
 
 
 def _occurrences(r: sqlite3.Row, expander: Any, start: dt.datetime, end: dt.datetime) -> list[Busy]:
