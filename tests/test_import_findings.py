@@ -399,3 +399,20 @@ def test_redo_of_an_undone_import_after_the_file_came_back_makes_the_rest_and_no
     assert events == ["ev-1"]
     again = run_cli(["redo", "--yes"], env)  # and the next redo has nothing left, rather than the same error
     assert "UNIQUE" not in again.stdout + again.stderr and "nothing" in (again.stdout + again.stderr).lower()
+
+
+def test_a_redo_that_finds_everything_already_there_says_so_and_a_later_undo_names_no_task_it_skipped(tmp_path):
+    env = clean_env(PLANNER_HOME=str(tmp_path), PLANNER_TODAY="2026-12-03")
+    (tmp_path / "a.ics").write_text(calendar(vtodo("uid-a", "renew passport"), vtodo("uid-b", "pay rent")))
+    assert run_cli(["import", str(tmp_path / "a.ics")], env).returncode == 0
+    assert run_cli(["undo", "--yes"], env).returncode == 0
+    assert run_cli(["import", str(tmp_path / "a.ics")], env).returncode == 0  # all of it came back
+    redo = run_cli(["redo", "--yes"], env)
+    assert redo.returncode == 0 and redo.stdout.count("already there") == 2, redo.stdout + redo.stderr
+    undo = run_cli(["undo", "--yes"], env)  # the newest request is the second import: its tasks go
+    assert undo.returncode == 0 and "task 1 " not in undo.stdout and "task 2 " not in undo.stdout, undo.stdout
+    db = sqlite3.connect(tmp_path / "planner.db")
+    assert db.execute("SELECT COUNT(*) FROM tasks").fetchone()[0] == 0
+    db.close()
+    again = run_cli(["redo", "--yes"], env)  # the second import made again; the first is done with
+    assert again.returncode == 0 and "already there" not in again.stdout, again.stdout

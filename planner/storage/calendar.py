@@ -376,7 +376,7 @@ def redo_changes(
     rows = conn.execute(
         "SELECT id, event_id, after FROM event_log WHERE turn = ? AND undone_at IS NOT NULL ORDER BY id", (turn,)
     ).fetchall()
-    puts, said = [], []
+    puts, logged, said = [], [], []
     for r in rows:
         row = _load(r["after"])
         other = (
@@ -386,12 +386,13 @@ def redo_changes(
                 (row["source"], row["uid"], r["event_id"]),
             ).fetchone()
         )
-        if other:
+        if other:  # its log row stays undone: no later undo says it removed it
             said.append(f'event {r["event_id"]} "{row["title"]}" is already there (event {other[0]}); not made again')
             continue
         puts.append((r["event_id"], row))
+        logged.append(r["id"])
         said.append(f"event {r['event_id']} made again")
-    return puts, [r["id"] for r in rows], said
+    return puts, logged, said
 
 
 def _load(text: str | None) -> dict[str, Any] | None:

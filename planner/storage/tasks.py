@@ -249,11 +249,14 @@ def redo_preview(conn: sqlite3.Connection) -> tuple[str | None, list[dict[str, A
 
 
 def mark_events(conn: sqlite3.Connection, kind: str, ids: list[int]) -> None:
-    """Mark change-log rows undone (kind "undo", as one undo step) or made again ("redo")."""
+    """Mark change-log rows undone (kind "undo", as one undo step), made again ("redo"), or left undone for
+    good ("drop": a redo found the same data already there; neither undo nor redo takes them again)."""
     if not ids:
         return
     marks = ", ".join("?" for _ in ids)
-    if kind == "undo":
+    if kind == "drop":
+        conn.execute(f"UPDATE task_events SET undo_seq = NULL WHERE id IN ({marks})", ids)
+    elif kind == "undo":
         seq = (conn.execute("SELECT MAX(undo_seq) FROM task_events").fetchone()[0] or 0) + 1
         conn.execute(f"UPDATE task_events SET undone_at = ?, undo_seq = ? WHERE id IN ({marks})", [now(), seq, *ids])
     else:

@@ -132,7 +132,7 @@ def redo_plan(
                     "it; nothing was redone"
                 )
         there = _already_there(conn, events)  # the same data came back since (imported or synced again)
-        marked = [e["id"] for e in events]  # all marked made again: a later redo does not try these again
+        dropped = [e["id"] for e in events if e["task_id"] in there]  # not made again, and not tried again
         events = [e for e in events if e["task_id"] not in there]
         planned.lines = [describe_redo(e["task_id"], e["before"], e["after"]) for e in events]
         planned.lines += [
@@ -144,7 +144,8 @@ def redo_plan(
         planned.lines += said
         changes = [Change(Op.PUT, e["task_id"], e["after"], tool="redo") for e in events]
         changes += [Change(Op.PUT, key, row, tool="redo", table="events") for key, row in puts]
-        marks = [LogMark("redo", tuple(marked))]
+        marks = [LogMark("redo", tuple(e["id"] for e in events))] if events else []
+        marks += [LogMark("drop", tuple(dropped))] if dropped else []
         marks += [LogMark("redo", tuple(logged), "events")] if logged else []
         return ChangeSet(
             tuple(changes),
@@ -193,4 +194,4 @@ def redo_last_undo(store: Store, door: Door | None = None) -> list[str]:
     """Make again the request undone last; a TaskError if a task changed since the undo."""
     planned = Planned([])
     applied = commit(store, redo_plan(planned), door or Door("redo", yes=True))
-    return planned.lines if applied.changes else []
+    return planned.lines if applied.changes or planned.turn else []

@@ -77,4 +77,4 @@ def redo_newest(ctx: ToolContext, door: Door | None = None, by_user: bool = True
         return Outcome(refused=f"nothing was redone: {e}")
     except TaskError as e:
         return Outcome(refused=str(e))
-    return Outcome(lines=planned.lines if applied.changes else [])
+    return Outcome(lines=planned.lines if applied.changes or planned.turn else [])  # "already there" too
