@@ -359,14 +359,10 @@ class LongTermMemory(Search):
             return self.scenes.forget(scene, turn)
         row = self.find(query_or_id)
         door = dataclasses.replace(door or Door("forget", yes=True), turn=turn)
-        try:
-            with self._lock:
-                commit(
-                    self.store,
-                    lambda conn: one(Change(Op.DELETE, row["id"], tool="forget", table="memories")),
-                    door,
-                    grant,
-                )
+        try:  # not under self._lock: the door may wait for the user's y/N, and extraction must not wait on it
+            commit(
+                self.store, lambda conn: one(Change(Op.DELETE, row["id"], tool="forget", table="memories")), door, grant
+            )
         except TaskError:  # no such row any more: another window forgot it
             raise LongTermMemoryError(f"memory {row['id']} is already forgotten (another window forgot it)") from None
         self._forgotten(row["id"])
