@@ -416,3 +416,45 @@ def test_a_redo_that_finds_everything_already_there_says_so_and_a_later_undo_nam
     db.close()
     again = run_cli(["redo", "--yes"], env)  # the second import made again; the first is done with
     assert again.returncode == 0 and "already there" not in again.stdout, again.stdout
+
+
+def test_redo_does_not_bring_back_an_event_the_user_deleted_after_the_undo(tmp_path):
+    env = clean_env(PLANNER_HOME=str(tmp_path), PLANNER_TODAY="2026-12-03")
+    path = tmp_path / "week.ics"
+
+    def write(title: str, event: str) -> None:
+        text = calendar(vtodo("uid-a", title)).replace(
+            "END:VCALENDAR",
+            "BEGIN:VEVENT\r\nUID:ev-1\r\nDTSTAMP:20261201T000000Z\r\nDTSTART:20261204T100000\r\n"
+            f"DTEND:20261204T110000\r\nSUMMARY:{event}\r\nEND:VEVENT\r\nEND:VCALENDAR",
+        )
+        path.write_text(text)
+
+    write("renew passport", "dentist")
+    assert run_cli(["import", str(path)], env).returncode == 0
+    write("renew the passport", "dentist, moved")  # the file again, both changed
+    assert run_cli(["import", str(path)], env).returncode == 0
+    assert run_cli(["undo", "--yes"], env).returncode == 0
+    assert run_cli(["event", "delete", "1", "--yes"], env).returncode == 0  # the user's newer change
+    redo = run_cli(["redo", "--yes"], env)
+    assert "changed after the undo" in redo.stdout + redo.stderr, redo.stdout + redo.stderr
+    db = sqlite3.connect(tmp_path / "planner.db")
+    assert db.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 0
+    assert [r[0] for r in db.execute("SELECT title FROM tasks")] == ["renew passport"]
+    db.close()
+
+
+def test_an_undone_import_of_events_alone_is_made_again_by_redo(tmp_path):
+    env = clean_env(PLANNER_HOME=str(tmp_path), PLANNER_TODAY="2026-12-03")
+    path = tmp_path / "week.ics"
+    path.write_text(
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:x\r\nBEGIN:VEVENT\r\nUID:ev-1\r\nDTSTAMP:20261201T000000Z\r\n"
+        "DTSTART:20261204T100000\r\nDTEND:20261204T110000\r\nSUMMARY:dentist\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+    )
+    assert run_cli(["import", str(path)], env).returncode == 0
+    assert run_cli(["undo", "--yes"], env).returncode == 0
+    assert "dentist" not in run_cli(["events"], env).stdout
+    redo = run_cli(["redo", "--yes"], env)
+    assert redo.returncode == 0 and "event 1 made again" in redo.stdout, redo.stdout + redo.stderr
+    assert "dentist" in run_cli(["events"], env).stdout
+    assert "nothing to redo" in run_cli(["redo", "--yes"], env).stdout

@@ -33,6 +33,7 @@ from typing import Any
 
 import icalendar
 
+from planner.storage.fields import TaskError
 from planner.storage.ical import zones_in
 from planner.storage.owner import Owner
 
@@ -327,10 +328,23 @@ def _line(op: str, key: int | None, before: dict[str, Any] | None, after: dict[s
     return f"DELETE {what}" if after is None else f"change {what}"
 
 
+DROPPED = "dropped"  # undone_at of a row a redo found already there: neither undone nor made again, for good
+
+
 def _mark(conn: sqlite3.Connection, kind: str, ids: list[int]) -> None:
-    """Mark event_log rows undone, or made again."""
-    now = dt.datetime.now().isoformat(timespec="seconds") if kind == "undo" else None
+    """Mark event_log rows undone, made again, or dropped (a redo found the same event already there)."""
+    now = {"undo": dt.datetime.now().isoformat(timespec="seconds"), "drop": DROPPED}.get(kind)
     conn.executemany("UPDATE event_log SET undone_at = ? WHERE id = ?", [(now, i) for i in ids])
+
+
+def last_undone(conn: sqlite3.Connection) -> tuple[str, str] | None:
+    """The request whose events were undone last, and when: (turn, undone_at), or None."""
+    row = conn.execute(
+        "SELECT turn, undone_at FROM event_log WHERE turn IS NOT NULL AND undone_at IS NOT NULL AND undone_at != ? "
+        "ORDER BY undone_at DESC, id LIMIT 1",
+        (DROPPED,),
+    ).fetchone()
+    return (row["turn"], row["undone_at"]) if row else None
 
 
 EVENTS = Owner("events", _event_row, _apply, _line, _mark)
@@ -371,12 +385,27 @@ def undo_changes(
 
 def redo_changes(
     conn: sqlite3.Connection, turn: str
-) -> tuple[list[tuple[int, dict[str, Any] | None]], list[int], list[str]]:
-    """What making a turn's undone events again would write: (event id, row or None), log rows, lines."""
+) -> tuple[list[tuple[int, dict[str, Any] | None]], list[int], list[int], list[str]]:
+    """What making a turn's undone events again would write: (event id, row or None), the log rows made
+    again, those dropped (the same event already there), lines."""
     rows = conn.execute(
-        "SELECT id, event_id, after FROM event_log WHERE turn = ? AND undone_at IS NOT NULL ORDER BY id", (turn,)
+        "SELECT id, event_id, before, after FROM event_log WHERE turn = ? AND undone_at IS NOT NULL "
+        "AND undone_at != ? ORDER BY id",
+        (turn, DROPPED),
     ).fetchall()
-    puts, logged, said = [], [], []
+    seen: set[int] = set()
+    for r in rows:  # nothing redone over a change made since the undo: the newer edit wins, as for tasks
+        if r["event_id"] in seen:
+            continue
+        seen.add(r["event_id"])
+        now, before = _event_row(conn, r["event_id"]), _load(r["before"])
+        if (now is None) != (before is None) or (now and before and any(now[k] != before.get(k) for k in COLUMNS)):
+            title = (now or before or {}).get("title", "")
+            raise TaskError(
+                f'event {r["event_id"]} "{title}" changed after the undo, so redo would overwrite it; '
+                "nothing was redone"
+            )
+    puts, logged, dropped, said = [], [], [], []
     for r in rows:
         row = _load(r["after"])
         other = (
@@ -386,13 +415,14 @@ def redo_changes(
                 (row["source"], row["uid"], r["event_id"]),
             ).fetchone()
         )
-        if other:  # its log row stays undone: no later undo says it removed it
+        if other:  # dropped: no later undo says it removed it, no later redo tries it again
             said.append(f'event {r["event_id"]} "{row["title"]}" is already there (event {other[0]}); not made again')
+            dropped.append(r["id"])
             continue
         puts.append((r["event_id"], row))
         logged.append(r["id"])
         said.append(f"event {r['event_id']} made again")
-    return puts, logged, said
+    return puts, logged, dropped, said
 
 
 def _load(text: str | None) -> dict[str, Any] | None:

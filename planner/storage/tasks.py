@@ -234,18 +234,21 @@ def undo_preview(conn: sqlite3.Connection) -> tuple[str | None, list[dict[str, A
     return (row["turn"], pending_undo(conn, row["turn"])) if row else (None, [])
 
 
-def redo_preview(conn: sqlite3.Connection) -> tuple[str | None, list[dict[str, Any]]]:
-    """The turn undone last, and its events in the order they were made; (None, []) if none."""
+def last_undone(conn: sqlite3.Connection) -> tuple[str, str] | None:
+    """The request whose task changes were undone last, and when: (turn, undone_at), or None."""
     row = conn.execute(
-        "SELECT turn, undo_seq FROM task_events WHERE undo_seq IS NOT NULL ORDER BY undo_seq DESC LIMIT 1"
+        "SELECT turn, undone_at FROM task_events WHERE undo_seq IS NOT NULL ORDER BY undo_seq DESC LIMIT 1"
     ).fetchone()
-    if row is None:
-        return None, []
+    return (row["turn"], row["undone_at"]) if row else None
+
+
+def undone_events(conn: sqlite3.Connection, turn: str) -> list[dict[str, Any]]:
+    """A request's task changes that an undo took back (and a redo may make again), in the order made."""
     rows = conn.execute(
-        "SELECT id, task_id, tool, before, after FROM task_events WHERE turn = ? AND undo_seq = ? ORDER BY id",
-        (row["turn"], row["undo_seq"]),
+        "SELECT id, task_id, tool, before, after FROM task_events WHERE turn = ? AND undo_seq IS NOT NULL ORDER BY id",
+        (turn,),
     ).fetchall()
-    return row["turn"], [_event(r) for r in rows]
+    return [_event(r) for r in rows]
 
 
 def mark_events(conn: sqlite3.Connection, kind: str, ids: list[int]) -> None:

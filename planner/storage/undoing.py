@@ -17,11 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from planner.policy import Door
-from planner.storage import calendar, memories, preferences, syncstate, worklog
+from planner.storage import calendar, memories, preferences, syncstate, tasks, worklog
 from planner.storage.db import Store
 from planner.storage.fields import TaskError
 from planner.storage.gate import Change, ChangeSet, LogMark, Op, commit
-from planner.storage.tasks import by_uid, describe_redo, describe_undo, pending_undo, plain, redo_preview, snapshot
+from planner.storage.tasks import by_uid, describe_redo, describe_undo, pending_undo, plain, snapshot, undone_events
 
 
 @dataclass
@@ -116,10 +116,11 @@ def redo_plan(
     """A plan for the gate: make the request undone last again; a TaskError if a task changed since."""
 
     def plan(conn: sqlite3.Connection) -> ChangeSet | None:
-        turn, events = redo_preview(conn)
+        turn = last_undone(conn)
         planned.lines, planned.turn = [], turn
         if turn is None:
             return None
+        events = undone_events(conn, turn)
         first: dict[int, dict] = {}
         for e in events:
             first.setdefault(e["task_id"], e)
@@ -140,13 +141,14 @@ def redo_plan(
             for key, (other, title) in there.items()
         ]
         planned.tools = frozenset(e["tool"] for e in events)
-        puts, logged, said = calendar.redo_changes(conn, turn)  # the same request's events come back with it
+        puts, logged, gone, said = calendar.redo_changes(conn, turn)  # the same request's events come back too
         planned.lines += said
         changes = [Change(Op.PUT, e["task_id"], e["after"], tool="redo") for e in events]
         changes += [Change(Op.PUT, key, row, tool="redo", table="events") for key, row in puts]
         marks = [LogMark("redo", tuple(e["id"] for e in events))] if events else []
         marks += [LogMark("drop", tuple(dropped))] if dropped else []
         marks += [LogMark("redo", tuple(logged), "events")] if logged else []
+        marks += [LogMark("drop", tuple(gone), "events")] if gone else []
         return ChangeSet(
             tuple(changes),
             by_user=by_user,
@@ -156,6 +158,13 @@ def redo_plan(
         )
 
     return plan
+
+
+def last_undone(conn: sqlite3.Connection) -> str | None:
+    """The request undone last, whatever it changed (tasks, events): the one a redo makes again. Each log
+    records when it was undone; at the same second the task change log's own order decides."""
+    found = [x for x in (tasks.last_undone(conn), calendar.last_undone(conn)) if x]
+    return max(found, key=lambda x: x[1])[0] if found else None
 
 
 def _already_there(conn: sqlite3.Connection, events: list[dict]) -> dict[int, tuple[int, str]]:
