@@ -1,9 +1,12 @@
 """Undo and redo as change sets: what putting the newest request back (or making it again) would write.
 
-    undo_plan()   the newest request with task changes not undone: each task put back as it was before it,
-                  newest first, and its change-log rows marked undone (one undo step)
-    redo_plan()   the request undone last: each task made again as it became, unless one changed since the
-                  undo (then nothing, and a TaskError names the task: the user's newer edit wins)
+    undo_plan()   the newest request with anything not undone (tasks, events, preferences, tracked time,
+                  forgotten memories and scenes): each row put back as it was before it, newest first, and
+                  its log rows marked undone (one undo step)
+    redo_plan()   the request undone last (its tasks and events): each row made again as it became, unless
+                  one changed since the undo (then nothing, and a TaskError names it: the newer edit wins);
+                  a row whose data came back since (the same uid imported or synced again) is named, left
+                  as it is, and dropped from the log, and the rest is made again
 
 Both are planned inside the gate's transaction (planner/storage/gate.py), so the rows an answer was given
 for are the rows written: if another process changed the newest request meanwhile (an import landed), the
