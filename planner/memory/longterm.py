@@ -24,7 +24,7 @@ kept beside it, linked (`linked_to`); a cell that names a memory it replaces
 supersedes it. A memory may also know where it was said: who said it
 (`speaker`), the conversation and its place in it (`conversation`, `turn_no`),
 so a search can bring the turns around it (search.py). Every query on the
-tables is in store.py.
+tables is in planner/storage/memories.py.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ Who said a turn counts as a name it holds ("Elise" is in every memory Elise said
 names no one but says "she", "he" or "they" belongs to the scenes of the turn before it in its
 conversation: a question about a person finds what that person said and what was said about them,
 pronouns included. Left out: scenes for topics without a name (the topic summaries in keeper.py
-cover those). Every query is in store.py.
+cover those). Every query is in planner/storage/memories.py.
 """
 
 from __future__ import annotations

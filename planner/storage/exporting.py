@@ -19,7 +19,7 @@ from typing import Any
 import icalendar
 
 from planner.dates import DateError, check_year
-from planner.storage import ical, ical_write, taskwarrior, todotxt, worklog
+from planner.storage import ical, ical_write, memories, taskwarrior, todotxt, worklog
 from planner.storage.db import Store
 from planner.storage.fields import PRIORITIES, STATUSES, annotations_of
 from planner.storage.tasks import tags_of
@@ -85,18 +85,8 @@ def to_json(
 def export_memories(store: Store) -> str:
     """The json export with the long-term memories added: their text, kind, topic and dates (no vectors),
     and the scenes that group them (name, summary, member ids)."""
-    conn = store.conn()
-    rows = conn.execute(
-        "SELECT id, text, kind, topic, said_on, happened_on, happened_to, created_at, updated_at FROM memories "
-        "ORDER BY id"
-    )
-    scenes = conn.execute(
-        "SELECT s.id, s.name, s.summary, json_group_array(c.memory_id) AS memories FROM scenes s "
-        "JOIN scene_cells c ON c.scene_id = s.id GROUP BY s.id HAVING COUNT(*) >= 2 ORDER BY s.name"  # as scenes.MIN_CELLS
-    )
-    return to_json(
-        all_tasks(store), [dict(r) for r in rows], [dict(r) | {"memories": json.loads(r["memories"])} for r in scenes]
-    )
+    rows, scenes = memories.exported(store.conn())
+    return to_json(all_tasks(store), rows, scenes)
 
 
 def to_ics(tasks: list[dict[str, Any]], now: dt.datetime | None = None, events: bool = False) -> str:

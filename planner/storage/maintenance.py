@@ -10,6 +10,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from planner.storage import memories
 from planner.storage.db import Store
 
 COUNTED = ("tasks", "memories", "sessions")  # fixed names, never from input: safe in the f-string below
@@ -63,6 +64,6 @@ def overview(store: Store, today: str) -> dict[str, Any]:
     return {
         "open": open_,
         "overdue": overdue or 0,
-        "memories": conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0],
+        "memories": memories.count(conn),
         "said_anything": conn.execute("SELECT 1 FROM messages LIMIT 1").fetchone() is not None,
     }

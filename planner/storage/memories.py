@@ -408,6 +408,35 @@ class MemoryStore:
         return out
 
 
+def newest_forget(conn: sqlite3.Connection) -> tuple[str, int] | None:
+    """The newest request that forgot a memory or a scene and is not undone: (turn, the task change-log id
+    it came after), or None."""
+    row = conn.execute(
+        "SELECT turn, after_event FROM memory_history "
+        "WHERE reason = 'forget' AND turn IS NOT NULL AND undone_at IS NULL ORDER BY id DESC LIMIT 1"
+    ).fetchone()
+    return (row["turn"], row["after_event"]) if row else None
+
+
+def exported(conn: sqlite3.Connection) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Every memory (text, kind, topic, dates; no vectors) and every scene of two or more (name, summary,
+    member ids), for the json export."""
+    rows = conn.execute(
+        "SELECT id, text, kind, topic, said_on, happened_on, happened_to, created_at, updated_at FROM memories "
+        "ORDER BY id"
+    )
+    scenes = conn.execute(
+        "SELECT s.id, s.name, s.summary, json_group_array(c.memory_id) AS memories FROM scenes s "
+        "JOIN scene_cells c ON c.scene_id = s.id GROUP BY s.id HAVING COUNT(*) >= 2 ORDER BY s.name"  # as scenes.MIN_CELLS
+    )
+    return [dict(r) for r in rows], [dict(r) | {"memories": json.loads(r["memories"])} for r in scenes]
+
+
+def count(conn: sqlite3.Connection) -> int:
+    """How many memories are stored."""
+    return conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
+
+
 def forgotten_scenes(conn: sqlite3.Connection, turn: str) -> list[tuple[int, str]]:
     """(id, name) of each scene `turn` forgot and no undo has put back."""
     rows = conn.execute(

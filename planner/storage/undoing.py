@@ -43,11 +43,8 @@ def newest(conn: sqlite3.Connection) -> str | None:
     came after, so they are ordered with the task changes; a request that did several is undone whole."""
     task = conn.execute("SELECT turn, id FROM task_events WHERE undone_at IS NULL ORDER BY id DESC LIMIT 1").fetchone()
     candidates = [(float(task["id"]), 0, task["turn"])] if task else []
-    forgot = conn.execute(
-        "SELECT turn, after_event FROM memory_history "
-        "WHERE reason = 'forget' AND turn IS NOT NULL AND undone_at IS NULL ORDER BY id DESC LIMIT 1"
-    ).fetchone()
-    candidates += [(forgot["after_event"] + 0.5, 1, forgot["turn"])] if forgot else []
+    forgot = memories.newest_forget(conn)
+    candidates += [(forgot[1] + 0.5, 1, forgot[0])] if forgot else []
     pref = preferences.newest_preference_turn(conn)
     candidates += [(pref[1] + 0.5, 2, pref[0])] if pref else []
     clock = worklog.newest_turn(conn)
