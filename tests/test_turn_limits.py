@@ -86,6 +86,45 @@ def test_trace_shows_the_groups_of_each_call_and_why(model, make_agent):
     assert 'add_task(title="milk") ✓' in text and text.count("model call") == 2
 
 
+# ---------------------------------------------------------------- a write that hits the task meant
+
+
+@pytest.mark.parametrize(
+    ("said", "copy", "right"),
+    [
+        ("I bought the milk", call("add_task", title="Buy milk."), call("complete_task", id=1)),
+        (
+            "push the car service to tomorrow",
+            call("add_task", title="car  service"),
+            call("update_task", id=2, due_date="tomorrow"),
+        ),
+    ],
+)
+def test_a_new_task_copying_an_open_one_the_user_did_not_ask_to_add_is_not_added(
+    model, make_agent, ctx, said, copy, right
+):
+    """What the real 1.5B did (docs/evals.md): a copy where the user meant the task they have."""
+    from planner.tools import dispatch
+
+    dispatch(ctx, "add_task", {"title": "buy milk"})
+    dispatch(ctx, "add_task", {"title": "car service", "due_date": "2026-12-09"})
+    model.script("main", {"tool_calls": [copy]}, {"tool_calls": [right]}, {"content": "Done."})
+    r = make_agent(reflect=False).run_turn(said)
+    refused = r.tool_calls[0]
+    assert not refused["ok"] and "is already open" in refused["result"]["error"]
+    assert f"id {right['arguments']['id']}" in refused["result"]["error"]  # names the one to use
+    assert r.tool_calls[1]["ok"] and len(tasks(ctx.store)) == 2  # no copy; the one meant was changed
+
+
+def test_a_second_task_of_the_same_title_is_added_when_the_user_asks_to_add_it(model, make_agent, ctx):
+    from planner.tools import dispatch
+
+    dispatch(ctx, "add_task", {"title": "buy milk"})
+    model.script("main", {"tool_calls": [call("add_task", title="buy milk")]}, {"content": "Added."})
+    r = make_agent(reflect=False).run_turn("add buy milk again, for the office")
+    assert r.tool_calls[0]["ok"] and len(tasks(ctx.store)) == 2
+
+
 # ---------------------------------------------------------------- a request for a change that made none
 
 

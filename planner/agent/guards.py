@@ -33,6 +33,7 @@ from planner.agent.claims import talks_tools, without_tool_talk
 from planner.agent.intent import Intent
 from planner.agent.recovery import looks_like_call, parse_markup, parse_text_tool_calls
 from planner.agent.replies import echoes, fallback_reply, is_json_echo
+from planner.agent.request import wants
 from planner.agent.turn import READ_ONLY_TOOLS, ToolCall, Turn, key
 from planner.dates import dates_in
 from planner.policy import Refusal
@@ -289,7 +290,7 @@ class Guards:
                 )
                 return
             c.unsure = said is Intent.UNSURE
-        if self._other_task(c, turn):
+        if self._other_task(c, turn) or self._copy_of_open(c, turn):
             return
         if self.small:
             self._small(c, turn)
@@ -309,6 +310,24 @@ class Guards:
         c.refusal = (
             f"the user's words name {fits}, not task {c.task_id}; nothing was changed. "
             "Call it again with the task they meant, or ask which one."
+        )
+        return True
+
+    def _copy_of_open(self, c: ToolCall, turn: Turn) -> bool:
+        """A new task with the title of one already open, where the user's words did not ask to add anything
+        ("I bought the milk", "push the car service to tomorrow"): a model that reaches for add_task when the
+        user meant the task they have. Not run; the result names the open task, so the model can use it."""
+        if c.name != "add_task" or not isinstance(c.args, dict) or "add" in wants(turn.text, turn.recent):
+            return False
+        title = _words(c.args.get("title"))
+        same = [(i, t) for i, t in turn.open_titles.items() if title and _words(t) == title]
+        if not same:
+            return False
+        i, t = same[0]
+        c.refused = Refusal.NOT_ASKED
+        c.refusal = (
+            f'task {i} "{t}" is already open, and the user did not ask to add another; nothing was added. '
+            f"To mark it done call complete_task with id {i}; to change it, update_task with id {i}."
         )
         return True
 
@@ -432,6 +451,11 @@ _FILTER_PHRASES = {
     "due_after": "to tasks due after {}",
     "text": "to tasks mentioning {}",
 }
+
+
+def _words(value: Any) -> str:
+    """A title as its words, for comparing: "Buy milk." and "buy  milk" are the same."""
+    return " ".join(re.findall(r"\w+", value.casefold())) if isinstance(value, str) else ""
 
 
 def _said(value: Any) -> str:

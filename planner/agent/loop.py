@@ -59,7 +59,7 @@ from planner.prompts import (
 )
 from planner.settings import Config
 from planner.storage.db import DatabaseError
-from planner.storage.tasks import new_turn, titles
+from planner.storage.tasks import new_turn, open_titles, titles
 from planner.tools import ToolContext, to_json, tool_specs
 from planner.tools.undo import Outcome, redo_newest, undo_newest
 
@@ -145,6 +145,7 @@ class Agent:
         before = turn.recent[-1] if turn.recent else None
         self.context.mandate = intent.mandate(text, titles(conn), talked_about(self.history.messages), before)
         turn.mandate = self.context.mandate
+        turn.open_titles = open_titles(conn)
         try:
             self.history.append([{"role": "user", "content": self._with_memories(text)}])
         except DatabaseError as e:  # busy, disk full, read-only: nothing was sent or stored

@@ -114,6 +114,7 @@ class Turn:
     groups: tuple[str, ...] = ()  # the tool groups sent with the latest model call (agent/request.py)
     window: Window = field(default_factory=lambda: Window(8192, 1024))  # the context it works in (budget.py)
     mandate: Mandate | None = None  # which tasks the user's words name (intent.py), once read
+    open_titles: dict[int, str] = field(default_factory=dict)  # the open tasks when the request began
 
     @property
     def user_messages(self) -> list[str]:

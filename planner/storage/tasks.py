@@ -116,6 +116,11 @@ def titles(conn: sqlite3.Connection) -> dict[int, str]:
     return {r[0]: r[1] for r in conn.execute("SELECT id, title FROM tasks")}
 
 
+def open_titles(conn: sqlite3.Connection) -> dict[int, str]:
+    """Every open task's title by id (a new task with one of these titles may be a copy: agent/guards.py)."""
+    return {r[0]: r[1] for r in conn.execute("SELECT id, title FROM tasks WHERE status = 'open'")}
+
+
 def by_uid(conn: sqlite3.Connection, uid: str) -> Task | None:
     """One task by uid, or None."""
     row = conn.execute("SELECT id FROM tasks WHERE uid = ?", (uid,)).fetchone()
