@@ -70,6 +70,29 @@ def test_more_than_three_vanished_events_ask_and_yes_removes_them(tmp_path, env)
     assert p.returncode == 0 and "5 removed" in p.stderr, p.stderr
 
 
+def test_more_than_three_changed_events_ask_and_without_a_yes_stay_as_they_were(tmp_path, env):
+    path = tmp_path / "work.ics"
+    todo = "BEGIN:VTODO\r\nUID:t1@x\r\nSUMMARY:prepare slides\r\nEND:VTODO\r\n"
+    path.write_text(ics(*SEVEN))
+    cli(env, "import", str(path))
+    moved = (
+        [e.replace("meeting", "dentist") for e in SEVEN[:4]] + SEVEN[4:] + [event("e9@cal", "new", "20261208T100000")]
+    )
+    path.write_text(ics(todo, *moved))
+    p = cli(env, "import", str(path))  # no one to ask: one line, exit 4; what is new still goes in
+    assert p.returncode == 4 and "Traceback" not in p.stderr and "went wrong" not in p.stderr, p.stderr
+    assert "left 4 events as they were" in p.stderr and "--yes" in p.stderr, p.stderr
+    store = Store(tmp_path / "planner.db")
+    assert "meeting 0" in busy(store) and "dentist 0" not in busy(store) and "new" in busy(store)
+    assert [r[0] for r in store.conn().execute("SELECT title FROM tasks")] == ["prepare slides"]
+    store.close()
+    p = cli(env, "import", str(path), "--yes")
+    assert p.returncode == 0 and "4 updated" in p.stderr, p.stderr
+    store = Store(tmp_path / "planner.db")
+    assert "dentist 0" in busy(store) and "meeting 0" not in busy(store)
+    store.close()
+
+
 def test_an_ics_import_with_its_events_is_one_undo_and_a_second_file_can_be_undone(tmp_path, env):
     first, second = tmp_path / "a.ics", tmp_path / "b.ics"
     todo = "BEGIN:VTODO\r\nUID:t1@x\r\nSUMMARY:prepare slides\r\nEND:VTODO\r\n"

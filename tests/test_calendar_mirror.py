@@ -211,6 +211,22 @@ def test_more_than_three_gone_at_once_are_kept_where_no_one_can_answer_and_go_wi
     assert busy_here(env, common) == {"meeting 4": at(START + dt.timedelta(hours=4))}
 
 
+def test_more_than_three_changed_there_are_left_as_they_were_without_a_yes(tmp_path, radicale):
+    url, phone = new_list(radicale, ("VEVENT",))
+    env, common = setup(tmp_path, url)
+    uids = [put_event(phone, f"meeting {i}", START + dt.timedelta(hours=i)) for i in range(5)]
+    sync(env, common)
+    for i, uid in enumerate(uids[:4]):
+        put_event(phone, f"review {i}", START + dt.timedelta(hours=i), uid=uid)
+
+    p = sync(env, common)  # piped: one line, exit 4, no internal error
+    line = calendar_line(p)
+    assert p.returncode == 4 and "left 4 changed there as they were" in line and "--yes" in line, p.stderr
+    assert "meeting 0" in busy_here(env, common)
+    p = sync(env, common, "--yes")
+    assert p.returncode == 0 and "review 0" in busy_here(env, common), p.stderr
+
+
 def test_in_a_terminal_the_sync_asks_about_many_gone_and_keeps_them_on_no(tmp_path, radicale, pty_planner):
     import pexpect  # here, not at the top: conftest marks a module that imports it as all terminal tests
 

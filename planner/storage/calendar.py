@@ -122,6 +122,7 @@ class Put:
     removed: list[str] = field(default_factory=list)  # titles of events the source no longer has, removed
     kept: list[str] = field(default_factory=list)  # ... and those kept because removing them was not allowed
     kept_because: str = ""  # why they were kept, in words
+    unchanged: int = 0  # events the source changed, left as they were because the change was not allowed
     dense: list[str] = field(default_factory=list)  # titles of events repeating by the second or minute
 
 

@@ -233,6 +233,8 @@ def import_text(
     counts: dict[str, Any] = {}
 
     def plan(conn: Any, removing: bool = True) -> ChangeSet:
+        """The file's new tasks and its events; without `removing` (the user's yes was not given) the
+        events it no longer has stay, and those it changed stay as they were: only what is new goes in."""
         changes, seen, problems, skipped = [], set(), [], 0
         for n, (where, raw) in enumerate(rows, 1):
             if progress and n % 200 == 0:
@@ -254,6 +256,9 @@ def import_text(
         if found is not None:
             replace = source is not None and removing
             more, stored = event_changes(conn, source or "file", found, replace=replace, adopt="file")
+            if not removing:  # changed events need the same yes as the removals (a large change): kept
+                stored.unchanged = stored.updated
+                stored.updated, more = 0, [c for c in more if c.op is Op.ADD]
             changes += more
         counts.update(added=len(seen), skipped=skipped, problems=problems + unread, stored=stored)
         return ChangeSet(tuple(changes), by_user=True)
@@ -270,9 +275,11 @@ def import_text(
         progress(len(rows), len(rows))
     out: dict[str, Any] = {"added": counts["added"], "skipped": counts["skipped"], "problems": counts["problems"]}
     stored = counts.get("stored")
-    if stored is not None and (stored.added or stored.updated or stored.removed or stored.kept):
+    if stored is not None and (stored.added or stored.updated or stored.removed or stored.kept or stored.unchanged):
         removed = 0 if kept_why else len(stored.removed)
         out["events"] = {"added": stored.added, "updated": stored.updated, "removed": removed, "kept": len(stored.kept)}
+        if stored.unchanged:
+            out["events"]["not_updated"] = stored.unchanged
         if kept_why:
             out["events"]["kept_because"] = kept_why
     if stored is not None and stored.dense:

@@ -22,7 +22,7 @@ import icalendar
 
 from planner.schedule import Block, Horizon
 from planner.storage import calendar, syncstate
-from planner.storage.gate import ChangeSet, Refused, event_changes
+from planner.storage.gate import ChangeSet, Op, Refused, event_changes
 from planner.storage.ical import uid_of
 from planner.sync.dav import Dav, DavError, credentials, password_for, safe_url
 from planner.tools import ToolContext
@@ -201,9 +201,11 @@ def read_calendars(ctx: ToolContext, config: Any, today: dt.date) -> list[Calend
             + (f", {len(done.removed)} gone" if done.removed else "")
             + ")"
             + (f"; {bad} could not be read, so none was taken for removed" if bad else "")
-            + (f"; kept {len(done.kept)} no longer listed ({done.kept_because})" if done.kept else "")
+            + (f"; kept {len(done.kept)} no longer listed" if done.kept else "")
+            + (f"; left {done.unchanged} changed there as they were" if done.unchanged else "")
+            + (f" ({done.kept_because})" if done.kept or done.unchanged else "")
         )
-        lines.append(CalendarRead(line, len(done.kept)))
+        lines.append(CalendarRead(line, len(done.kept) + done.unchanged))
     return lines
 
 
@@ -215,6 +217,9 @@ def _mirror(ctx: ToolContext, source: str, items: list[Any], within: tuple[str, 
         changes, done = event_changes(
             conn, source, items, replace=replace and removing, tool=calendar.MIRROR, within=within
         )
+        if not removing:  # changed events need the same yes as the removals (a large change): left as they were
+            done.unchanged, done.updated = done.updated, 0
+            changes = [c for c in changes if c.op is Op.ADD]
         found.append(done)
         return ChangeSet(tuple(changes), by_user=True)
 

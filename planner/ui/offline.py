@@ -236,6 +236,14 @@ def import_(store: Store, args: argparse.Namespace, today: dt.date) -> int:
                 safe(f"  kept {ev['kept']} events the file no longer has ({ev.get('kept_because', '')})"),
                 file=sys.stderr,
             )
+        if ev.get("not_updated"):
+            print(
+                safe(
+                    f"  left {ev['not_updated']} events as they were, not as the file has them now "
+                    f"({ev.get('kept_because', '')})"
+                ),
+                file=sys.stderr,
+            )
     for note in result.get("notes", []):
         print(safe(f"  note: {note}"), file=sys.stderr)
     for problem in result["problems"]:
