@@ -458,3 +458,24 @@ def test_an_undone_import_of_events_alone_is_made_again_by_redo(tmp_path):
     assert redo.returncode == 0 and "event 1 made again" in redo.stdout, redo.stdout + redo.stderr
     assert "dentist" in run_cli(["events"], env).stdout
     assert "nothing to redo" in run_cli(["redo", "--yes"], env).stdout
+
+
+def test_what_another_app_wrote_comes_back_with_undo_of_a_deletion_and_redo_of_an_import(tmp_path):
+    env = clean_env(PLANNER_HOME=str(tmp_path), PLANNER_TODAY="2026-12-03")
+    path = tmp_path / "a.ics"
+    path.write_text(calendar(vtodo("uid-a", "renew passport", "X-OTHER-APP-FIELD:keep me")))
+
+    def exported() -> str:
+        out = run_cli(["export", "--format", "ics"], env)
+        assert out.returncode == 0, out.stderr
+        return out.stdout
+
+    assert run_cli(["import", str(path)], env).returncode == 0
+    assert "X-OTHER-APP-FIELD:keep me" in exported()
+    assert run_cli(["delete", "1", "--yes"], env).returncode == 0
+    assert run_cli(["undo", "--yes"], env).returncode == 0
+    assert "X-OTHER-APP-FIELD:keep me" in exported()  # the task came back whole
+    assert run_cli(["undo", "--yes"], env).returncode == 0  # the import itself
+    assert "renew passport" not in exported()
+    assert run_cli(["redo", "--yes"], env).returncode == 0
+    assert "X-OTHER-APP-FIELD:keep me" in exported()

@@ -130,11 +130,19 @@ def by_uid(conn: sqlite3.Connection, uid: str) -> Task | None:
 def record(conn: sqlite3.Connection, turn: str | None, tool: str, task_id: int, before: Task | None) -> Task | None:
     """Log one change to a task (call inside the write transaction, after the write); returns the task now."""
     after = snapshot(conn, task_id)
+    logged = with_copy(conn, task_id, after) if before is None else after  # a new task: redo makes it whole
     conn.execute(
         "INSERT INTO task_events (turn, tool, task_id, before, after) VALUES (?, ?, ?, ?, ?)",
-        (turn or new_turn(), tool, task_id, _dump(before), _dump(after)),
+        (turn or new_turn(), tool, task_id, _dump(before), _dump(logged)),
     )
     return after
+
+
+def with_copy(conn: sqlite3.Connection, task_id: int, task: Task | None) -> Task | None:
+    """A snapshot with the copy another app wrote (`ical`), for the log rows that make or remove a task:
+    undoing a deletion, or redoing an import, puts back every field that app wrote."""
+    row = conn.execute("SELECT ical FROM tasks WHERE id = ?", (task_id,)).fetchone()
+    return task if task is None or not row or row[0] is None else {**task, "ical": row[0]}
 
 
 def _dump(task: Task | None) -> str | None:
@@ -188,9 +196,10 @@ def update(
 def delete(conn: sqlite3.Connection, turn: str | None, tool: str, task_id: int, log: bool = True) -> Task:
     """Delete one task, logged (its subtasks keep their parent's uid, so undo puts the family back); returns it."""
     before = require(conn, task_id)
+    whole = with_copy(conn, task_id, before)  # the log keeps what another app wrote: undo puts it back too
     conn.execute("DELETE FROM tasks WHERE id = ?", (task_id,))
     if log:
-        record(conn, turn, tool, task_id, before)
+        record(conn, turn, tool, task_id, whole)
     return before
 
 
@@ -275,7 +284,7 @@ def plain(task: Task | None) -> Task | None:
     """A snapshot without what a restore does not set (bookkeeping), for comparing."""
     if task is None:
         return None
-    return {k: v for k, v in task.items() if k not in ("reminded_at", "parent")}
+    return {k: v for k, v in task.items() if k not in ("reminded_at", "parent", "ical")}
 
 
 def describe_undo(task_id: int, before: Task | None, after: Task | None) -> str:
