@@ -195,3 +195,14 @@ def store_events(store, text):
     items = calendar.objects(text)
     plan = lambda conn: gate.ChangeSet(tuple(gate.event_changes(conn, "file:x", items)[0]), by_user=True)  # noqa: E731
     gate.commit(store, plan, Door("import", yes=True))
+
+
+def test_redo_of_an_event_deletion_says_it_removed_it_again(tmp_path, env):
+    path = tmp_path / "work.ics"
+    path.write_text(ics(*SEVEN[:2]))
+    cli(env, "import", str(path))
+    assert cli(env, "event", "delete", "1", "--yes").returncode == 0
+    assert "meeting 0" in cli(env, "undo", "--yes").stdout
+    redo = cli(env, "redo", "--yes")
+    assert redo.returncode == 0 and "event 1 removed again" in redo.stdout, redo.stdout + redo.stderr
+    assert "meeting 0" not in cli(env, "events").stdout

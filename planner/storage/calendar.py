@@ -422,7 +422,7 @@ def redo_changes(
             continue
         puts.append((r["event_id"], row))
         logged.append(r["id"])
-        said.append(f"event {r['event_id']} made again")
+        said.append(f"event {r['event_id']} made again" if row else f"event {r['event_id']} removed again")
     return puts, logged, dropped, said
 
 
