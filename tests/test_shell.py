@@ -225,3 +225,14 @@ def test_import_of_text_that_is_not_utf8_says_so_in_one_line_and_writes_nothing(
         == "error: cannot read standard input: it is not UTF-8 text; save it as UTF-8 and import again\n"
     )
     assert shell(tmp_path, "tasks").stdout.startswith("no open tasks")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["edit", "1"], ["export", "--format", "nope"], ["--bogus"], ["done"], ["tasks", "--limit", "many"]],
+)
+def test_a_mistake_on_the_command_line_is_one_line_that_names_the_help(tmp_path, argv):
+    p = run_cli(argv, clean_env(PLANNER_HOME=str(tmp_path)))
+    assert p.returncode == 2 and p.stdout == "", p.stdout
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1 and "error:" in lines[0] and "--help`)" in lines[0], p.stderr

@@ -28,7 +28,7 @@ from planner.storage.db import DatabaseError, Store, explain
 from planner.ui import offline
 from planner.ui.logs import setup_logging
 from planner.ui.models import ensure_models
-from planner.ui.options import add_global
+from planner.ui.options import Parser, add_global
 from planner.ui.text import err, prompted_line, safe
 
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ def build_parser(defaults: Config) -> argparse.ArgumentParser:
     from planner.ui.subcommands import prog as called
 
     prog = called()
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog=prog,
         description="A private personal planner on a local Ollama server.",
         epilog=epilog(prog, defaults.db_path.parent),

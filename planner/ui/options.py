@@ -9,6 +9,15 @@ import argparse
 from pathlib import Path
 
 from planner.settings import GUARD_PROFILES, Config
+from planner.ui.text import safe
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with a mistake on the command line said in one line that names the help (not the usage
+    block): what is wrong, escaped, and where to read more; exit status 2, as argparse's."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, safe(f"{self.prog}: error: {message} (see `{self.prog} --help`)") + "\n")
 
 
 def add_global(p: argparse.ArgumentParser, defaults: Config, shown: tuple[str, ...] | None = None) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from planner.settings import Config, program
 from planner.ui import outcomes
-from planner.ui.options import add_global
+from planner.ui.options import Parser, add_global
 from planner.ui.outcomes import Failure, Refused, UsageError
 
 # The exit statuses, from the classes that carry them (outcomes.py); 4: a change that needs the user's yes was not made.
@@ -315,9 +315,7 @@ def parser(name: str, base: Config) -> argparse.ArgumentParser:
     """The options of one subcommand, and the global ones (options.py): --db and --today shown, the others
     accepted before or after it and ignored where they mean nothing (--yes where nothing asks)."""
     sub = BY_NAME[name]
-    p = argparse.ArgumentParser(
-        prog=f"{prog()} {name}", description=sub.about, formatter_class=_Narrow, conflict_handler="resolve"
-    )
+    p = Parser(prog=f"{prog()} {name}", description=sub.about, formatter_class=_Narrow, conflict_handler="resolve")
     add_global(p, base, shown=("db", "today", "now"))
     if sub.options:
         sub.options(p, base)  # its own --yes or -q (with its own help) takes the place of the global one
