@@ -19,7 +19,7 @@ from hostile_dav import vtodo
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planner.storage import exchange
+from planner.storage import exchange, exporting
 from planner.storage.db import Store
 
 
@@ -479,3 +479,13 @@ def test_what_another_app_wrote_comes_back_with_undo_of_a_deletion_and_redo_of_a
     assert "renew passport" not in exported()
     assert run_cli(["redo", "--yes"], env).returncode == 0
     assert "X-OTHER-APP-FIELD:keep me" in exported()
+
+
+def test_a_json_row_keeps_the_fields_another_tool_wrote_and_our_own_export_adds_none(store):
+    rows = [{"title": "water the plants", "uid": "w1", "habitica_id": "h-7", "checklist": [1, 2], "extra": {"a": 1}}]
+    exchange.import_text(store, json.dumps(rows), "json")
+    [task] = json.loads(exporting.export(store, "json"))["tasks"]
+    assert task["extra"] == {"habitica_id": "h-7", "checklist": [1, 2], "a": 1}
+    again = exchange.all_tasks(store)  # our own export read back: nothing of ours lands in `extra`
+    exchange.import_text(store, exporting.export(store, "json").replace('"w1"', '"w2"'), "json")
+    assert [t["extra"] for t in exchange.all_tasks(store)] == [again[0]["extra"]] * 2

@@ -131,9 +131,21 @@ def check_row(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         fields["parent_uid"] = parent
     if isinstance(raw.get("ical"), str):
         fields["ical"] = raw["ical"]
-    if isinstance(raw.get("extra"), dict) and raw["extra"]:
-        fields["extra"] = json.dumps(raw["extra"], ensure_ascii=False)
+    extra = {k: v for k, v in raw.items() if k not in READ}  # another tool's fields: kept, not dropped
+    if isinstance(raw.get("extra"), dict):
+        extra |= raw["extra"]
+    if extra:
+        fields["extra"] = json.dumps(extra, ensure_ascii=False)
     return {k: v for k, v in fields.items() if v is not None}, clean_tags(raw.get("tags") or [])
+
+
+# The keys of a row this module reads (and `worklog`, which the JSON export writes beside them); any other
+# key is another tool's field, kept in `extra` so an export gives it back.
+READ = frozenset(
+    {"title", "status", "due_date", "start_date", "due_time", "priority", "notes", "annotations", "list"}
+    | {"estimate_minutes", "repeat", "created_at", "completed_at", "remind_at", "uid", "parent", "ical"}
+    | {"extra", "tags", "worklog"}
+)
 
 
 def _text_only(value: Any, depth: int = 0) -> None:
