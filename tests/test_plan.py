@@ -483,3 +483,16 @@ def test_slash_plan_in_the_full_terminal_marks_now(fake, pty_planner, tmp_path):
     child.sendline("/plan why")
     child.expect("why: the earliest free time that holds it whole")
     assert not fake.chats("main")
+
+
+def test_an_undone_preference_is_made_again_by_redo(ctx):
+    from planner.storage.preferences import preferences
+    from planner.tools.undo import redo_newest, undo_newest
+
+    run(dataclasses.replace(ctx, turn="t1"), "add_preference", kind="avoid", when="fridays")
+    assert len(preferences(ctx.store.conn())) == 1
+    assert undo_newest(ctx).lines and preferences(ctx.store.conn()) == []
+    redone = redo_newest(ctx)
+    assert redone.lines and "made again" in redone.lines[0], redone
+    assert [p["said"] for p in preferences(ctx.store.conn())] == ["avoid fridays"]
+    assert undo_newest(ctx).lines and preferences(ctx.store.conn()) == []  # and it can be undone again

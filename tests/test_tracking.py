@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+import sqlite3
 
 import icalendar
 from helpers import TODAY, clean_env, run, run_cli
@@ -212,3 +213,36 @@ def test_the_plan_corrects_estimates_from_tracked_time_says_so_and_a_setting_tur
     text = plan_text(ctx, None, room=120)
     assert "estimates from tracked time (PLANNER_LEARN_ESTIMATES=0 turns this off):" in text
     assert "your +writing tasks run 1.4× their estimate: planned 2h50m for ~2h" in text
+
+
+def test_undone_start_and_stop_are_made_again_by_redo_with_their_time(tmp_path):
+    """Undo of a stop sets the clock running again; redo puts the stop back with its minutes, not lost."""
+    from helpers import clean_env, run_cli
+
+    env = clean_env(PLANNER_HOME=str(tmp_path), PLANNER_TODAY="2026-12-03")
+    for argv in (["add", "write", "report"], ["start", "1"], ["stop", "--took", "30m"], ["add", "call", "Bo"]):
+        assert run_cli(argv, env).returncode == 0
+    for _ in range(3):
+        assert run_cli(["undo", "--yes"], env).returncode == 0
+    redone = [run_cli(["redo", "--yes"], env).stdout for _ in range(4)]
+    assert "made again, running" in redone[0] and "made again, 30m" in redone[1], redone
+    assert "call Bo" in redone[2] and "nothing to redo" in redone[3], redone
+    db = sqlite3.connect(tmp_path / "planner.db")
+    assert db.execute("SELECT minutes, end IS NOT NULL, undone_at FROM worklog").fetchall() == [(30, 1, None)]
+    db.close()
+    assert run_cli(["undo", "--yes"], env).returncode == 0  # and undone again, it is the newest request again
+    assert "call Bo" in run_cli(["redo", "--yes"], env).stdout
+
+
+def test_redo_does_not_put_tracked_time_back_over_a_change_made_since(tmp_path):
+    from helpers import clean_env, run_cli
+
+    env = clean_env(PLANNER_HOME=str(tmp_path), PLANNER_TODAY="2026-12-03")
+    for argv in (["add", "write", "report"], ["start", "1"], ["stop", "--took", "30m"], ["undo", "--yes"]):
+        assert run_cli(argv, env).returncode == 0
+    assert run_cli(["stop", "--took", "45m"], env).returncode == 0  # stopped again, by the user, since
+    redo = run_cli(["redo", "--yes"], env)
+    assert "changed after the undo" in redo.stdout + redo.stderr, redo.stdout + redo.stderr
+    db = sqlite3.connect(tmp_path / "planner.db")
+    assert [r[0] for r in db.execute("SELECT minutes FROM worklog")] == [45]
+    db.close()

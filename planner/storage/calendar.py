@@ -334,7 +334,7 @@ DROPPED = "dropped"  # undone_at of a row a redo found already there: neither un
 
 def _mark(conn: sqlite3.Connection, kind: str, ids: list[int]) -> None:
     """Mark event_log rows undone, made again, or dropped (a redo found the same event already there)."""
-    now = {"undo": dt.datetime.now().isoformat(timespec="seconds"), "drop": DROPPED}.get(kind)
+    now = {"undo": dt.datetime.now().isoformat(timespec="microseconds"), "drop": DROPPED}.get(kind)  # undo_stamp
     conn.executemany("UPDATE event_log SET undone_at = ? WHERE id = ?", [(now, i) for i in ids])
 
 

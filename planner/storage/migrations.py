@@ -484,6 +484,28 @@ def _m18_memory_context(conn: sqlite3.Connection) -> None:
     )
 
 
+def _m19_redo_rows(conn: sqlite3.Connection) -> None:
+    # What an undo took back from the tables that keep their history in the row (preferences, worklog):
+    # the row as its request left it, so redo can make it again (planner/storage/undoing.py), and the row
+    # as the undo left it, so a redo never overwrites a change made since.
+    _script(
+        conn,
+        """
+        CREATE TABLE IF NOT EXISTS redo_rows (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            turn TEXT NOT NULL,
+            tbl TEXT NOT NULL,
+            key INTEGER NOT NULL,
+            made TEXT NOT NULL,
+            undone TEXT NOT NULL,
+            undone_at TEXT NOT NULL,
+            redone_at TEXT
+        );
+        CREATE INDEX IF NOT EXISTS redo_rows_turn ON redo_rows (turn)
+        """,
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m1_tutorial_tables,
     _m2_sessions_and_models,
@@ -503,5 +525,6 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m16_worklog,
     _m17_plan_memory,
     _m18_memory_context,
+    _m19_redo_rows,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -55,6 +55,12 @@ def new_turn() -> str:
     return secrets.token_hex(8)
 
 
+def undo_stamp() -> str:
+    """When an undo was made, to the microsecond: every log an undo marks gets one, and redo makes again
+    the request with the newest (two undos in the same second are still in order)."""
+    return dt.datetime.now().isoformat(timespec="microseconds")
+
+
 def now() -> str:
     """The local time as stored in created_at and completed_at."""
     return dt.datetime.now().isoformat(timespec="seconds")
@@ -275,7 +281,9 @@ def mark_events(conn: sqlite3.Connection, kind: str, ids: list[int]) -> None:
         conn.execute(f"UPDATE task_events SET undo_seq = NULL WHERE id IN ({marks})", ids)
     elif kind == "undo":
         seq = (conn.execute("SELECT MAX(undo_seq) FROM task_events").fetchone()[0] or 0) + 1
-        conn.execute(f"UPDATE task_events SET undone_at = ?, undo_seq = ? WHERE id IN ({marks})", [now(), seq, *ids])
+        conn.execute(
+            f"UPDATE task_events SET undone_at = ?, undo_seq = ? WHERE id IN ({marks})", [undo_stamp(), seq, *ids]
+        )
     else:
         conn.execute(f"UPDATE task_events SET undone_at = NULL, undo_seq = NULL WHERE id IN ({marks})", ids)
 

@@ -3,8 +3,9 @@
     undo_plan()   the newest request with anything not undone (tasks, events, preferences, tracked time,
                   forgotten memories and scenes): each row put back as it was before it, newest first, and
                   its log rows marked undone (one undo step)
-    redo_plan()   the request undone last (its tasks and events): each row made again as it became, unless
-                  one changed since the undo (then nothing, and a TaskError names it: the newer edit wins);
+    redo_plan()   the request undone last (its tasks, events, preferences and tracked time; the last two
+                  from redo_rows, which the undo filled): each row made again as it became, unless one
+                  changed since the undo (then nothing, and a TaskError names it: the newer edit wins);
                   a row whose data came back since (the same uid imported or synced again) is named, left
                   as it is, and dropped from the log, and the rest is made again
 
@@ -15,6 +16,7 @@ plan is another one, its rows have other versions, and the user is asked again.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -83,9 +85,11 @@ def undo_plan(
         puts, logged, said = calendar.undo_changes(conn, turn)
         changes += [Change(Op.PUT, key, row, tool="undo", table="events") for key, row in puts]
         lines += said
+        stash = []  # the rows that keep their history in place: kept as they were, for redo
         for table, module in (("preferences", preferences), ("worklog", worklog)):
             rows, said = module.undo_changes(conn, turn)
             changes += [Change(Op.PUT, key, row, tool="undo", table=table) for key, row in rows]
+            stash += [(table, key, OWNED[table].row(conn, key), row) for key, row in rows]
             lines += said
         kept, forgets, said = memories.undo_changes(conn, turn)
         changes += [Change(Op.PUT, key, row, tool="undo", table="memories") for key, row in kept]
@@ -104,7 +108,9 @@ def undo_plan(
             asks=asks(set(planned.tools), len(events)) if asks else "",
             marks=tuple(marks),
             doing="undo",
-            after=tuple(_forget_sync(uid) for uid in forget) + ((_restore_scenes(turn),) if scenes else ()),
+            after=tuple(_forget_sync(uid) for uid in forget)
+            + ((_restore_scenes(turn),) if scenes else ())
+            + ((_stash(turn, stash),) if stash else ()),
         )
 
     return plan
@@ -145,6 +151,14 @@ def redo_plan(
         planned.lines += said
         changes = [Change(Op.PUT, e["task_id"], e["after"], tool="redo") for e in events]
         changes += [Change(Op.PUT, key, row, tool="redo", table="events") for key, row in puts]
+        stashed = _stashed(conn, turn)
+        for table, key, _, undone in stashed:  # nothing made again over a change made since the undo
+            if OWNED[table].row(conn, key) != undone:
+                raise TaskError(
+                    f"the {NOUN[table]} {key} changed after the undo, so redo would overwrite it; nothing was redone"
+                )
+        changes += [Change(Op.PUT, key, made, tool="redo", table=table) for table, key, made, _ in stashed]
+        planned.lines += [_again(table, key, made) for table, key, made, _ in stashed]
         marks = [LogMark("redo", tuple(e["id"] for e in events))] if events else []
         marks += [LogMark("drop", tuple(dropped))] if dropped else []
         marks += [LogMark("redo", tuple(logged), "events")] if logged else []
@@ -155,16 +169,64 @@ def redo_plan(
             asks=asks(set(planned.tools), len(events)) if asks else "",
             marks=tuple(marks),
             doing="redo",
+            after=(_redone(turn),) if stashed else (),
         )
 
     return plan
 
 
 def last_undone(conn: sqlite3.Connection) -> str | None:
-    """The request undone last, whatever it changed (tasks, events): the one a redo makes again. Each log
-    records when it was undone; at the same second the task change log's own order decides."""
-    found = [x for x in (tasks.last_undone(conn), calendar.last_undone(conn)) if x]
+    """The request undone last, whatever it changed (tasks, events, preferences, tracked time): the one a
+    redo makes again. Each log records when it was undone; at the same second the task change log's own
+    order decides."""
+    found = [x for x in (tasks.last_undone(conn), calendar.last_undone(conn), _last_stashed(conn)) if x]
     return max(found, key=lambda x: x[1])[0] if found else None
+
+
+# ---------------------------------------------------------------- redo_rows: what redo makes again of the
+# tables that keep their history in the row (preferences, tracked time), written beside the undo and the
+# redo in their own transaction (this module owns the table).
+
+OWNED = {"preferences": preferences.PREFERENCES, "worklog": worklog.WORKLOG}
+NOUN = {"preferences": "preference", "worklog": "tracked time"}
+
+
+def _again(table: str, key: int, made: dict) -> str:
+    if table == "worklog":
+        took = f", {made['minutes']}m" if made.get("minutes") is not None else ", running"
+        return f"the time on task {made['task_id']} from {str(made['start'])[11:16]} made again{took}"
+    return f'preference {key} "{made.get("said", "")}" made again'
+
+
+def _stash(turn: str, rows: list[tuple[str, int, dict | None, dict]]) -> Callable[[sqlite3.Connection], None]:
+    def step(conn: sqlite3.Connection) -> None:
+        when = tasks.undo_stamp()
+        conn.executemany(
+            "INSERT INTO redo_rows (turn, tbl, key, made, undone, undone_at) VALUES (?, ?, ?, ?, ?, ?)",
+            [(turn, t, k, json.dumps(made), json.dumps(undone), when) for t, k, made, undone in rows if made],
+        )
+
+    return step
+
+
+def _stashed(conn: sqlite3.Connection, turn: str) -> list[tuple[str, int, dict, dict]]:
+    rows = conn.execute(
+        "SELECT tbl, key, made, undone FROM redo_rows WHERE turn = ? AND redone_at IS NULL ORDER BY id", (turn,)
+    ).fetchall()
+    return [(r[0], r[1], json.loads(r[2]), json.loads(r[3])) for r in rows]
+
+
+def _last_stashed(conn: sqlite3.Connection) -> tuple[str, str] | None:
+    row = conn.execute(
+        "SELECT turn, undone_at FROM redo_rows WHERE redone_at IS NULL ORDER BY undone_at DESC, id DESC LIMIT 1"
+    ).fetchone()
+    return (row[0], row[1]) if row else None
+
+
+def _redone(turn: str) -> Callable[[sqlite3.Connection], None]:
+    return lambda conn: conn.execute(
+        "UPDATE redo_rows SET redone_at = ? WHERE turn = ? AND redone_at IS NULL", (tasks.now(), turn)
+    )
 
 
 def _already_there(conn: sqlite3.Connection, events: list[dict]) -> dict[int, tuple[int, str]]:
