@@ -440,19 +440,13 @@ def refusal(open_needs: list[Need], door: Door) -> str:
     return f"{what} {verb} the user's yes ({why}), and no one can answer here, so nothing was changed; {how}"
 
 
-NOUNS = {
-    "tasks": "tasks",
-    "events": "events",
-    "memories": "memories",
-    "preferences": "preferences",
-    "worklog": "tracked times",
-}
+NOUNS = {"worklog": "tracked times"}  # each table by its name, but this one
 
 
 def _noun(needs: list[Need]) -> str:
     """What the rows are, in words: "tasks" when they are all tasks, "events" when all events, else "rows"."""
     tables = {n.key[0] for n in needs}
-    return NOUNS.get(next(iter(tables)), "rows") if len(tables) == 1 else "rows"
+    return NOUNS.get(next(iter(tables)), next(iter(tables))) if len(tables) == 1 else "rows"
 
 
 # ---------------------------------------------------------------- the description by lines (sync)

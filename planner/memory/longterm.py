@@ -212,11 +212,7 @@ class LongTermMemory(Search):
             "conversation": conversation,
             "turn_no": turn_no,
         }
-        try:
-            self._load()
-            vector = self.embedder.documents([text])[0]
-        except ModelError as e:
-            raise LongTermMemoryError(f"could not save the memory: {e}") from None
+        vector = self._vector(text)
         with self._lock:
             if replaces is not None and self.db.cell(replaces) is not None:
                 target, reason = replaces, "supersede"
@@ -265,11 +261,7 @@ class LongTermMemory(Search):
             "conversation": conversation,
             "turn_no": turn_no,
         }
-        try:
-            self._load()
-            vector = self.embedder.documents([text])[0]
-        except ModelError as e:
-            raise LongTermMemoryError(f"could not save the memory: {e}") from None
+        vector = self._vector(text)
         with self._lock:
             stored = {**cell, "embedding": pack(vector), "embed_model": self.embedder.model}
             id_ = self._write(Change(Op.ADD, values=stored, tool="verbatim", table="memories")).row()["id"]
@@ -339,6 +331,14 @@ class LongTermMemory(Search):
         if scene is None:
             raise LongTermMemoryError(f"no scene {words[1][:60]!r}; /memories lists them")
         return scene
+
+    def _vector(self, text: str) -> Any:
+        """The text's embedding as a document, for storing; a LongTermMemoryError if the model fails."""
+        try:
+            self._load()
+            return self.embedder.documents([text])[0]
+        except ModelError as e:
+            raise LongTermMemoryError(f"could not save the memory: {e}") from None
 
     def _write(self, change: Change) -> Applied:
         """A memory added or said again, through the one gate: the planner's own act (extraction, `remember`
