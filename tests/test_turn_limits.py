@@ -6,6 +6,8 @@ import json
 
 import pytest
 from conftest import call, tasks
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from planner.agent.budget import MAX_CALLS, Window, trimmed
 from planner.agent.critic import Verdict
@@ -337,3 +339,38 @@ def test_the_refusal_names_the_task_the_words_fit(model, make_agent, ctx, store)
     # (issue 34 point 3, built on main beside this: the reading the gate's --yes goes by, planner/agent/intent.py)
     r = wrong_task_deletion(model, make_agent, ctx, store)
     assert "call mum" in r.tool_calls[0]["result"]["error"]
+
+
+WORD = st.text(alphabet=st.characters(categories=["L", "N"]), min_size=1, max_size=8)
+
+
+@settings(max_examples=60)
+@given(
+    st.lists(WORD, min_size=1, max_size=4),
+    st.lists(st.sampled_from([" ", "  ", ", ", " - ", ". "]), min_size=4, max_size=4),
+    st.sampled_from(["", ".", "!", " "]),
+    st.booleans(),
+    st.sampled_from(["I bought it", "push it to tomorrow", "done with that", "moved it to friday"]),
+    st.sampled_from(["add it again", "remind me to do it", "I need to do it again", "create a second one"]),
+)
+def test_any_spelling_of_an_open_tasks_title_is_a_copy_unless_the_user_asks_to_add(
+    words, gaps, end, upper, unasked, asked
+):
+    """The property over generated titles: a title that is an open task's words in any case, spacing or
+    punctuation is refused with the open task named when the message does not ask to add, and goes through
+    when it does."""
+    from planner.agent.guards import Guards
+    from planner.agent.turn import ToolCall, Turn
+
+    title = " ".join(words)
+    spelt = words[0] + "".join(g + w for g, w in zip(gaps, words[1:], strict=False)) + end  # spaces, stops
+    spelt = spelt.upper() if upper else spelt
+    copy = ToolCall("add_task", {"title": spelt})
+    Guards("standard").screen(copy, Turn(text=unasked, open_titles={7: title}))
+    assert copy.refusal and 'task 7 "' in copy.refusal and "complete_task with id 7" in copy.refusal
+    wanted = ToolCall("add_task", {"title": spelt})
+    Guards("standard").screen(wanted, Turn(text=asked, open_titles={7: title}))
+    assert wanted.refusal is None
+    other = ToolCall("add_task", {"title": spelt + " report"})  # more words: another task
+    Guards("standard").screen(other, Turn(text=unasked, open_titles={7: title}))
+    assert other.refusal is None
