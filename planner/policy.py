@@ -120,6 +120,7 @@ class Named:
     everything: bool = False
     sets: tuple[Among, ...] = ()
     sure: bool = True  # the verb surely means it ("delete"), not maybe ("clear", "clean up")
+    alike: frozenset[int] = frozenset()  # of ids, those the words fit equally ("the call": call mom, call dad)
 
     def covers(self, row: Mapping[str, Any] | None, key: int | None = None) -> bool:
         """Whether this row is among the named ones."""
@@ -135,7 +136,11 @@ class Named:
         if not other:
             return self
         return Named(
-            self.ids | other.ids, self.everything or other.everything, self.sets + other.sets, self.sure and other.sure
+            self.ids | other.ids,
+            self.everything or other.everything,
+            self.sets + other.sets,
+            self.sure and other.sure,
+            self.alike | other.alike,
         )
 
     def __bool__(self) -> bool:

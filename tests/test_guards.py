@@ -230,3 +230,49 @@ def test_a_json_reply_stands_for_a_capable_model_and_is_replaced_for_a_small_one
         model.script(name, {"tool_calls": [call("list_tasks")]}, {"content": '{"tasks": []}'})
         r = make_agent(reflect=False, model=name).run_turn("give me my open tasks as JSON")
         assert (r.reply == '{"tasks": []}') == kept
+
+
+# ---------------------------------------------------------------- words that fit several tasks alike
+
+TITLE_WORD = st.text(alphabet="bcdfghklmnprtvwz" + "aeiou", min_size=3, max_size=8).filter(
+    lambda w: (
+        w not in intent._STOP
+        and not w.endswith("s")
+        and not any(p.search(w) for p in (intent._CHANGE, intent._PRONOUN, intent._EVERYTHING, intent._DELETE))
+    )
+)
+
+
+@settings(max_examples=80)
+@given(
+    TITLE_WORD,
+    TITLE_WORD,
+    TITLE_WORD,
+    st.sampled_from(["mark the {} as done", "delete the {}", "move the {} to friday"]),
+)
+def test_words_shared_by_two_titles_name_both_alike_and_a_title_word_of_one_names_it(shared, a, b, said):
+    """The property over generated titles: "the call" with "call mom" and "call dad" fits both alike (a write
+    to either is a guess); "the call dad" names one; "the calls" means both; two equal titles are no choice."""
+    from hypothesis import assume
+
+    assume(len({shared, a, b}) == 3)
+    titles = {1: f"{shared} {a}", 2: f"{shared} {b}"}
+    both = intent.mandate(said.format(shared), titles)
+    named = both.remove if said.startswith("delete") else both.change
+    assert named.ids == {1, 2} and named.alike == {1, 2}
+    one = intent.mandate(said.format(f"{shared} {b}"), titles)
+    named = one.remove if said.startswith("delete") else one.change
+    assert named.ids == {2} and not named.alike
+    plural = intent.mandate(said.format(shared + "s"), titles)
+    assert not (plural.remove.alike or plural.change.alike)
+    same = intent.mandate(said.format(shared), {1: titles[1], 2: titles[1].upper()})
+    assert not (same.remove.alike or same.change.alike)
+
+
+def test_a_write_to_a_task_the_words_fit_alike_is_refused_by_the_guard_and_names_them_all():
+    turn = Turn(text="mark the call as done")
+    turn.mandate = intent.mandate(turn.text, {1: "call mom", 2: "call dad", 3: "buy milk"})
+    c = ToolCall("complete_task", {"id": 2})
+    Guards("standard").screen(c, turn)
+    assert c.refusal and 'task 1 "call mom"' in c.refusal and 'task 2 "call dad"' in c.refusal
+    assert "milk" not in c.refusal and c.which == ("call mom", "call dad")

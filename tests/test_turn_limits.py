@@ -127,6 +127,47 @@ def test_a_second_task_of_the_same_title_is_added_when_the_user_asks_to_add_it(m
     assert r.tool_calls[0]["ok"] and len(tasks(ctx.store)) == 2
 
 
+def two_calls(ctx):
+    from planner.tools import dispatch
+
+    dispatch(ctx, "add_task", {"title": "call mom"})
+    dispatch(ctx, "add_task", {"title": "call dad"})
+
+
+def test_a_write_to_one_of_two_tasks_the_words_fit_alike_is_not_run_and_the_user_is_asked_which(model, make_agent, ctx):
+    """What the real 1.5B did with "mark the call as done" (docs/evals.md): it completed "call mom"."""
+    two_calls(ctx)
+    model.script("main", {"tool_calls": [call("complete_task", id=1)]}, {"content": 'I completed "call mom".'})
+    r = make_agent(reflect=False).run_turn("mark the call as done")
+    assert [t["status"] for t in tasks(ctx.store)] == ["open", "open"]
+    error = r.tool_calls[0]["result"]["error"]
+    assert 'task 1 "call mom"' in error and 'task 2 "call dad"' in error
+    assert r.reply == 'Which one do you mean: "call mom" or "call dad"? Nothing was changed yet.'
+
+
+@pytest.mark.parametrize(
+    "said, ids",
+    [
+        ("mark call dad as done", [2]),  # a title's own words say which
+        ("I called mum and dad, mark both calls done", [1, 2]),  # the plural says both
+        ("mark the call to dad as done", [2]),
+    ],
+)
+def test_words_that_say_which_task_write_to_it(model, make_agent, ctx, said, ids):
+    two_calls(ctx)
+    model.script("main", {"tool_calls": [call("complete_task", id=i) for i in ids]}, {"content": "Done."})
+    r = make_agent(reflect=False).run_turn(said)
+    assert all(c["ok"] for c in r.tool_calls), r.tool_calls
+    assert [t["status"] for t in tasks(ctx.store)] == ["done" if i + 1 in ids else "open" for i in range(2)]
+
+
+def test_the_models_own_question_stands(model, make_agent, ctx):
+    two_calls(ctx)
+    model.script("main", {"tool_calls": [call("complete_task", id=2)]}, {"content": "Did you mean mom or dad?"})
+    r = make_agent(reflect=False).run_turn("tick off the call")
+    assert r.reply == "Did you mean mom or dad?" and not r.tool_calls[0]["ok"]
+
+
 # ---------------------------------------------------------------- a request for a change that made none
 
 

@@ -1,5 +1,7 @@
 """Before a reply is shown: what the turn did checked against what the user asked and what the reply says.
 
+    which          a write to one of several tasks the user's words fit alike was refused: the reply is the
+                   question which one, unless the model asked it
     done_as_asked  the user's words asked to add, change, plan or remember (request.py `wants`) and no call
                    did: the model is asked once more with a one-line nudge and the group that does it; still
                    nothing (or a call that tried and failed), and the user is told plainly under the reply
@@ -24,7 +26,7 @@ from planner.agent.guards import Guards
 from planner.agent.replies import echoes, fallback_reply, unshowable
 from planner.agent.request import WANTS, wants
 from planner.agent.turn import Turn, TurnResult
-from planner.prompts import CLAIM_PROMPT, NOT_DONE, NOTHING_DONE, NUDGE, NUDGE_DONE, REPHRASE
+from planner.prompts import CLAIM_PROMPT, NOT_DONE, NOTHING_DONE, NUDGE, NUDGE_DONE, REPHRASE, WHICH
 from planner.tools import TOOLS
 
 log = logging.getLogger("planner")
@@ -55,6 +57,17 @@ class Finish:
             self.result.correction = what_changed(self.turn.calls, missing)
             log.info("reply claims what did not happen (%s): %s", missing[0].verb, self.result.correction)
         return reply
+
+    def which(self, reply: str) -> str:
+        """After a write refused as a guess among tasks the words fit alike, with nothing else written, the
+        user is asked which one they mean (the model's own question stands)."""
+        guesses = [c for c in self.turn.calls if c.which]
+        if not guesses or reply.rstrip().endswith("?") or any(c.ok and c.ran and c.mutating for c in self.turn.calls):
+            return reply
+        titles = list(dict.fromkeys(t for c in guesses for t in c.which))
+        said = ", ".join(f'"{t}"' for t in titles[:-1]) + f' or "{titles[-1]}"'
+        log.info("asked which task: %s", said)
+        return WHICH.format(titles=said)
 
     def done_as_asked(self, reply: str) -> str:
         """A request for a change that ended with none made is not a success (request.py `wants`): when the

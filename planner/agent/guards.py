@@ -290,7 +290,7 @@ class Guards:
                 )
                 return
             c.unsure = said is Intent.UNSURE
-        if self._other_task(c, turn) or self._copy_of_open(c, turn):
+        if self._other_task(c, turn) or self._a_guess(c, turn) or self._copy_of_open(c, turn):
             return
         if self.small:
             self._small(c, turn)
@@ -311,6 +311,22 @@ class Guards:
             f"the user's words name {fits}, not task {c.task_id}; nothing was changed. "
             "Call it again with the task they meant, or ask which one."
         )
+        return True
+
+    def _a_guess(self, c: ToolCall, turn: Turn) -> bool:
+        """A write to one of several tasks the user's words fit equally ("mark the call as done" with "call
+        mom" and "call dad"): which one is the user's to say. Not run; the result names them all, and the
+        user is asked which (finish.py)."""
+        m = turn.mandate
+        if m is None or c.name not in TARGETED or c.task_id is None:
+            return False
+        words = m.remove if c.name == "delete_task" else m.change | m.remove
+        if c.task_id not in words.alike or words.everything or words.sets:
+            return False
+        c.which = tuple(t for i, t in m.titles if i in words.alike)
+        fits = ", ".join(f'task {i} "{t}"' for i, t in m.titles if i in words.alike)
+        c.refused = Refusal.NOT_ASKED
+        c.refusal = f"the user's words fit {fits} alike; nothing was changed. Ask the user which one they mean."
         return True
 
     def _copy_of_open(self, c: ToolCall, turn: Turn) -> bool:

@@ -130,7 +130,7 @@ _STOP = frozenset(
     estimate repeat start description location monday tuesday wednesday thursday friday saturday sunday
     mon tue tues wed thu thur thurs fri sat sun january february march april may june july august september
     october november december jan feb mar apr jun jul aug sep sept oct nov dec morning afternoon evening tonight
-    noon midnight next last this weekend month year am pm""".split()
+    noon midnight next last this weekend month year am pm as done finished completed""".split()
 )
 # Words that talk about a field of a task: a message that says "the report has no deadline any more" asks to
 # change the report, though it has no verb of changing.
@@ -263,22 +263,36 @@ def named(phrase: str, tasks: Titles, recent: Iterable[int] = (), sure: bool = T
         return Named(frozenset(ids), sets=(Among(lists, statuses),), sure=sure)
     if everything:
         return Named(frozenset(ids), everything=True, sure=sure)
-    if _PRONOUN.search(phrase):
+    pronoun = bool(_PRONOUN.search(phrase))
+    if pronoun:
         ids |= set(recent)
     rest = re.sub(r"(?:[#+]|\b(?:list|tag|project):)[\w-]+", " ", _IDS.sub(" ", phrase))
-    wanted = {_stem(w) for w in _WORD.findall(rest.lower()) if _significant(w)}
-    if wanted:
-        ids |= _by_title(wanted, tasks)
-    return Named(frozenset(ids), sure=sure) if ids else Named(sure=sure)
+    said = [w for w in _WORD.findall(rest.lower()) if _significant(w)]
+    alike: set[int] = set()
+    if said:
+        found, alike = _by_title({_stem(w) for w in said}, tasks)
+        # "the calls", "both", an id or "that" say which (or that all of them are meant): no guess is left
+        if ids or pronoun or any(_stem(w) != w.strip("'-") for w in said):
+            alike = set()
+        ids |= found
+    return Named(frozenset(ids), sure=sure, alike=frozenset(alike)) if ids else Named(sure=sure)
 
 
-def _by_title(wanted: set[str], tasks: Titles) -> set[int]:
-    """The tasks whose titles hold the most of these words, if that is at least half of them."""
-    scored = {tid: len(wanted & {_stem(w) for w in _WORD.findall(title.lower())}) for tid, title in tasks.items()}
-    best = max(scored.values(), default=0)
+def _by_title(wanted: set[str], tasks: Titles) -> tuple[set[int], set[int]]:
+    """The tasks whose titles hold the most of these words, if that is at least half of them; and of those,
+    the ones the words cannot tell apart ("the call" with "call mom" and "call dad": each title holds the
+    same of the words, and the titles differ). "call mom and call dad" tells each apart."""
+    held = {tid: wanted & {_stem(w) for w in _WORD.findall(title.lower())} for tid, title in tasks.items()}
+    best = max(map(len, held.values()), default=0)
     if best == 0 or best * 2 < len(wanted):
-        return set()
-    return {tid for tid, n in scored.items() if n == best}
+        return set(), set()
+    found = {tid for tid, words in held.items() if len(words) == best}
+    alike: set[int] = set()
+    for words in {frozenset(held[tid]) for tid in found}:
+        same = {tid for tid in found if held[tid] == words}
+        if len({" ".join(_WORD.findall(tasks[tid].lower())) for tid in same}) > 1:
+            alike |= same
+    return found, alike
 
 
 def _significant(word: str) -> bool:
@@ -328,7 +342,7 @@ def _mentioned(text: str, tasks: Titles) -> set[int]:
         phrase = next(g for g in m.groups() if g)
         wanted = {_stem(w) for w in _WORD.findall(phrase.lower()) if _significant(w)}
         if wanted:
-            ids |= _by_title(wanted, tasks)
+            ids |= _by_title(wanted, tasks)[0]
     return {i for i in ids if i in tasks}
 
 

@@ -179,6 +179,7 @@ class Agent:
                 ]
             ask = functools.partial(self._ask_again, turn, guards, result, emit)
             finish = Finish(turn, guards, result, self.tool_names, ask)
+            reply = finish.which(reply)
             reply = finish.done_as_asked(reply)
             reply = finish.checked(reply)
             result.reply = finish.showable(reply)

@@ -57,6 +57,7 @@ class ToolCall:
     # ask for it, declined earlier in this request); None otherwise.
     refused: Refusal | None = None
     unsure: bool = False  # the user's words may not ask for this deletion: they are asked even under --yes
+    which: tuple[str, ...] = ()  # refused as a guess among tasks the words fit alike: the user is asked which
 
     def __post_init__(self) -> None:
         if self.args is None:
