@@ -81,6 +81,8 @@ NOT_DONE = {
 }
 # The one more ask when a reply was JSON, tool markup or a list of tools, with no tool result to say instead.
 REPHRASE = "Answer the user in one or two plain sentences, without JSON, markup or tool names."
+# The one more ask when a reply only said what it would do ("I will list all tasks.") and no call ran.
+PROMISED = "You said what you would do, but did not do it. Make the tool call now, or answer the user in one sentence."
 CONTEXT_FULL = (
     "I stopped there: this conversation is now too long for the model to take in more. "
     "Start a new session (/new) to go on."

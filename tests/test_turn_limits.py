@@ -239,6 +239,52 @@ def test_without_results_the_model_is_asked_once_more(model, make_agent):
     assert model.chats("main")[1]["messages"][-1]["content"] == REPHRASE
 
 
+# Replies of the real 1.5B that said what it would do instead of doing it (docs/evals.md)
+PROMISES = [
+    "I will list all tasks.",
+    "To add a task for the quarterly report, it will take about 2 hours, due Thursday.",
+    "To plan my day tomorrow, I need to know what tasks I have planned.",
+    "Sure! Let me check your list",
+    "I'm going to show you your tasks for this week.",
+]
+ANSWERS = [
+    "I'll remember that your sister Ana lives in Lisbon.",
+    "Let me know if you need anything else!",
+    "I can't find a task about the dentist.",
+    "To do that, tell me which task you mean?",
+    "You have two open tasks: buy milk and call mum.",
+]
+
+
+@pytest.mark.parametrize("reply", PROMISES)
+def test_a_promise_instead_of_an_answer_is_said_from_the_results(model, make_agent, ctx, reply):
+    from planner.tools import dispatch
+
+    dispatch(ctx, "add_task", {"title": "buy milk"})
+    assert unshowable(reply, NAMES) is not None
+    model.script("main", {"tool_calls": [call("list_tasks")]}, {"content": reply})
+    r = make_agent(reflect=False).run_turn("what's on my list?")
+    assert "buy milk" in r.reply and r.reply != reply
+
+
+@pytest.mark.parametrize("reply", ANSWERS)
+def test_an_answer_or_a_fact_acknowledged_is_shown_as_it_is(reply):
+    assert unshowable(reply, NAMES) is None
+
+
+def test_a_promise_with_no_call_made_is_asked_once_more_to_do_it(model, make_agent, ctx):
+    from planner.prompts import PROMISED
+    from planner.tools import dispatch
+
+    dispatch(ctx, "add_task", {"title": "buy milk"})
+    model.script(
+        "main", {"content": "I will list all tasks."}, {"tool_calls": [call("list_tasks")]}, {"content": "Buy milk."}
+    )
+    r = make_agent(reflect=False).run_turn("what's on my list?")
+    assert model.chats("main")[1]["messages"][-1]["content"] == PROMISED
+    assert r.reply == "Buy milk."
+
+
 # ---------------------------------------------------------------- the context
 
 

@@ -7,7 +7,8 @@
                    nothing (or a call that tried and failed), and the user is told plainly under the reply
     checked        the reply claims a change no call made (claims.py): in the small profile the model is
                    asked once more; a claim still unbacked gets a line saying what did change
-    showable       a reply that is JSON, tool markup or a list of tools (replies.py `unshowable`) is said
+    showable       a reply that is JSON, tool markup, a list of tools or a promise instead of an answer
+                   (replies.py `unshowable`) is said
                    from the tool results, or the model is asked once more for a sentence
 
 Each asks the model at most once, through `ask` (the loop's one more attempt, with a note said for this
@@ -23,10 +24,10 @@ from dataclasses import dataclass
 
 from planner.agent.claims import unbacked, what_changed, without_tool_talk
 from planner.agent.guards import Guards
-from planner.agent.replies import echoes, fallback_reply, unshowable
+from planner.agent.replies import PROMISE, echoes, fallback_reply, unshowable
 from planner.agent.request import WANTS, wants
 from planner.agent.turn import Turn, TurnResult
-from planner.prompts import CLAIM_PROMPT, NOT_DONE, NOTHING_DONE, NUDGE, NUDGE_DONE, REPHRASE, WHICH
+from planner.prompts import CLAIM_PROMPT, NOT_DONE, NOTHING_DONE, NUDGE, NUDGE_DONE, PROMISED, REPHRASE, WHICH
 from planner.tools import TOOLS
 
 log = logging.getLogger("planner")
@@ -116,8 +117,11 @@ class Finish:
         log.info("reply not shown as it is (%s): %r", why, reply[:200])
         if any(c.ok for c in self.turn.calls):
             return fallback_reply([c.entry() for c in self.turn.calls])
-        again = self.ask(reply, REPHRASE)
-        if not unshowable(again, self.names, self.turn.text) and not echoes(again, REPHRASE):
+        if why == PROMISE and self.result.nudged:  # asked once already: the line under the reply says what was not done
+            return reply
+        note = PROMISED if why == PROMISE else REPHRASE
+        again = self.ask(reply, note)
+        if not unshowable(again, self.names, self.turn.text) and not echoes(again, note):
             return again
         if any(c.ok for c in self.turn.calls):
             return fallback_reply([c.entry() for c in self.turn.calls])

@@ -195,7 +195,23 @@ def unshowable(reply: str, names: set[str], request: str = "") -> str | None:
     named = {w for w in _SNAKE.findall(text) if w in names and w not in request}
     if len(named) >= 2 and not _ASKS_TOOLS.search(request):
         return "a list of tools"
+    said = _INTERJECTION.sub("", text)
+    if _PROMISE.match(said) and len(said) <= 120 and not re.search(r"[.!?]\s+\S", said):
+        return PROMISE
     return None
+
+
+PROMISE = "a promise, not an answer"
+# "I will list all tasks.", "Let me check your calendar.", "To add a task for the report, ...": one sentence
+# saying what would be done, said instead of doing it (seen on the real 1.5B, docs/evals.md). "I'll remember
+# that" is left alone: the memory keeper saves a fact told without any call.
+_INTERJECTION = re.compile(r"^\s*(?:(?:sure|ok(?:ay)?|alright|of course|certainly)\b\W*)+", re.I)
+_PROMISE = re.compile(
+    r"^\s*(?:i will|i'll|i am going to|i'm going to|let me|"
+    r"i need to|i can|to)\s+(?:now\s+)?(?:list|show|check|look|add|create|plan|mark|move|change|update|delete|remove|"
+    r"complete|find|get|fetch|schedule|set|see|display|go through|retrieve|search)\b",
+    re.I,
+)
 
 
 _ASKS_JSON = re.compile(r"\bjson\b", re.I)
