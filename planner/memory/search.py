@@ -71,6 +71,31 @@ def _turn(row: Any) -> dict[str, Any]:
     return out | ({"speaker": row["speaker"]} if row["speaker"] else {})
 
 
+class _Ranked:
+    """One search's best candidates, ranked on numbers alone; the hits are made (text read, turns around each)
+    only as far as someone asks: automatic recall wants 3, the recall tool up to 20 of the same search."""
+
+    def __init__(
+        self,
+        search: Search,
+        order: list[tuple[float, int]],
+        qv: Any,
+        cosine: dict[int, float],
+        keyword: set[int],
+        around: dict[int, list[Any]],
+    ):
+        self.search, self.order, self.qv, self.cosine, self.keyword = search, order, qv, cosine, keyword
+        self.around = around  # the turns around the candidates the search read already, by id
+        self.made: list[dict[str, Any]] = []
+
+    def hits(self, k: int) -> list[dict[str, Any]]:
+        """The best k hits (fewer when the search found fewer)."""
+        if len(self.made) < min(k, len(self.order)):
+            more = self.order[len(self.made) : k]
+            self.made += self.search._hits(self, more)
+        return self.made[:k]
+
+
 def _day(text: str | None, default: dt.date) -> dt.date:
     try:
         return dt.date.fromisoformat(text[:10]) if text else default
@@ -157,9 +182,9 @@ class Search:
             if len(self._searches) >= 8:
                 self._searches.clear()
             self._searches[key] = self._search(query, max(k, SHARED_K))
-        return [dict(h) for h in self._searches[key][:k]]
+        return [dict(h) for h in self._searches[key].hits(k)]
 
-    def _search(self, query: str, k: int) -> list[dict[str, Any]]:
+    def _search(self, query: str, k: int) -> _Ranked:
         today = self.today()
         asked = in_question(query, today)
         text = with_context(query, self._context)  # the period's words too: leaving them out measured worse
@@ -185,9 +210,9 @@ class Search:
             kw = kw + [(i, s) for i, s in more if i in present][:WITHIN]
         fused = fuse(vec, kw, KEYWORD_WEIGHT)
         if not fused:
-            return []
+            return _Ranked(self, [], qv, {}, set(), {})
         self._add_names_hop(fused, text)
-        self._add_neighbours(fused)
+        around = self._add_neighbours(fused)
         if qv is not None:
             self._add_scenes(fused, qv, text, max((c for _, c in vec), default=0.0), bool(asked))
         now = today.toordinal()
@@ -204,17 +229,23 @@ class Search:
             near = [r for r in ranked if r[0] >= NEAR_TIE * ranked[0][0]]
             near.sort(key=lambda r: r[1], reverse=asked.order == "last")
             ranked = near + ranked[len(near) :]
-        best = ranked[:k]
-        cosine = dict(vec)
-        missing = [i for _, _, i in best if i not in cosine]
-        if missing and qv is not None:
-            cosine.update(self.index.similarity(missing, qv))
-        keyword = {id_ for id_, _ in kw}
-        rows = self.db.cells([i for _, _, i in best])
-        beside = self.db.neighbours([i for _, _, i in best])
+        best = [(score, id_) for score, _, id_ in ranked[:k]]
+        return _Ranked(self, best, qv, dict(vec), {i for i, _ in kw}, around)
+
+    def _hits(self, ranked: _Ranked, best: list[tuple[float, int]]) -> list[dict[str, Any]]:
+        """The hits as a search shows them, for these (score, id): the text and the turns around each read."""
+        today, cosine = self.today(), ranked.cosine
+        missing = [i for _, i in best if i not in cosine]
+        if missing and ranked.qv is not None:
+            cosine.update(self.index.similarity(missing, ranked.qv))
+        rows = self.db.cells([i for _, i in best])
+        unread = [i for _, i in best if i not in ranked.around]  # the best candidates' turns were read already
+        beside = {**ranked.around, **self.db.neighbours(unread)} if unread else ranked.around
         hits = []
-        for score, _, id_ in best:
-            r = rows[id_]
+        for score, id_ in best:
+            r = rows.get(id_)
+            if r is None:  # forgotten since the search ranked it
+                continue
             hit = {"id": id_, "text": r["text"], "kind": r["kind"], "topic": r["topic"], "said": r["said_on"]}
             if r["happened_on"] and (r["happened_on"], r["happened_to"]) != (r["said_on"], r["said_on"]):
                 hit["happened"] = Period(_day(r["happened_on"], today), _day(r["happened_to"], today)).describe()
@@ -224,7 +255,7 @@ class Search:
                 hit["before" if n["turn_no"] < r["turn_no"] else "after"] = _turn(n)
             hit["score"] = round(score, 3)  # 1.0 = best in both lists, salience 1, said today
             hit["cosine"] = round(cosine.get(id_, 0.0), 3)
-            hit["keyword"] = id_ in keyword
+            hit["keyword"] = id_ in ranked.keyword
             hits.append(hit)
         return hits
 
@@ -241,20 +272,23 @@ class Search:
         for id_, score in minmax(self.keyword_scores(" ".join(sorted(names)), CANDIDATES)).items():
             fused[id_] = max(fused.get(id_, 0.0), NAME_HOP_WEIGHT * score)
 
-    def _add_neighbours(self, fused: dict[int, float]) -> None:
+    def _add_neighbours(self, fused: dict[int, float]) -> dict[int, list[Any]]:
         # A turn is often answerable only with the one before it: "Did you make it to Miami?" - "Yes, twice!".
         # The turns around each of the best NEIGHBOURS_OF candidates (same conversation, one before and one
         # after) are raised to at least NEIGHBOUR_WEIGHT of its score, so the reply a question needs comes
         # up with the turn that matched its words.
+        # Returns the turns read, {id: turns} for each of those candidates ([] for one with none around it).
         if NEIGHBOUR_WEIGHT <= 0:
-            return
+            return {}
         best = sorted(fused, key=fused.__getitem__, reverse=True)[:NEIGHBOURS_OF]
+        around: dict[int, list[Any]] = {i: [] for i in best} | self.db.neighbours(best)
         lift: dict[int, float] = {}
-        for id_, turns in self.db.neighbours(best).items():
+        for id_, turns in around.items():
             for n in turns:
                 lift[n["id"]] = max(lift.get(n["id"], 0.0), NEIGHBOUR_WEIGHT * fused[id_])
         for n, score in lift.items():
             fused[n] = max(fused.get(n, 0.0), score)
+        return around
 
     def _around_anchor(self, asked: TimeQuestion, today: dt.date) -> Period | None:
         # "before the move": the days before the best keyword match for "the move" happened.
