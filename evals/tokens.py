@@ -117,7 +117,7 @@ def table(m: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-_GROUPS = ("read", "change", "plan", "memory", "lookup")
+_GROUPS = ("read", "add", "change", "plan", "memory", "lookup")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -22,23 +22,30 @@ Today is {weekday}, {date}. The next two weeks: {calendar}.
 - If a request is unclear, ask one short question instead of guessing.
 - After acting, say in one short plain sentence what you did. Never reply with JSON or tool names."""
 
-# A line or two for each tool group sent (agent/request.py), so a call that gets no such tool reads no word about it.
-SYSTEM_PROMPT_GROUPS = {
-    "read": "- For what is coming up, call agenda.",
-    "change": (
-        "- Tools take task ids: when the user names a task by its words, call list_tasks first to find its id.\n"
-        "- Pass dates in the user's words (tomorrow, friday 3pm) or YYYY-MM-DD; the tool says what it chose.\n"
-        "- Set priority, tags, notes or repeat only when the user said so. Delete only when the user asked to delete."
+# The lines for the tool groups sent (agent/request.py), each with the groups it is for: a call that gets
+# none of them reads no word about it; a line two groups share is said once.
+SYSTEM_PROMPT_LINES = (
+    (("read",), "- For what is coming up, call agenda."),
+    (
+        ("change",),
+        "- Tools take task ids: when the user names a task by its words, call list_tasks first to find its id.",
     ),
-    "plan": "- To plan a day call plan_day; an appointment or meeting goes to add_event.",
-    "memory": (
-        "- A lasting fact about the user (a person, a place, a preference): call remember. Tasks go to add_task.\n"
-        "- When earlier conversations would help, call recall."
+    (
+        ("add", "change"),
+        "- Pass dates in the user's words (tomorrow, friday 3pm) or YYYY-MM-DD; the tool says what it chose.",
     ),
-    "lookup": "- For counts and past work (what was finished when, how many), call query_planner with one SELECT.",
-}
+    (("add", "change"), "- Set priority, tags, notes or repeat only when the user said so."),
+    (("change",), "- Delete only when the user asked to delete."),
+    (("plan",), "- To plan a day call plan_day; an appointment or meeting goes to add_event."),
+    (
+        ("memory",),
+        "- A lasting fact about the user (a person, a place, a preference): call remember. Tasks go to add_task.",
+    ),
+    (("memory",), "- When earlier conversations would help, call recall."),
+    (("lookup",), "- For counts and past work (what was finished when, how many), call query_planner with one SELECT."),
+)
 # Every line: what the history budget counts on (the most a call's system prompt takes).
-SYSTEM_PROMPT = SYSTEM_PROMPT_CORE + "\n" + "\n".join(SYSTEM_PROMPT_GROUPS.values())
+SYSTEM_PROMPT = SYSTEM_PROMPT_CORE + "\n" + "\n".join(line for _, line in SYSTEM_PROMPT_LINES)
 
 CRITIC_PROMPT = """\
 You check the work of a planning assistant. You get the user's request, the tool calls the assistant made with their results, and its reply.
@@ -94,7 +101,7 @@ def system_prompt(today: dt.date, groups: Collection[str] | None = None) -> str:
     # A small calendar saves small models from date arithmetic they get wrong.
     days = [today + dt.timedelta(days=n) for n in range(1, 15)]
     calendar = ", ".join(f"{d:%a} {d.isoformat()}" + (" (tomorrow)" if n == 0 else "") for n, d in enumerate(days))
-    lines = [text for group, text in SYSTEM_PROMPT_GROUPS.items() if groups is None or group in groups]
+    lines = [text for of, text in SYSTEM_PROMPT_LINES if groups is None or set(of) & set(groups)]
     core = SYSTEM_PROMPT_CORE.format(weekday=today.strftime("%A"), date=today.isoformat(), calendar=calendar)
     return "\n".join([core, *lines])
 

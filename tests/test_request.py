@@ -34,10 +34,13 @@ ASK = st.sampled_from(["add", "Add", "remind me to", "put", "please add", "creat
 
 
 @given(ASK, TITLES, DATES)
-def test_a_request_to_add_gets_the_change_tools_and_is_read_as_asking_to_add(verb, title, date):
+def test_a_request_to_add_gets_the_adding_tool_alone_and_is_read_as_asking_to_add(verb, title, date):
     text = f"{verb} {title}{date}"
-    assert "change" in groups_for(text).groups
+    assert groups_for(text).groups[:2] == ("read", "add") and "change" not in groups_for(text).groups
     assert "add" in wants(text)
+    fields = groups_for(f"{text}, it will take about 2 hours, due friday, urgent").groups
+    assert fields[:2] == ("read", "add") and not {"change", "plan"} - set(groups_for(text).groups) & set(fields)
+    # (the new task's fields: no change, and no time tracking; "at 3pm" may be an event, so plan may come)
 
 
 CHANGE = st.sampled_from(["move", "rename", "delete", "mark", "push", "reschedule", "cancel", "finish"])
@@ -69,7 +72,7 @@ WHEN = st.sampled_from(["", " tomorrow", " this week", " on friday", " today", "
 @given(QUESTION, WHEN, st.sampled_from(["", "and ", "so ", "ok "]))
 def test_a_plain_question_never_gets_the_tools_that_change_tasks(question, when, lead):
     text = lead + question.format(when)
-    assert "change" not in groups_for(text).groups
+    assert not {"add", "change"} & set(groups_for(text).groups)
     assert wants(text) == ()
 
 
@@ -86,4 +89,5 @@ def test_a_tool_the_model_reached_for_brings_its_group():
 def test_every_tool_has_one_of_the_groups_and_the_reading_group_only_reads():
     assert {t.group for t in TOOLS.values()} <= set(GROUPS)
     assert all(t.read_only for t in TOOLS.values() if t.group == "read")
-    assert {t.group for t in TOOLS.values() if not t.read_only} <= {"change", "plan", "memory"}
+    assert {t.group for t in TOOLS.values() if not t.read_only} <= {"add", "change", "plan", "memory"}
+    assert [n for n, t in TOOLS.items() if t.group == "add"] == ["add_task"]

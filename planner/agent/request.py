@@ -35,15 +35,21 @@ ALWAYS = "read"
 
 _ADD = re.compile(
     r"\b(add|create|new task|put|remind me|note down|jot|i need to|i have to|i must|i should|don'?t let me forget|"
-    r"to-?do|book|sign up|register)\w*",
+    r"to-?do|book|sign up|register|schedul)\w*",
     re.I,
 )
 _CHANGE = re.compile(
     r"\b(mark|tick|check off|finish|complet|done with|delet|remov|drop|cancel|reopen|renam|call it|mov|chang|"
-    r"updat|edit|push|postpon|reschedul|shift|bump|swap|set\b|clear|due\b|priorit|urgent|tag|label|repeat|every\b|"
-    r"estimat|takes?|will take|hours?|minutes?|subtask|step of|instead|actually|not .* but|undo)\w*",
+    r"updat|edit|push|postpon|reschedul|shift|bump|swap|set\b|clear|instead|actually|not .* but|undo)\w*",
     re.I,
 )
+# A task's fields: with a verb of adding they are the new task's ("add the report, due friday, about 2 hours"),
+# without one they change a task ("the report is due friday")
+_FIELDS = re.compile(
+    r"\b(due\b|priorit|urgent|tag|label|repeat|every\b|estimat|takes?|will take|hours?|minutes?|subtask|step of)\w*",
+    re.I,
+)
+_ESTIMATE = re.compile(r"^(?:hours?|minutes?|took)$")  # plan words that, with a verb of adding, are its estimate
 # "I bought the milk", "we paid the rent", "called mum": telling that something is done
 _DID = re.compile(
     r"^\s*(?:(?:ok(?:ay)?|so|well|yes|oh|and)\W+)*(?:i|we)\s+(?:just\s+|already\s+|finally\s+)?"
@@ -146,15 +152,19 @@ def _reasons(text: str) -> dict[str, str]:
     """The groups the words of one message call for (besides read), each with the words that did."""
     out: dict[str, str] = {}
     question = _question(text)
+    add = None if question else _found(_ADD, text)
     if not question:
-        said = _found(_ADD, text) or _found(_CHANGE, text)
-        if said:
+        if add:
+            out["add"] = f'the words ask: "{add}"'
+        if said := _found(_CHANGE, text) or (None if add else _found(_FIELDS, text)):
             out["change"] = f'the words ask: "{said}"'
+        elif add:
+            pass
         elif (did := _DID.search(text)) is not None:
             out["change"] = f'tells of something done: "{did.group(1).lower()}"'
         elif _DATE.search(text) and not _SMALL_TALK.match(text) and not _PLAN_ASK.search(text):
-            out["change"] = f'a date: "{_found(_DATE, text)}"'
-    if said := _found(_PLAN, text):
+            out["add"] = out["change"] = f'a date: "{_found(_DATE, text)}"'  # a new task's, or one's new date
+    if (said := _found(_PLAN, text)) and not (add and _ESTIMATE.match(said) and not _PLAN_ASK.search(text)):
         out["plan"] = f'the words ask: "{said}"'
     if said := _found(_REMEMBER, text):
         out["memory"] = f'about the user: "{said}"'
@@ -163,7 +173,7 @@ def _reasons(text: str) -> dict[str, str]:
     if said := _found(_LOOKUP, text):
         out["lookup"] = f'the words ask: "{said}"'
     if not out and not question and not _SMALL_TALK.match(text):  # "water the plants": a task, said bare
-        out["change"] = "a request, not a question"
+        out["add"] = out["change"] = "a request, not a question"
     return out
 
 
@@ -194,7 +204,7 @@ def _short(text: str) -> str:
 # ---------------------------------------------------------------- asked for a change
 
 # What each kind of request is, and the tool groups that carry it out.
-WANTS = {"add": "change", "change": "change", "plan": "plan", "remember": "memory"}
+WANTS = {"add": "add", "change": "change", "plan": "plan", "remember": "memory"}
 _PLAN_ASK = re.compile(
     r"\b(plan (?:my|the|out|for)|plan it|make (?:me )?a plan|find (?:me )?(?:some )?time|block (?:out|off)|"
     r"schedule (?:my|the) (?:day|week))\b",

@@ -162,6 +162,7 @@ FIELDS = {
     },
     required=("title",),
     title="Add a task",
+    group="add",
 )
 def add_task(
     ctx: ToolContext,
