@@ -359,13 +359,16 @@ SESSION = [
 
 def test_the_five_request_session_as_the_1_5b_answered_it_never_passes_for_done(model, small, make_agent, store):
     # The 1.5B's replies from the issue: the event, then four restatements with no call (and no better on
-    # the one more ask). Each request that asked for a change is asked once more, and the user is told.
+    # the one more ask). Each request that asked for a change is asked once more, and the user is told; the
+    # add, which one tool carries out, is then asked for as that tool's arguments and runs.
     model.script(
         "main",
         {"tool_calls": [call("add_event", title="Dentist appointment", when="friday 3pm")]},
         {"content": "Added the dentist appointment on Friday at 3pm."},
         {"content": "To add a task for the quarterly report, it will take about 2 hours, due Thursday."},
         {"content": "To add a task for the quarterly report, it will take about 2 hours, due Thursday."},
+        {"content": '{"title": "Write the quarterly report", "due_date": "thursday"}'},  # asked for the arguments
+        {"content": "To add a task for the quarterly report."},
         {"content": "To plan my day tomorrow, I need to know what tasks I have planned."},
         {"content": "To plan my day tomorrow, I need to know what tasks I have planned."},
         {"content": "I know that you have a dentist appointment on Friday."},
@@ -375,16 +378,19 @@ def test_the_five_request_session_as_the_1_5b_answered_it_never_passes_for_done(
     agent = make_agent(reflect=False)
     results = [agent.run_turn(line) for line in SESSION]
     assert [r.nudged for r in results] == [False, True, True, False, True]
+    assert [r.forced for r in results] == [None, "add_task", None, None, None]  # the one tool that adds
+    assert [(t["title"], t["due_date"]) for t in tasks(store)] == [("Write the quarterly report", "2026-12-03")]
+    assert results[1].reply == 'Added "Write the quarterly report" (id 1, due 2026-12-03).'
     assert [r.correction for r in results] == [
         None,
-        "Nothing was added.",
+        None,
         "No plan was made.",
         None,
         "Nothing was changed.",
     ]
     assert "add" in results[1].steps[0]["groups"] and "plan" in results[2].steps[0]["groups"]
     assert "memory" in results[3].steps[0]["groups"] and "change" not in results[3].steps[0]["groups"]
-    assert tasks(store) == []
+    assert [t["due_date"] for t in tasks(store)] == ["2026-12-03"]  # the move to friday was never made
 
 
 def test_the_five_request_session_done_right(model, make_agent, store):
@@ -461,3 +467,43 @@ def test_any_spelling_of_an_open_tasks_title_is_a_copy_unless_the_user_asks_to_a
     other = ToolCall("add_task", {"title": spelt + " report"})  # more words: another task
     Guards("standard").screen(other, Turn(text=unasked, open_titles={7: title}))
     assert other.refusal is None
+
+
+# ---------------------------------------------------------------- the last ask of a small model: the call itself
+
+
+def test_a_small_model_that_twice_only_says_it_will_add_is_asked_for_the_calls_arguments(
+    model, small, make_agent, store
+):
+    """What the real 1.5B did in the conversation eval (docs/evals.md): "I will add a quarterly report, it
+    will take about 2 hours, due Thursday." before and after the nudge, and no call."""
+    said = "I will add a quarterly report, it will take about 2 hours, due Thursday."
+    arguments = {"title": "Write the quarterly report", "due_date": "thursday", "estimate": "about 2 hours"}
+    model.script("main", {"content": said}, {"content": said}, {"content": json.dumps(arguments)}, {"content": "Done."})
+    r = make_agent(reflect=False).run_turn("add write the quarterly report, it will take about 2 hours, due thursday")
+    forced = model.chats("main")[2]
+    assert forced["format"]["properties"]["title"] and "tools" not in forced or not forced.get("tools")
+    assert [(t["title"], t["due_date"]) for t in tasks(store)] == [("Write the quarterly report", "2026-12-03")]
+    assert r.forced == "add_task" and r.tool_calls[0]["ok"] and r.correction is None
+    assert "quarterly report" in r.reply and r.reply != said  # said from what ran
+
+
+def test_the_forced_call_passes_the_guards_like_any_other(model, small, make_agent, store):
+    # an invented priority in the forced arguments is left out, and the result says so
+    said = "I will add milk."
+    model.script(
+        "main",
+        {"content": said},
+        {"content": said},
+        {"content": '{"title": "milk", "priority": "high"}'},
+        {"content": "ok"},
+    )
+    r = make_agent(reflect=False).run_turn("add milk")
+    assert [tuple(r) for r in store.conn().execute("SELECT title, priority FROM tasks")] == [("milk", None)]
+    assert "priority" in json.dumps(r.tool_calls[0]["result"])
+
+
+def test_a_capable_model_is_never_forced(model, make_agent, store):
+    model.script("main", {"content": "I will add milk."}, {"content": "I will add milk."})
+    r = make_agent(reflect=False).run_turn("add milk")
+    assert r.forced is None and tasks(store) == [] and r.correction == "Nothing was added."

@@ -32,6 +32,9 @@ from planner.tools import TOOLS
 
 log = logging.getLogger("planner")
 
+# The one tool that carries out a kind of request, for the last ask of a small model (done_as_asked)
+FORCED_TOOL = {"add": "add_task", "remember": "remember"}
+
 
 @dataclass
 class Finish:
@@ -42,6 +45,7 @@ class Finish:
     result: TurnResult
     names: set[str]  # the tools this run offers (a reply naming several of them is a tool list)
     ask: Callable[[str, str], str]
+    force: Callable[[str, str], str] | None = None  # (reply, tool): one more attempt that must call the tool
 
     def checked(self, reply: str) -> str:
         """The final reply checked against what ran: a claimed change that did not happen is never shown as true."""
@@ -89,6 +93,15 @@ class Finish:
         if echoes(reply, note):  # parroted the nudge: say what ran instead
             reply = fallback_reply([c.entry() for c in self.turn.calls]) if self.turn.calls else ""
         missing = self.missing()
+        tool = FORCED_TOOL.get(missing[0]) if missing and not self.turn.calls else None
+        if tool and self.force is not None and self.guards.small and not reply.rstrip().endswith("?"):
+            # Asked twice and still no call at all: a small model that only says what it would do ("I will
+            # add the report") is asked for the one tool's arguments, and that call runs as its own.
+            self.result.forced = tool
+            reply = self.force(reply, tool)
+            if self.turn.calls and any(c.ok for c in self.turn.calls):
+                reply = fallback_reply([c.entry() for c in self.turn.calls])
+            missing = self.missing()
         if missing and not reply.rstrip().endswith("?"):
             self.result.correction = " ".join(dict.fromkeys(NOT_DONE[w] for w in missing))
             log.info("asked for %s, and nothing was done", ", ".join(missing))

@@ -50,6 +50,7 @@ from planner.model.base import ChatModel, ChatResult, ModelError, ModelFault, cl
 from planner.policy import ALL, Grant
 from planner.prompts import (
     CONTEXT_FULL,
+    FORCED,
     INTERRUPTED,
     MEMORY_NOTES,
     RETRY_PROMPT,
@@ -60,7 +61,7 @@ from planner.prompts import (
 from planner.settings import Config
 from planner.storage.db import DatabaseError
 from planner.storage.tasks import new_turn, open_titles, titles
-from planner.tools import ToolContext, to_json, tool_specs
+from planner.tools import TOOLS, ToolContext, to_json, tool_specs
 from planner.tools.undo import Outcome, redo_newest, undo_newest
 
 log = logging.getLogger("planner")
@@ -178,7 +179,8 @@ class Agent:
                     (at, {"role": "user", "content": RETRY_PROMPT.format(critique=critique)}),
                 ]
             ask = functools.partial(self._ask_again, turn, guards, result, emit)
-            finish = Finish(turn, guards, result, self.tool_names, ask)
+            force = functools.partial(self._force, turn, guards, result, emit)
+            finish = Finish(turn, guards, result, self.tool_names, ask, force)
             reply = finish.which(reply)
             reply = finish.done_as_asked(reply)
             reply = finish.checked(reply)
@@ -343,7 +345,8 @@ class Agent:
                 )
                 raise _ContextFull
             emit("status", {"text": "thinking…"})
-            reply, shown = self._call_model(messages, tools, result, emit)
+            reply, shown = self._call_model(messages, tools, result, emit, turn.forced)
+            turn.forced = None
             turn.window.saw(reply.prompt_eval_count, messages, tools)
             review = guards.review(reply.tool_calls, reply.content, shown, turn, self.tool_names)
             if review.reply is not None:
@@ -374,10 +377,23 @@ class Agent:
         self._scratch += [(at, {"role": "assistant", "content": reply}), (at, {"role": "user", "content": note})]
         return self._attempt(turn, guards, result, emit)
 
+    def _force(self, turn: Turn, guards: Guards, result: TurnResult, emit: Event, reply: str, tool: str) -> str:
+        """One more attempt whose first model call must give `tool`'s arguments (the JSON of its schema, as
+        a server's grammar keeps it): for a small model that was asked twice and still only said what it
+        would do. The call is the model's own, and runs through the guards and the gate like any other."""
+        turn.forced = tool
+        return self._ask_again(turn, guards, result, emit, reply, FORCED.format(tool=tool))
+
     def _call_model(
-        self, messages: list[Message], tools: list[dict[str, Any]], result: TurnResult, emit: Event
+        self,
+        messages: list[Message],
+        tools: list[dict[str, Any]],
+        result: TurnResult,
+        emit: Event,
+        forced: str | None = None,
     ) -> tuple[ChatResult, bool]:
-        """One streamed model call; returns the reply and whether its text was already shown."""
+        """One streamed model call; returns the reply and whether its text was already shown. With `forced`,
+        one call for that tool's arguments instead, read as the model calling it."""
         held: list[str] = []
         streaming = False
 
@@ -402,7 +418,10 @@ class Agent:
             keep_alive=self.config.keep_alive,
         )
         try:
-            reply = self.llm.chat_stream(self.config.model, messages, on_token=on_token, **kwargs)
+            if forced is not None:
+                reply = self._forced_call(messages, forced)
+            else:
+                reply = self.llm.chat_stream(self.config.model, messages, on_token=on_token, **kwargs)
         except ModelError as e:
             if e.kind is not ModelFault.TOOL_PARSE or streaming:
                 raise
@@ -428,6 +447,26 @@ class Agent:
             text = f"the prompt filled the whole context ({window} tokens); Ollama may have dropped its start"
             emit("warning", {"text": text})
         return reply, streaming
+
+    def _forced_call(self, messages: list[Message], tool: str) -> ChatResult:
+        # The arguments as JSON to the tool's own schema; anything else is a reply in words, as it was.
+        schema = TOOLS[tool].parameters
+        reply = self.llm.chat_json(
+            self.config.model,
+            messages,
+            schema=schema,
+            options=self.options,
+            keep_alive=self.config.keep_alive,
+            purpose="call",
+        )
+        try:
+            args = json.loads(reply.content)
+        except ValueError:
+            return reply
+        if isinstance(args, dict):
+            log.info("asked for the arguments of %s", tool)
+            return dataclasses.replace(reply, content="", tool_calls=[{"function": {"name": tool, "arguments": args}}])
+        return reply
 
     def _run_tools(self, turn: Turn, calls: list[ToolCall], result: TurnResult, emit: Event) -> None:
         """Run calls (toolrun.py) and store them with their results in call order, straight away,

@@ -113,6 +113,7 @@ class Turn:
     critiques: list[str] = field(default_factory=list)
     reached: list[str] = field(default_factory=list)  # tool groups the model reached for (a tool not sent)
     groups: tuple[str, ...] = ()  # the tool groups sent with the latest model call (agent/request.py)
+    forced: str | None = None  # the next model call gives this tool's arguments, as JSON to its schema
     window: Window = field(default_factory=lambda: Window(8192, 1024))  # the context it works in (budget.py)
     mandate: Mandate | None = None  # which tasks the user's words name (intent.py), once read
     open_titles: dict[int, str] = field(default_factory=dict)  # the open tasks when the request began
@@ -155,4 +156,5 @@ class TurnResult:
     steps: list[dict[str, Any]] = field(default_factory=list)  # per main-model call: {"groups", "why", "tools",
     #                                                             "prompt_tokens"} (what /trace shows)
     nudged: bool = False  # the request asked for a change none was made: the model was asked once more
+    forced: str | None = None  # still none after that: the small model was asked for this tool's arguments
     context_full: bool = False  # the turn ended before the prompt would outgrow the model's context
