@@ -25,15 +25,12 @@ from dataclasses import dataclass
 from planner.agent.claims import unbacked, what_changed, without_tool_talk
 from planner.agent.guards import Guards
 from planner.agent.replies import PROMISE, echoes, fallback_reply, unshowable
-from planner.agent.request import WANTS, wants
+from planner.agent.request import WANTS, one_tool, wants
 from planner.agent.turn import Turn, TurnResult
 from planner.prompts import CLAIM_PROMPT, NOT_DONE, NOTHING_DONE, NUDGE, NUDGE_DONE, PROMISED, REPHRASE, WHICH
 from planner.tools import TOOLS
 
 log = logging.getLogger("planner")
-
-# The one tool that carries out a kind of request, for the last ask of a small model (done_as_asked)
-FORCED_TOOL = {"add": "add_task", "remember": "remember"}
 
 
 @dataclass
@@ -45,7 +42,8 @@ class Finish:
     result: TurnResult
     names: set[str]  # the tools this run offers (a reply naming several of them is a tool list)
     ask: Callable[[str, str], str]
-    force: Callable[[str, str], str] | None = None  # (reply, tool): one more attempt that must call the tool
+    # (reply, (tool, fields it must have)): one more attempt whose model call gives that tool's arguments
+    force: Callable[[str, tuple[str, tuple[str, ...]]], str] | None = None
 
     def checked(self, reply: str) -> str:
         """The final reply checked against what ran: a claimed change that did not happen is never shown as true."""
@@ -93,11 +91,11 @@ class Finish:
         if echoes(reply, note):  # parroted the nudge: say what ran instead
             reply = fallback_reply([c.entry() for c in self.turn.calls]) if self.turn.calls else ""
         missing = self.missing()
-        tool = FORCED_TOOL.get(missing[0]) if missing and not self.turn.calls else None
+        tool = one_tool(missing[0], self.turn.text) if missing and not self.turn.calls else None
         if tool and self.force is not None and self.guards.small and not reply.rstrip().endswith("?"):
             # Asked twice and still no call at all: a small model that only says what it would do ("I will
             # add the report") is asked for the one tool's arguments, and that call runs as its own.
-            self.result.forced = tool
+            self.result.forced = tool[0]
             reply = self.force(reply, tool)
             if self.turn.calls and any(c.ok for c in self.turn.calls):
                 reply = fallback_reply([c.entry() for c in self.turn.calls])

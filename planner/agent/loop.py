@@ -377,12 +377,14 @@ class Agent:
         self._scratch += [(at, {"role": "assistant", "content": reply}), (at, {"role": "user", "content": note})]
         return self._attempt(turn, guards, result, emit)
 
-    def _force(self, turn: Turn, guards: Guards, result: TurnResult, emit: Event, reply: str, tool: str) -> str:
+    def _force(
+        self, turn: Turn, guards: Guards, result: TurnResult, emit: Event, reply: str, tool: tuple[str, tuple[str, ...]]
+    ) -> str:
         """One more attempt whose first model call must give `tool`'s arguments (the JSON of its schema, as
         a server's grammar keeps it): for a small model that was asked twice and still only said what it
         would do. The call is the model's own, and runs through the guards and the gate like any other."""
         turn.forced = tool
-        return self._ask_again(turn, guards, result, emit, reply, FORCED.format(tool=tool))
+        return self._ask_again(turn, guards, result, emit, reply, FORCED.format(tool=tool[0]))
 
     def _call_model(
         self,
@@ -390,7 +392,7 @@ class Agent:
         tools: list[dict[str, Any]],
         result: TurnResult,
         emit: Event,
-        forced: str | None = None,
+        forced: tuple[str, tuple[str, ...]] | None = None,
     ) -> tuple[ChatResult, bool]:
         """One streamed model call; returns the reply and whether its text was already shown. With `forced`,
         one call for that tool's arguments instead, read as the model calling it."""
@@ -448,9 +450,11 @@ class Agent:
             emit("warning", {"text": text})
         return reply, streaming
 
-    def _forced_call(self, messages: list[Message], tool: str) -> ChatResult:
+    def _forced_call(self, messages: list[Message], forced: tuple[str, tuple[str, ...]]) -> ChatResult:
         # The arguments as JSON to the tool's own schema; anything else is a reply in words, as it was.
+        tool, must = forced
         schema = TOOLS[tool].parameters
+        schema = {**schema, "required": list(dict.fromkeys([*schema.get("required", []), *must]))}
         reply = self.llm.chat_json(
             self.config.model,
             messages,

@@ -224,6 +224,24 @@ _CHANGE_ASK = re.compile(
 )
 
 
+_PLAN_DAY = re.compile(
+    r"\bplan (?:out )?(?:my|the) (?:day|morning|afternoon|evening)\b|\bplan it\b|"
+    r"\bplan (?:for )?(?:today|tomorrow|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
+    re.I,
+)
+# The one tool that carries out a kind of request, with the fields its arguments must have, for the last ask
+# of a small model that answered it twice with words and no call (agent/finish.py)
+_ONE_TOOL = {"add": ("add_task", ()), "remember": ("remember", ()), "plan": ("plan_day", ("date",))}
+
+
+def one_tool(want: str, text: str) -> tuple[str, tuple[str, ...]] | None:
+    """The one tool that carries out this kind of request and the fields it must be given, when the words
+    leave no choice of tool: adding a task, remembering, planning a day (not finding time, not an event)."""
+    if want == "plan" and not _PLAN_DAY.search(text):
+        return None
+    return _ONE_TOOL.get(want)
+
+
 def wants(text: str, recent: Sequence[str] = ()) -> tuple[str, ...]:
     """The changes a message asks the planner to make: add, change, plan, remember (none for a question,
     small talk, or a fact merely told, which the memory keeper picks up on its own)."""
