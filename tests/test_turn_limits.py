@@ -357,10 +357,11 @@ SESSION = [
 ]
 
 
-def test_the_five_request_session_as_the_1_5b_answered_it_never_passes_for_done(model, small, make_agent, store):
+def test_the_five_request_session_as_the_1_5b_answered_it(model, small, make_agent, store):
     # The 1.5B's replies from the issue: the event, then four restatements with no call (and no better on
-    # the one more ask). Each request that asked for a change is asked once more, and the user is told; the
-    # add and the plan of a day, which one tool each carries out, are then asked for as that tool's arguments.
+    # the one more ask). Each request that asked for a change is asked once more; the add, the plan of a day
+    # and the move of the one task named, which one tool each carries out, are then asked for as that
+    # tool's arguments, and run.
     model.script(
         "main",
         {"tool_calls": [call("add_event", title="Dentist appointment", when="friday 3pm")]},
@@ -376,23 +377,25 @@ def test_the_five_request_session_as_the_1_5b_answered_it_never_passes_for_done(
         {"content": "I know that you have a dentist appointment on Friday."},
         {"content": "To move the report to Friday."},
         {"content": "To move the report to Friday."},
+        {"content": '{"id": 1, "due_date": "friday"}'},  # asked for the new date of the task the words name
+        {"content": "To move the report."},
     )
     agent = make_agent(reflect=False)
     results = [agent.run_turn(line) for line in SESSION]
     assert [r.nudged for r in results] == [False, True, True, False, True]
-    assert [r.forced for r in results] == [None, "add_task", "plan_day", None, None]  # one tool does each
-    assert [(t["title"], t["due_date"]) for t in tasks(store)] == [("Write the quarterly report", "2026-12-03")]
+    assert [r.forced for r in results] == [None, "add_task", "plan_day", None, "update_task"]  # one tool each
     assert results[1].reply == 'Added "Write the quarterly report" (id 1, due 2026-12-03).'
-    assert [r.correction for r in results] == [
-        None,
-        None,
-        None,
-        None,
-        "Nothing was changed.",
-    ]
+    assert [r.correction for r in results] == [None] * 5
     assert "add" in results[1].steps[0]["groups"] and "plan" in results[2].steps[0]["groups"]
     assert "memory" in results[3].steps[0]["groups"] and "change" not in results[3].steps[0]["groups"]
-    assert [t["due_date"] for t in tasks(store)] == ["2026-12-03"]  # the move to friday was never made
+    assert [(t["title"], t["due_date"]) for t in tasks(store)] == [("Write the quarterly report", "2026-12-04")]
+
+
+def test_a_forced_call_cut_short_changes_nothing_and_says_so(model, small, make_agent, store):
+    said = "I will add the report."
+    model.script("main", {"content": said}, {"content": said}, {"content": '{"title": "Wri', "done_reason": "length"})
+    r = make_agent(reflect=False).run_turn("add write the report")
+    assert r.forced == "add_task" and tasks(store) == [] and r.correction == "Nothing was added."
 
 
 def test_the_five_request_session_done_right(model, make_agent, store):
@@ -524,3 +527,38 @@ def test_a_plan_with_a_choice_of_tools_is_not_forced(model, small, make_agent, s
     model.script("main", {"content": "I will find time."}, {"content": "I will find time."})
     r = make_agent(reflect=False).run_turn(said)
     assert r.forced is None and r.correction == "No plan was made."
+
+
+def test_a_small_model_that_twice_only_says_it_will_move_the_task_named_is_asked_for_its_new_date(
+    model, small, make_agent, ctx
+):
+    from planner.tools import dispatch
+
+    dispatch(ctx, "add_task", {"title": "write the quarterly report", "due_date": "2026-12-03"})
+    dispatch(ctx, "add_task", {"title": "buy milk"})
+    said = 'I need to move the "write the quarterly report" task to Friday.'
+    model.script(
+        "main", {"content": said}, {"content": said}, {"content": '{"id": 1, "due_date": "friday"}'}, {"content": "ok"}
+    )
+    r = make_agent(reflect=False).run_turn("actually move the report to friday")
+    schema = model.chats("main")[2]["format"]
+    assert schema["properties"]["id"]["enum"] == [1] and schema["required"] == ["id", "due_date"]  # the task named
+    assert [t["due_date"] for t in tasks(ctx.store)] == ["2026-12-04", None] and r.forced == "update_task"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I called mum",  # may not mean it is done: never forced
+        "move the call to friday",  # fits two tasks alike: which one is the user's to say
+        "rename the report to Q4 report",  # no date: no one tool
+    ],
+)
+def test_a_change_that_leaves_a_choice_is_never_forced(model, small, make_agent, ctx, said):
+    from planner.tools import dispatch
+
+    for title in ("write the quarterly report", "call mum", "call dad"):
+        dispatch(ctx, "add_task", {"title": title})
+    model.script("main", {"content": "I will do it."}, {"content": "I will do it."})
+    r = make_agent(reflect=False).run_turn(said)
+    assert r.forced is None and r.correction == "Nothing was changed."

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from planner.agent.claims import unbacked, what_changed, without_tool_talk
 from planner.agent.guards import Guards
 from planner.agent.replies import PROMISE, echoes, fallback_reply, unshowable
-from planner.agent.request import WANTS, one_tool, wants
+from planner.agent.request import WANTS, OneTool, one_tool, wants
 from planner.agent.turn import Turn, TurnResult
 from planner.prompts import CLAIM_PROMPT, NOT_DONE, NOTHING_DONE, NUDGE, NUDGE_DONE, PROMISED, REPHRASE, WHICH
 from planner.tools import TOOLS
@@ -42,8 +42,7 @@ class Finish:
     result: TurnResult
     names: set[str]  # the tools this run offers (a reply naming several of them is a tool list)
     ask: Callable[[str, str], str]
-    # (reply, (tool, fields it must have)): one more attempt whose model call gives that tool's arguments
-    force: Callable[[str, tuple[str, tuple[str, ...]]], str] | None = None
+    force: Callable[[str, OneTool], str] | None = None  # one more attempt whose model call gives a tool's arguments
 
     def checked(self, reply: str) -> str:
         """The final reply checked against what ran: a claimed change that did not happen is never shown as true."""
@@ -91,11 +90,11 @@ class Finish:
         if echoes(reply, note):  # parroted the nudge: say what ran instead
             reply = fallback_reply([c.entry() for c in self.turn.calls]) if self.turn.calls else ""
         missing = self.missing()
-        tool = one_tool(missing[0], self.turn.text) if missing and not self.turn.calls else None
+        tool = one_tool(missing[0], self.turn.text, self._one_task()) if missing and not self.turn.calls else None
         if tool and self.force is not None and self.guards.small and not reply.rstrip().endswith("?"):
             # Asked twice and still no call at all: a small model that only says what it would do ("I will
             # add the report") is asked for the one tool's arguments, and that call runs as its own.
-            self.result.forced = tool[0]
+            self.result.forced = tool.name
             reply = self.force(reply, tool)
             if self.turn.calls and any(c.ok for c in self.turn.calls):
                 reply = fallback_reply([c.entry() for c in self.turn.calls])
@@ -104,6 +103,14 @@ class Finish:
             self.result.correction = " ".join(dict.fromkeys(NOT_DONE[w] for w in missing))
             log.info("asked for %s, and nothing was done", ", ".join(missing))
         return reply or NOTHING_DONE
+
+    def _one_task(self) -> int | None:
+        """The one task the user's words name for a change, if they name exactly one, plainly."""
+        m = self.turn.mandate
+        named = m.change | m.remove if m is not None else None
+        if named is None or len(named.ids) != 1 or named.everything or named.sets or named.alike:
+            return None
+        return next(iter(named.ids))
 
     def missing(self) -> list[str]:
         """The changes the user's words asked for that no call of this turn made (none when the user said no)."""

@@ -41,6 +41,7 @@ from planner.agent.finish import Finish
 from planner.agent.guards import Guards, pick_profile
 from planner.agent.recovery import looks_like_call
 from planner.agent.replies import fallback_reply
+from planner.agent.request import OneTool
 from planner.agent.toolrun import ToolRunner
 from planner.agent.turn import Event, ToolCall, Turn, TurnResult
 from planner.memory.history import Budget, History, Message, estimate_tokens, prefix_share, session_messages
@@ -377,14 +378,12 @@ class Agent:
         self._scratch += [(at, {"role": "assistant", "content": reply}), (at, {"role": "user", "content": note})]
         return self._attempt(turn, guards, result, emit)
 
-    def _force(
-        self, turn: Turn, guards: Guards, result: TurnResult, emit: Event, reply: str, tool: tuple[str, tuple[str, ...]]
-    ) -> str:
+    def _force(self, turn: Turn, guards: Guards, result: TurnResult, emit: Event, reply: str, tool: OneTool) -> str:
         """One more attempt whose first model call must give `tool`'s arguments (the JSON of its schema, as
         a server's grammar keeps it): for a small model that was asked twice and still only said what it
         would do. The call is the model's own, and runs through the guards and the gate like any other."""
         turn.forced = tool
-        return self._ask_again(turn, guards, result, emit, reply, FORCED.format(tool=tool[0]))
+        return self._ask_again(turn, guards, result, emit, reply, FORCED.format(tool=tool.name))
 
     def _call_model(
         self,
@@ -392,7 +391,7 @@ class Agent:
         tools: list[dict[str, Any]],
         result: TurnResult,
         emit: Event,
-        forced: tuple[str, tuple[str, ...]] | None = None,
+        forced: OneTool | None = None,
     ) -> tuple[ChatResult, bool]:
         """One streamed model call; returns the reply and whether its text was already shown. With `forced`,
         one call for that tool's arguments instead, read as the model calling it."""
@@ -450,11 +449,13 @@ class Agent:
             emit("warning", {"text": text})
         return reply, streaming
 
-    def _forced_call(self, messages: list[Message], forced: tuple[str, tuple[str, ...]]) -> ChatResult:
-        # The arguments as JSON to the tool's own schema; anything else is a reply in words, as it was.
-        tool, must = forced
-        schema = TOOLS[tool].parameters
-        schema = {**schema, "required": list(dict.fromkeys([*schema.get("required", []), *must]))}
+    def _forced_call(self, messages: list[Message], forced: OneTool) -> ChatResult:
+        # The arguments as JSON to the tool's own schema, with the fields it must have, and those the user's
+        # words fixed held to their one value; anything else is a reply in words, as it was.
+        tool, schema = forced.name, TOOLS[forced.name].parameters
+        properties = schema["properties"] | {k: {**schema["properties"][k], "enum": [v]} for k, v in forced.fixed}
+        required = list(dict.fromkeys([*schema.get("required", []), *forced.must]))
+        schema = {**schema, "properties": properties, "required": required}
         reply = self.llm.chat_json(
             self.config.model,
             messages,

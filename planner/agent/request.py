@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 ALWAYS = "read"
 
@@ -229,16 +230,36 @@ _PLAN_DAY = re.compile(
     r"\bplan (?:for )?(?:today|tomorrow|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
     re.I,
 )
-# The one tool that carries out a kind of request, with the fields its arguments must have, for the last ask
-# of a small model that answered it twice with words and no call (agent/finish.py)
-_ONE_TOOL = {"add": ("add_task", ()), "remember": ("remember", ()), "plan": ("plan_day", ("date",))}
+# A new date for a task: "move the report to friday", "push it to next week", "actually it's on thursday"
+_MOVE = re.compile(
+    r"\b(mov(?:e|es|ing)|push\w*|postpon\w*|reschedul\w*|shift\w*|bump\w*|(?:is|it'?s) (?:now )?(?:due|on))\b", re.I
+)
 
 
-def one_tool(want: str, text: str) -> tuple[str, tuple[str, ...]] | None:
-    """The one tool that carries out this kind of request and the fields it must be given, when the words
-    leave no choice of tool: adding a task, remembering, planning a day (not finding time, not an event)."""
+@dataclass(frozen=True)
+class OneTool:
+    """The one tool that carries out a request, for the last ask of a small model that answered it twice
+    with words and no call (agent/finish.py): the fields its arguments must have, and those the user's
+    words already fixed (the one task they name, by the reading the gate's --yes goes by)."""
+
+    name: str
+    must: tuple[str, ...] = ()
+    fixed: tuple[tuple[str, Any], ...] = ()
+
+
+_ONE_TOOL = {"add": OneTool("add_task"), "remember": OneTool("remember"), "plan": OneTool("plan_day", ("date",))}
+
+
+def one_tool(want: str, text: str, task: int | None = None) -> OneTool | None:
+    """The one tool that carries out this kind of request, when the words leave no choice of tool: adding a
+    task, remembering, planning a day (not finding time, not an event), and moving the one task the words
+    name (`task`) to a date they say. Completing is left out: "I called mum" may not mean it is done."""
     if want == "plan" and not _PLAN_DAY.search(text):
         return None
+    if want == "change":
+        if task is None or not _MOVE.search(text) or not _DATE.search(text):
+            return None
+        return OneTool("update_task", ("id", "due_date"), (("id", task),))
     return _ONE_TOOL.get(want)
 
 

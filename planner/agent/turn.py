@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from planner.agent.budget import Window
+from planner.agent.request import OneTool
 from planner.policy import Mandate, Refusal
 from planner.tools import CHANGES_EXISTING, READ_ONLY_TOOLS  # the tool facts, as each tool declared them
 
@@ -113,8 +114,7 @@ class Turn:
     critiques: list[str] = field(default_factory=list)
     reached: list[str] = field(default_factory=list)  # tool groups the model reached for (a tool not sent)
     groups: tuple[str, ...] = ()  # the tool groups sent with the latest model call (agent/request.py)
-    # the next model call gives this tool's arguments, as JSON to its schema, with these fields
-    forced: tuple[str, tuple[str, ...]] | None = None
+    forced: OneTool | None = None  # the next model call gives this tool's arguments, as JSON to its schema
     window: Window = field(default_factory=lambda: Window(8192, 1024))  # the context it works in (budget.py)
     mandate: Mandate | None = None  # which tasks the user's words name (intent.py), once read
     open_titles: dict[int, str] = field(default_factory=dict)  # the open tasks when the request began
