@@ -466,6 +466,9 @@ def test_any_spelling_of_an_open_tasks_title_is_a_copy_unless_the_user_asks_to_a
     copy = ToolCall("add_task", {"title": spelt})
     Guards("standard").screen(copy, Turn(text=unasked, open_titles={7: title}))
     assert copy.refusal and 'task 7 "' in copy.refusal and "complete_task with id 7" in copy.refusal
+    dated = ToolCall("add_task", {"title": f"{spelt} on Friday"})  # the same task with its day said after it
+    Guards("standard").screen(dated, Turn(text=unasked, open_titles={7: title}))
+    assert dated.refusal and 'task 7 "' in dated.refusal
     wanted = ToolCall("add_task", {"title": spelt})
     Guards("standard").screen(wanted, Turn(text=asked, open_titles={7: title}))
     assert wanted.refusal is None
@@ -562,3 +565,25 @@ def test_a_change_that_leaves_a_choice_is_never_forced(model, small, make_agent,
     model.script("main", {"content": "I will do it."}, {"content": "I will do it."})
     r = make_agent(reflect=False).run_turn(said)
     assert r.forced is None and r.correction == "Nothing was changed."
+
+
+@pytest.mark.parametrize(
+    "said", ["and pay the electricity bill on friday", "add renew the passport", "also book the flights to Lisbon"]
+)
+def test_a_copy_of_the_task_before_for_a_request_that_names_another_is_not_added(model, small, make_agent, ctx, said):
+    """What the real 1.5B did in the conversation eval: after "add call the bank tomorrow", it answered "and
+    pay the electricity bill on friday" with add_task "Call the bank tomorrow" again."""
+    model.script(
+        "main",
+        {"tool_calls": [call("add_task", title="Call the bank tomorrow", due_date="tomorrow")]},
+        {"content": "Added."},
+        {"tool_calls": [call("add_task", title="Call the bank tomorrow", due_date="friday")]},
+        {"tool_calls": [call("add_task", title="the other one", due_date="friday")]},
+        {"content": "Added."},
+    )
+    agent = make_agent(reflect=False)
+    agent.run_turn("add call the bank tomorrow")
+    r = agent.run_turn(said)
+    assert "name another task" in r.tool_calls[0]["result"]["error"]
+    assert r.tool_calls[1]["ok"]
+    assert [t["title"] for t in tasks(ctx.store)] == ["Call the bank", "the other one"]  # (its date, in the field)

@@ -331,15 +331,26 @@ class Guards:
 
     def _copy_of_open(self, c: ToolCall, turn: Turn) -> bool:
         """A new task with the title of one already open, where the user's words did not ask to add anything
-        ("I bought the milk", "push the car service to tomorrow"): a model that reaches for add_task when the
-        user meant the task they have. Not run; the result names the open task, so the model can use it."""
-        if c.name != "add_task" or not isinstance(c.args, dict) or "add" in wants(turn.text, turn.recent):
+        ("I bought the milk", "push the car service to tomorrow"), or asked to add another task ("and pay the
+        electricity bill on friday", after "add call the bank"): a model that reaches for add_task with the
+        task they have. Not run; the result names the open task, so the model can use it."""
+        if c.name != "add_task" or not isinstance(c.args, dict):
             return False
-        title = _words(c.args.get("title"))
-        same = [(i, t) for i, t in turn.open_titles.items() if title and _words(t) == title]
+        title = _undated(c.args.get("title"))
+        same = [(i, t) for i, t in turn.open_titles.items() if title and _undated(t) == title]
         if not same:
             return False
         i, t = same[0]
+        if "add" in wants(turn.text, turn.recent):
+            other = _own_words(turn.text) - _own_words(t)
+            if len(other) < 2 or len(other) < len(_own_words(turn.text)):  # "add it again", "add milk again"
+                return False
+            c.refused = Refusal.NOT_ASKED
+            c.refusal = (
+                f'task {i} "{t}" is already open, and the user\'s words name another task; nothing was added. '
+                "Call add_task again with the title in the user's words."
+            )
+            return True
         c.refused = Refusal.NOT_ASKED
         c.refusal = (
             f'task {i} "{t}" is already open, and the user did not ask to add another; nothing was added. '
@@ -467,6 +478,26 @@ _FILTER_PHRASES = {
     "due_after": "to tasks due after {}",
     "text": "to tasks mentioning {}",
 }
+
+
+_ASKING_WORDS = frozenset("add create put remind need must should new second another copy do again".split())
+
+
+def _own_words(text: str) -> set[str]:
+    """The words of a message that say what a task is (not "add", "again", dates or small words)."""
+    return {w for w in re.findall(r"\w+", text.casefold()) if w not in _ASKING_WORDS and w not in intent._STOP}
+
+
+_DATED = re.compile(
+    r"(?:\s+(?:on|by|due|for|this|next))?\s+(?:today|tonight|tomorrow|week|weekend|monday|tuesday|wednesday|"
+    r"thursday|friday|saturday|sunday|mon|tue|wed|thu|fri|sat|sun)$"
+)
+
+
+def _undated(value: Any) -> str:
+    """A title as its words without a day said at its end: "Call the bank tomorrow" is "call the bank"."""
+    words = _words(value)
+    return _DATED.sub("", words) or words
 
 
 def _words(value: Any) -> str:
