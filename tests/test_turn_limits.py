@@ -490,6 +490,7 @@ def test_a_small_model_that_twice_only_says_it_will_add_is_asked_for_the_calls_a
     model.script("main", {"content": said}, {"content": said}, {"content": json.dumps(arguments)}, {"content": "Done."})
     r = make_agent(reflect=False).run_turn("add write the quarterly report, it will take about 2 hours, due thursday")
     forced = model.chats("main")[2]
+    assert '"add write the quarterly report, it will take' in forced["messages"][-1]["content"]  # the words, quoted
     assert forced["format"]["properties"]["title"] and "tools" not in forced or not forced.get("tools")
     assert [(t["title"], t["due_date"]) for t in tasks(store)] == [("Write the quarterly report", "2026-12-03")]
     assert r.forced == "add_task" and r.tool_calls[0]["ok"] and r.correction is None

@@ -383,7 +383,8 @@ class Agent:
         a server's grammar keeps it): for a small model that was asked twice and still only said what it
         would do. The call is the model's own, and runs through the guards and the gate like any other."""
         turn.forced = tool
-        return self._ask_again(turn, guards, result, emit, reply, FORCED.format(tool=tool.name))
+        note = FORCED.format(tool=tool.name, request=turn.text.replace('"', "'"))  # the words, beside the answer
+        return self._ask_again(turn, guards, result, emit, reply, note)
 
     def _call_model(
         self,
