@@ -270,8 +270,9 @@ def test_words_shared_by_two_titles_name_both_alike_and_a_title_word_of_one_name
 
 
 def test_a_write_to_a_task_the_words_fit_alike_is_refused_by_the_guard_and_names_them_all():
-    turn = Turn(text="mark the call as done")
-    turn.mandate = intent.mandate(turn.text, {1: "call mom", 2: "call dad", 3: "buy milk"})
+    titles = {1: "call mom", 2: "call dad", 3: "buy milk"}
+    turn = Turn(text="mark the call as done", open_titles=titles)
+    turn.mandate = intent.mandate(turn.text, titles)
     c = ToolCall("complete_task", {"id": 2})
     Guards("standard").screen(c, turn)
     assert c.refusal and 'task 1 "call mom"' in c.refusal and 'task 2 "call dad"' in c.refusal

@@ -90,8 +90,9 @@ class Finish:
         if echoes(reply, note):  # parroted the nudge: say what ran instead
             reply = fallback_reply([c.entry() for c in self.turn.calls]) if self.turn.calls else ""
         missing = self.missing()
+        promised = unshowable(reply, self.names, self.turn.text) == PROMISE  # "I will add the report."
         tool = one_tool(missing[0], self.turn.text, self._one_task()) if missing and not self.turn.calls else None
-        if tool and self.force is not None and self.guards.small and not reply.rstrip().endswith("?"):
+        if tool and promised and self.force is not None and self.guards.small:
             # Asked twice and still no call at all: a small model that only says what it would do ("I will
             # add the report") is asked for the one tool's arguments, and that call runs as its own.
             self.result.forced = tool.name
@@ -117,12 +118,15 @@ class Finish:
         if any(c.refused for c in self.turn.calls):  # declined, nobody to ask, not asked: the user's call, not a miss
             return []
         done = {c.name for c in self.turn.calls if c.ok and c.ran}
-        wrote = any(c.ok and c.ran and c.mutating for c in self.turn.calls)
+        wrote = {c.name for c in self.turn.calls if c.ok and c.ran and c.mutating}
         out = []
         for want in wants(self.turn.text, self.turn.recent):
-            group = WANTS[want]
-            made = {n for n in done if n in TOOLS and TOOLS[n].group == group}
-            if not (made if want in ("plan", "remember") else wrote):
+            made = {n for n in done if n in TOOLS and TOOLS[n].group == WANTS[want]}
+            if want == "change":  # a change may be made by a plan's tool too (schedule_task), never by an add
+                made = wrote - {"add_task"}
+            elif want == "add":  # a task, or an appointment added to the calendar
+                made = {n for n in wrote if n in TOOLS and TOOLS[n].group in ("add", "plan")}
+            if not made:
                 out.append(want)
         return out
 

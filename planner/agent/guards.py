@@ -321,10 +321,12 @@ class Guards:
         if m is None or c.name not in TARGETED or c.task_id is None:
             return False
         words = m.remove if c.name == "delete_task" else m.change | m.remove
-        if c.task_id not in words.alike or words.everything or words.sets:
+        # only the tasks this call could act on: a finished "call mom" is no choice for completing a call
+        alike = words.alike if c.name in ("reopen_task", "delete_task") else words.alike & set(turn.open_titles)
+        if c.task_id not in alike or len(alike) < 2 or words.everything or words.sets:
             return False
-        c.which = tuple(t for i, t in m.titles if i in words.alike)
-        fits = ", ".join(f'task {i} "{t}"' for i, t in m.titles if i in words.alike)
+        c.which = tuple(t for i, t in m.titles if i in alike)
+        fits = ", ".join(f'task {i} "{t}"' for i, t in m.titles if i in alike)
         c.refused = Refusal.NOT_ASKED
         c.refusal = f"the user's words fit {fits} alike; nothing was changed. Ask the user which one they mean."
         return True

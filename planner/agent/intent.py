@@ -290,7 +290,11 @@ def _by_title(wanted: set[str], tasks: Titles) -> tuple[set[int], set[int]]:
     alike: set[int] = set()
     for words in {frozenset(held[tid]) for tid in found}:
         same = {tid for tid in found if held[tid] == words}
-        if len({" ".join(_WORD.findall(tasks[tid].lower())) for tid in same}) > 1:
+        # one title said whole ("complete call mom" beside "call mom back") is that one, no guess
+        whole = [
+            tid for tid in same if {_stem(w) for w in _WORD.findall(tasks[tid].lower()) if _significant(w)} <= wanted
+        ]
+        if len({" ".join(_WORD.findall(tasks[tid].lower())) for tid in same}) > 1 and len(whole) != 1:
             alike |= same
     return found, alike
 

@@ -453,10 +453,19 @@ class Agent:
     def _forced_call(self, messages: list[Message], forced: OneTool) -> ChatResult:
         # The arguments as JSON to the tool's own schema, with the fields it must have, and those the user's
         # words fixed held to their one value; anything else is a reply in words, as it was.
-        tool, schema = forced.name, TOOLS[forced.name].parameters
-        properties = schema["properties"] | {k: {**schema["properties"][k], "enum": [v]} for k, v in forced.fixed}
-        required = list(dict.fromkeys([*schema.get("required", []), *forced.must]))
-        schema = {**schema, "properties": properties, "required": required}
+        tool, given = forced.name, TOOLS[forced.name].parameters["properties"]
+        properties = {k: dict(given[k]) for k in forced.fields}  # only these: no field nobody asked for
+        for k, v in forced.fixed:
+            properties[k]["enum"] = [v]
+        for k in forced.must:
+            if properties[k].get("type") == "string":
+                properties[k]["minLength"] = 1  # an empty date would clear one, an empty title is no task
+        schema = {
+            "type": "object",
+            "properties": properties,
+            "required": list(forced.must),
+            "additionalProperties": False,
+        }
         reply = self.llm.chat_json(
             self.config.model,
             messages,

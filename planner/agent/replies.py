@@ -196,7 +196,8 @@ def unshowable(reply: str, names: set[str], request: str = "") -> str | None:
     if len(named) >= 2 and not _ASKS_TOOLS.search(request):
         return "a list of tools"
     said = _INTERJECTION.sub("", text)
-    if _PROMISE.match(said) and len(said) <= 120 and not re.search(r"[.!?]\s+\S", said):
+    one = len(said) <= 120 and not re.search(r"[.!]\s+\S", said) and "?" not in said  # a question is the user's
+    if one and _PROMISE.match(said) and not _TO_THE_USER.search(said):
         return PROMISE
     return None
 
@@ -205,10 +206,13 @@ PROMISE = "a promise, not an answer"
 # "I will list all tasks.", "Let me check your calendar.", "To add a task for the report, ...": one sentence
 # saying what would be done, said instead of doing it (seen on the real 1.5B, docs/evals.md). "I'll remember
 # that" is left alone: the memory keeper saves a fact told without any call.
+_TO_THE_USER = re.compile(
+    r"\b(tell me|let me know|just|you can|you could|you need|you should|if you)\b", re.I
+)  # "To add a task, just tell me its title."
 _INTERJECTION = re.compile(r"^\s*(?:(?:sure|ok(?:ay)?|alright|of course|certainly)\b\W*)+", re.I)
 _PROMISE = re.compile(
     r"^\s*(?:i will|i'll|i am going to|i'm going to|let me|"
-    r"i need to|i can|to)\s+(?:now\s+)?(?:list|show|check|look|add|create|plan|mark|move|change|update|delete|remove|"
+    r"i need to|to)\s+(?:now\s+)?(?:list|show|check|look|add|create|plan|mark|move|change|update|delete|remove|"
     r"complete|find|get|fetch|schedule|set|see|display|go through|retrieve|search)\b",
     re.I,
 )

@@ -149,15 +149,38 @@ def _found(pattern: re.Pattern[str], text: str) -> str | None:
     return m.group(0).strip().lower() if m else None
 
 
+# Where a message says several things: "add milk, and tag the report work"
+_CLAUSES = re.compile(r"[,;.!]+\s*|\s+(?:and|then|also)\s+", re.I)
+# Adding to a task that is there, not a new task: "add a note to the dentist task", "put the report on friday"
+_TO_A_TASK = re.compile(
+    r"\b(?:add|put)\s+(?:a |an |the )?(?:tags?|notes?|labels?|estimates?|subtasks?|steps?|due date|deadline|"
+    r"priority|reminders?|\d+\s*(?:minutes?|mins?|hours?|hrs?))\b|\b(?:add|put)\b.*\b(?:to|on|onto|into)\s+"
+    r"(?:the|my|that|this)\s+\w+",
+    re.I,
+)
+
+
+_NAMES_A_TASK = re.compile(r"\b(?:the|my|that|this|our)\s+\w+", re.I)
+
+
+def _beside_adding(text: str) -> str:
+    """Of a message that adds a task, the clauses about a task that is there: beside a verb of adding, a
+    clause that names a task ("and tag the report work") speaks of one that is there; one that does not
+    ("it will take about 2 hours", "due thursday", "urgent"), of the new task's fields."""
+    clauses = [c for c in _CLAUSES.split(text) if c.strip()] or [text]
+    return " ".join(c for c in clauses if not _ADD.search(c) and _NAMES_A_TASK.search(c))
+
+
 def _reasons(text: str) -> dict[str, str]:
     """The groups the words of one message call for (besides read), each with the words that did."""
     out: dict[str, str] = {}
     question = _question(text)
     add = None if question else _found(_ADD, text)
+    other = _beside_adding(text) if add else text
     if not question:
         if add:
             out["add"] = f'the words ask: "{add}"'
-        if said := _found(_CHANGE, text) or (None if add else _found(_FIELDS, text)):
+        if said := _found(_CHANGE, text) or _found(_FIELDS, other) or (_found(_TO_A_TASK, text) if add else None):
             out["change"] = f'the words ask: "{said}"'
         elif add:
             pass
@@ -165,8 +188,11 @@ def _reasons(text: str) -> dict[str, str]:
             out["change"] = f'tells of something done: "{did.group(1).lower()}"'
         elif _DATE.search(text) and not _SMALL_TALK.match(text) and not _PLAN_ASK.search(text):
             out["add"] = out["change"] = f'a date: "{_found(_DATE, text)}"'  # a new task's, or one's new date
-    if (said := _found(_PLAN, text)) and not (add and _ESTIMATE.match(said) and not _PLAN_ASK.search(text)):
-        out["plan"] = f'the words ask: "{said}"'
+    plan = _found(_PLAN, other) or _found(_PLAN_ASK, text)
+    if not plan and (said := _found(_PLAN, text)) and not _ESTIMATE.match(said):  # "about 2 hours": its estimate
+        plan = said
+    if plan:
+        out["plan"] = f'the words ask: "{plan}"'
     if said := _found(_REMEMBER, text):
         out["memory"] = f'about the user: "{said}"'
     elif question and not _TASK_WORDS.search(text) and not _SMALL_TALK.match(text):
@@ -175,6 +201,8 @@ def _reasons(text: str) -> dict[str, str]:
         out["lookup"] = f'the words ask: "{said}"'
     if not out and not question and not _SMALL_TALK.match(text):  # "water the plants": a task, said bare
         out["add"] = out["change"] = "a request, not a question"
+    for want in wants(text):  # what the words ask to do always comes with the tools that do it
+        out.setdefault(WANTS[want], f"the words ask to {want}")
     return out
 
 
@@ -232,34 +260,49 @@ _PLAN_DAY = re.compile(
 )
 # A new date for a task: "move the report to friday", "push it to next week", "actually it's on thursday"
 _MOVE = re.compile(
-    r"\b(mov(?:e|es|ing)|push\w*|postpon\w*|reschedul\w*|shift\w*|bump\w*|(?:is|it'?s) (?:now )?(?:due|on))\b", re.I
+    r"\b(move|moved|push|pushed|postpone\w*|reschedule\w*|bump|(?:is|it'?s) (?:now )?(?:due|on))\b", re.I
+)
+# Words that ask for another change too, or take the request back: no one tool then
+_NOT_ONE = re.compile(
+    r"\b(delet\w*|remov\w*|cancel\w*|complet\w*|finish\w*|mark\w*|done|renam\w*|tag\w*|priorit\w*|urgent|"
+    r"don'?t|do not|never ?mind|no need|not|nothing|instead|or)\b|\?",
+    re.I,
 )
 
 
 @dataclass(frozen=True)
 class OneTool:
     """The one tool that carries out a request, for the last ask of a small model that answered it twice
-    with words and no call (agent/finish.py): the fields its arguments must have, and those the user's
-    words already fixed (the one task they name, by the reading the gate's --yes goes by)."""
+    with words and no call (agent/finish.py): the arguments it may have (no other is asked of the model),
+    those it must have, and those the user's words already fixed (the one task they name, by the reading
+    the gate's --yes goes by)."""
 
     name: str
+    fields: tuple[str, ...]
     must: tuple[str, ...] = ()
     fixed: tuple[tuple[str, Any], ...] = ()
 
 
-_ONE_TOOL = {"add": OneTool("add_task"), "remember": OneTool("remember"), "plan": OneTool("plan_day", ("date",))}
+_ONE_TOOL = {
+    "add": OneTool("add_task", ("title", "due_date", "due_time", "estimate"), ("title",)),
+    "remember": OneTool("remember", ("fact",), ("fact",)),
+    "plan": OneTool("plan_day", ("date",), ("date",)),
+}
 
 
 def one_tool(want: str, text: str, task: int | None = None) -> OneTool | None:
     """The one tool that carries out this kind of request, when the words leave no choice of tool: adding a
     task, remembering, planning a day (not finding time, not an event), and moving the one task the words
-    name (`task`) to a date they say. Completing is left out: "I called mum" may not mean it is done."""
+    name (`task`) to a date they say. Completing is left out: "I called mum" may not mean it is done; so
+    is a message that asks for something else too, takes it back ("don't add it") or asks a question."""
+    if _NOT_ONE.search(text) or len(wants(text)) > 1:
+        return None
     if want == "plan" and not _PLAN_DAY.search(text):
         return None
     if want == "change":
         if task is None or not _MOVE.search(text) or not _DATE.search(text):
             return None
-        return OneTool("update_task", ("id", "due_date"), (("id", task),))
+        return OneTool("update_task", ("id", "due_date"), ("id", "due_date"), (("id", task),))
     return _ONE_TOOL.get(want)
 
 
@@ -275,7 +318,8 @@ def wants(text: str, recent: Sequence[str] = ()) -> tuple[str, ...]:
         out.append("plan")
     if _ADD_ASK.search(text) and "remember" not in out:
         out.append("add")
-    if _CHANGE_ASK.search(text) or _DID.search(text):
+    said = _beside_adding(text) if "add" in out else text  # "add milk, urgent" asks for no change
+    if _CHANGE_ASK.search(said) or _DID.search(said):
         out.append("change")
     if not out and recent and _GOES_ON.match(text) and (_DATE.search(text) or len(text.split()) <= 6):
         out += [w for w in wants(recent[-1]) if w in ("add", "change")] or (["change"] if _DATE.search(text) else [])

@@ -43,7 +43,7 @@ from planner.memory.errors import LongTermMemoryError
 from planner.memory.history import SUMMARY_HEADER
 from planner.memory.scenes import Scenes
 from planner.memory.scoring import SAME_WORDS, same_fact, word_overlap
-from planner.memory.search import AUTO_RECALL_COSINE, Search
+from planner.memory.search import AUTO_RECALL_COSINE, Ranked, Search
 from planner.memory.vectors import Embedder, VectorIndex, pack, row_batches, unpack_rows
 from planner.model.base import ModelError
 from planner.periods import happened
@@ -114,7 +114,7 @@ class LongTermMemory(Search):
         self._loaded = False
         self._lock = threading.Lock()  # loading, and read-modify-write of cells
         self._version = 0  # bumped on every write, so a shared search is never stale
-        self._searches: dict[tuple[Any, ...], list[dict[str, Any]]] = {}  # this turn's searches
+        self._searches: dict[tuple[Any, ...], Ranked] = {}  # this turn's searches
         self._context: list[str] = []  # what the user said just before this turn (begin_turn)
         self._pool = None  # the keyword search's thread, started by the first large search
 

@@ -71,7 +71,7 @@ def _turn(row: Any) -> dict[str, Any]:
     return out | ({"speaker": row["speaker"]} if row["speaker"] else {})
 
 
-class _Ranked:
+class Ranked:
     """One search's best candidates, ranked on numbers alone; the hits are made (text read, turns around each)
     only as far as someone asks: automatic recall wants 3, the recall tool up to 20 of the same search."""
 
@@ -87,11 +87,13 @@ class _Ranked:
         self.search, self.order, self.qv, self.cosine, self.keyword = search, order, qv, cosine, keyword
         self.around = around  # the turns around the candidates the search read already, by id
         self.made: list[dict[str, Any]] = []
+        self.read = 0  # how far into order the hits are made (a row forgotten meanwhile makes none)
 
     def hits(self, k: int) -> list[dict[str, Any]]:
         """The best k hits (fewer when the search found fewer)."""
-        if len(self.made) < min(k, len(self.order)):
-            more = self.order[len(self.made) : k]
+        while len(self.made) < k and self.read < len(self.order):
+            more = self.order[self.read : self.read + k - len(self.made)]
+            self.read += len(more)
             self.made += self.search._hits(self, more)
         return self.made[:k]
 
@@ -114,7 +116,7 @@ class Search:
     scenes: Scenes
     today: Callable[[], dt.date]
     _version: int
-    _searches: dict[tuple[Any, ...], list[dict[str, Any]]]
+    _searches: dict[tuple[Any, ...], Ranked]
     _context: list[str]
     _pool: ThreadPoolExecutor | None
 
@@ -184,7 +186,7 @@ class Search:
             self._searches[key] = self._search(query, max(k, SHARED_K))
         return [dict(h) for h in self._searches[key].hits(k)]
 
-    def _search(self, query: str, k: int) -> _Ranked:
+    def _search(self, query: str, k: int) -> Ranked:
         today = self.today()
         asked = in_question(query, today)
         text = with_context(query, self._context)  # the period's words too: leaving them out measured worse
@@ -210,7 +212,7 @@ class Search:
             kw = kw + [(i, s) for i, s in more if i in present][:WITHIN]
         fused = fuse(vec, kw, KEYWORD_WEIGHT)
         if not fused:
-            return _Ranked(self, [], qv, {}, set(), {})
+            return Ranked(self, [], qv, {}, set(), {})
         self._add_names_hop(fused, text)
         around = self._add_neighbours(fused)
         if qv is not None:
@@ -230,9 +232,9 @@ class Search:
             near.sort(key=lambda r: r[1], reverse=asked.order == "last")
             ranked = near + ranked[len(near) :]
         best = [(score, id_) for score, _, id_ in ranked[:k]]
-        return _Ranked(self, best, qv, dict(vec), {i for i, _ in kw}, around)
+        return Ranked(self, best, qv, dict(vec), {i for i, _ in kw}, around)
 
-    def _hits(self, ranked: _Ranked, best: list[tuple[float, int]]) -> list[dict[str, Any]]:
+    def _hits(self, ranked: Ranked, best: list[tuple[float, int]]) -> list[dict[str, Any]]:
         """The hits as a search shows them, for these (score, id): the text and the turns around each read."""
         today, cosine = self.today(), ranked.cosine
         missing = [i for _, i in best if i not in cosine]
