@@ -652,3 +652,24 @@ def test_an_add_does_not_stand_for_a_change_asked_beside_it(model, make_agent, c
     )
     r = make_agent(reflect=False, guards="standard").run_turn("add milk and move the report to friday")
     assert "change" in r.steps[0]["groups"] and r.nudged and r.correction == "Nothing was changed."
+
+
+@pytest.mark.parametrize(
+    ("said", "forced"),
+    [
+        ("add write the quarterly report, due thursday", "add_task"),  # an order: forced whatever the reply says
+        ("I have to say, this planner is great", None),  # read as an add, but no order and no promise
+    ],
+)
+def test_an_order_is_asked_for_its_call_even_when_the_reply_is_no_promise(
+    model, small, make_agent, store, said, forced
+):
+    model.script(
+        "main",
+        {"content": "I did not add the task."},
+        {"content": "I did not add the task."},
+        {"content": '{"title": "Write the quarterly report", "due_date": "thursday"}'},
+        {"content": "ok"},
+    )
+    r = make_agent(reflect=False).run_turn(said)
+    assert r.forced == forced and len(tasks(store)) == (1 if forced else 0)

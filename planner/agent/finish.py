@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from planner.agent.claims import unbacked, what_changed, without_tool_talk
 from planner.agent.guards import Guards
 from planner.agent.replies import PROMISE, echoes, fallback_reply, unshowable
-from planner.agent.request import WANTS, OneTool, one_tool, wants
+from planner.agent.request import WANTS, OneTool, an_order, one_tool, wants
 from planner.agent.turn import Turn, TurnResult
 from planner.prompts import CLAIM_PROMPT, NOT_DONE, NOTHING_DONE, NUDGE, NUDGE_DONE, PROMISED, REPHRASE, WHICH
 from planner.tools import TOOLS
@@ -90,9 +90,10 @@ class Finish:
         if echoes(reply, note):  # parroted the nudge: say what ran instead
             reply = fallback_reply([c.entry() for c in self.turn.calls]) if self.turn.calls else ""
         missing = self.missing()
-        promised = unshowable(reply, self.names, self.turn.text) == PROMISE  # "I will add the report."
+        # the model said it would ("I will add the report."), or the user's words are an order ("add ...")
+        meant = unshowable(reply, self.names, self.turn.text) == PROMISE or an_order(self.turn.text)
         tool = one_tool(missing[0], self.turn.text, self._one_task()) if missing and not self.turn.calls else None
-        if tool and promised and self.force is not None and self.guards.small:
+        if tool and meant and not reply.rstrip().endswith("?") and self.force is not None and self.guards.small:
             # Asked twice and still no call at all: a small model that only says what it would do ("I will
             # add the report") is asked for the one tool's arguments, and that call runs as its own.
             self.result.forced = tool.name

@@ -290,6 +290,20 @@ _ONE_TOOL = {
 }
 
 
+# A message that opens with the verb of what it asks ("add ...", "actually move ...", "plan my day ..."): an
+# order, not "I have to say, this planner is great"
+_ORDER = re.compile(
+    r"^\W*(?:(?:and|also|oh|ok(?:ay)?|so|actually|please|now)\W+)*(?:add|create|remind me|put|schedule|plan|move|"
+    r"push|postpone|reschedule|bump|remember)\b",
+    re.I,
+)
+
+
+def an_order(text: str) -> bool:
+    """The message opens with the verb of what it asks: an order to the planner."""
+    return bool(_ORDER.match(text))
+
+
 def one_tool(want: str, text: str, task: int | None = None) -> OneTool | None:
     """The one tool that carries out this kind of request, when the words leave no choice of tool: adding a
     task, remembering, planning a day (not finding time, not an event), and moving the one task the words
