@@ -218,10 +218,16 @@ def test_in_small_a_parroted_note_becomes_what_ran(model, small, make_agent, sto
 
 def test_a_request_for_a_change_asks_once_and_a_false_claim_is_never_shown_as_true(model, small, make_agent, store):
     # The nudge (the request asked to add, nothing was added) is the one more ask; the claim check asks no more.
-    model.script("main", {"content": "Added buy milk to your list."}, {"content": "Sorry, I could not do that."})
+    # (The small profile's last ask for add_task's arguments follows; here it comes back cut short.)
+    model.script(
+        "main",
+        {"content": "Added buy milk to your list."},
+        {"content": "Sorry, I could not do that."},
+        {"content": '{"title": "bu', "done_reason": "length"},
+    )
     r = make_agent(reflect=False).run_turn("add buy milk")
-    assert r.nudged and not r.reasked and len(model.chats("main")) == 2 and tasks(store) == []
-    assert r.reply == "Sorry, I could not do that." and r.correction == "Nothing was added."
+    assert r.nudged and not r.reasked and len(model.chats("main")) == 3 and tasks(store) == []
+    assert r.forced == "add_task" and r.correction == "Nothing was added."
 
 
 def test_in_standard_a_false_claim_is_not_asked_again_but_never_shown_as_true(model, make_agent, store):

@@ -27,7 +27,7 @@ def test_a_request_shows_the_tool_trace_and_the_reply(fake, spawn):
     )
     child = spawn("--no-reflect")
     assert "0 open tasks, 0 overdue" in child.before and "Try:" in child.before
-    child.sendline("add buy milk for tomorrow")
+    child.sendline("add buy milk for tomorrow, and mark task 9 done")
     child.expect('add_task\\(title="buy milk", due_date="2026-12-02"\\) ✓')
     child.expect("complete_task\\(id=9\\) ✗ no task with id=9")
     child.expect("for tomorrow")  # rendered as Markdown: "buy milk" is bold

@@ -641,35 +641,3 @@ def test_a_question_to_the_user_is_never_taken_for_a_promise(model, small, make_
     model.script("main", {"content": q})
     r = make_agent(reflect=False).run_turn("add the report")
     assert r.reply == q and tasks(store) == [] and r.forced is None
-
-
-def test_an_add_does_not_stand_for_a_change_asked_beside_it(model, make_agent, ctx):
-    from planner.tools import dispatch
-
-    dispatch(ctx, "add_task", {"title": "the report"})
-    model.script(
-        "main", {"tool_calls": [call("add_task", title="milk")]}, {"content": "Added milk."}, {"content": "Added milk."}
-    )
-    r = make_agent(reflect=False, guards="standard").run_turn("add milk and move the report to friday")
-    assert "change" in r.steps[0]["groups"] and r.nudged and r.correction == "Nothing was changed."
-
-
-@pytest.mark.parametrize(
-    ("said", "forced"),
-    [
-        ("add write the quarterly report, due thursday", "add_task"),  # an order: forced whatever the reply says
-        ("I have to say, this planner is great", None),  # read as an add, but no order and no promise
-    ],
-)
-def test_an_order_is_asked_for_its_call_even_when_the_reply_is_no_promise(
-    model, small, make_agent, store, said, forced
-):
-    model.script(
-        "main",
-        {"content": "I did not add the task."},
-        {"content": "I did not add the task."},
-        {"content": '{"title": "Write the quarterly report", "due_date": "thursday"}'},
-        {"content": "ok"},
-    )
-    r = make_agent(reflect=False).run_turn(said)
-    assert r.forced == forced and len(tasks(store)) == (1 if forced else 0)

@@ -119,15 +119,11 @@ class Finish:
         if any(c.refused for c in self.turn.calls):  # declined, nobody to ask, not asked: the user's call, not a miss
             return []
         done = {c.name for c in self.turn.calls if c.ok and c.ran}
-        wrote = {c.name for c in self.turn.calls if c.ok and c.ran and c.mutating}
+        wrote = any(c.ok and c.ran and c.mutating for c in self.turn.calls)
         out = []
         for want in wants(self.turn.text, self.turn.recent):
             made = {n for n in done if n in TOOLS and TOOLS[n].group == WANTS[want]}
-            if want == "change":  # a change may be made by a plan's tool too (schedule_task), never by an add
-                made = wrote - {"add_task"}
-            elif want == "add":  # a task, or an appointment added to the calendar
-                made = {n for n in wrote if n in TOOLS and TOOLS[n].group in ("add", "plan")}
-            if not made:
+            if not (made if want in ("plan", "remember") else wrote):  # any write stands for an add or a change
                 out.append(want)
         return out
 

@@ -203,6 +203,8 @@ def _reasons(text: str) -> dict[str, str]:
         out["add"] = out["change"] = "a request, not a question"
     for want in wants(text):  # what the words ask to do always comes with the tools that do it
         out.setdefault(WANTS[want], f"the words ask to {want}")
+    if "change" in out:  # a change may need a task made first ("dentist friday 3pm, then move it"): add comes too
+        out.setdefault("add", "with the tools that change tasks")
     return out
 
 
