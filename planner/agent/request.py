@@ -182,7 +182,7 @@ def _reasons(text: str) -> dict[str, str]:
             out["add"] = f'the words ask: "{add}"'
         if said := _found(_CHANGE, text) or _found(_FIELDS, other) or (_found(_TO_A_TASK, text) if add else None):
             out["change"] = f'the words ask: "{said}"'
-        elif add:
+        elif add:  # a verb of adding and no change: the dates and fields are the new task's own
             pass
         elif (did := _DID.search(text)) is not None:
             out["change"] = f'tells of something done: "{did.group(1).lower()}"'
