@@ -89,7 +89,9 @@ NOT_DONE = {
 # The one more ask when a reply was JSON, tool markup or a list of tools, with no tool result to say instead.
 REPHRASE = "Answer the user in one or two plain sentences, without JSON, markup or tool names."
 # The last ask of a small model that twice made no call a request needed: its arguments, as JSON to the schema.
-FORCED = 'Make the {tool} call for the user\'s request "{request}" now: give its arguments, from those words.'
+FORCED = 'The user said "{request}". Give {what} now, as JSON, in the user\'s own words.'
+# The one more ask when a reply was an earlier reply word for word (agent/replies.py `stale`).
+ANSWER_THIS = 'That is what you said to an earlier message. Answer the user\'s message now: "{request}"'
 # The one more ask when a reply only said what it would do ("I will list all tasks.") and no call ran.
 PROMISED = "You said what you would do, but did not do it. Make the tool call now, or answer the user in one sentence."
 CONTEXT_FULL = (

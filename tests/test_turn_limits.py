@@ -603,6 +603,115 @@ def test_a_copy_of_the_task_before_for_a_request_that_names_another_is_not_added
     assert [t["title"] for t in tasks(ctx.store)] == ["Call the bank", "the other one"]  # (its date, in the field)
 
 
+def test_the_week_session_as_the_1_5b_answered_it(model, small, make_agent, store):
+    """session-week on the real 1.5B (temperature 0): "and pay the electricity bill on friday" answered twice
+    with a claim and no call, and "actually the bank call is on thursday" twice with a restatement. The first
+    goes on from an order to add, the second gives the one task it names a new date: each is asked for its
+    one tool's arguments, and runs."""
+    claimed = 'I added a task to the list: "Pay the electricity bill on Friday" with a due date of Friday 2026-12-04.'
+    restated = "I will call the bank tomorrow, and pay the electricity bill on Friday."
+    model.script(
+        "main",
+        {"tool_calls": [call("add_task", title="Call the bank tomorrow", due_date="2026-12-02")]},
+        {"content": 'I added "Call the bank tomorrow", due Wednesday.'},
+        {"content": claimed},
+        {"content": claimed},
+        {"content": '{"title": "Pay the electricity bill", "due_date": "friday"}'},
+        {"content": claimed},
+        {"content": restated},
+        {"content": restated},
+        {"content": '{"id": 1, "due_date": "thursday"}'},
+        {"content": restated},
+    )
+    agent = make_agent(reflect=False)
+    lines = [
+        "add call the bank tomorrow",
+        "and pay the electricity bill on friday",
+        "actually the bank call is on thursday",
+    ]
+    results = [agent.run_turn(line) for line in lines]
+    assert [r.forced for r in results] == [None, "add_task", "update_task"]
+    assert [r.correction for r in results] == [None] * 3
+    assert [(t["title"], t["due_date"]) for t in tasks(store)] == [
+        ("Call the bank", "2026-12-03"),
+        ("Pay the electricity bill", "2026-12-04"),
+    ]
+    assert "electricity" in results[1].reply and "2026-12-03" in results[2].reply
+
+
+@pytest.mark.parametrize(
+    ("before", "said"),
+    [
+        ("what's on my list?", "and pay the electricity bill on friday"),  # goes on from a question: no order
+        ("add call the bank tomorrow", "I have to say, this planner is great"),  # no "and": not going on
+        ("add call the bank tomorrow", "and thanks!"),  # asks for nothing
+    ],
+)
+def test_only_what_goes_on_from_an_order_is_one(before, said):
+    from planner.agent.request import an_order
+
+    assert not an_order(said, [before])
+    assert an_order("and pay the electricity bill on friday", ["add call the bank tomorrow"])
+    assert an_order("oh and also the gym on thursday", ["put the dentist on my list for monday"])
+
+
+def test_the_sister_session_as_the_1_5b_answered_it(model, small, make_agent, store):
+    """session-sister on the real 1.5B: asked for add_task's arguments it gave "add_task" as the title, and it
+    answered "where does my sister live?" with its reply to the fact before. The first is not written and the
+    user is told; the second is asked once more, with the user's words."""
+    fact = "I added a new fact about Ana living in Lisbon now."
+    model.script(
+        "main",
+        {"tool_calls": [call("remember", fact="Ana lives in Lisbon now")]},
+        {"content": fact},
+        {"content": "I will add visit Ana on Saturday."},
+        {"content": "I will add visit Ana on Saturday."},
+        {"content": '{"title": "add_task", "due_date": "saturday"}'},
+        {"content": "Added."},
+        {"content": fact},
+        {"content": "Your sister Ana lives in Lisbon."},
+    )
+    agent = make_agent(reflect=False)
+    lines = ["my sister Ana lives in Lisbon now", "add visit Ana on saturday", "where does my sister live?"]
+    results = [agent.run_turn(line) for line in lines]
+    forced = model.chats("main")[4]["messages"][-1]["content"]
+    assert "add_task" not in forced and '"add visit Ana on saturday"' in forced  # the ask names no tool
+    assert tasks(store) == [] and results[1].correction == "Nothing was added."
+    assert "name of a tool" in results[1].tool_calls[0]["result"]["error"]
+    assert results[2].reply == "Your sister Ana lives in Lisbon." and results[2].correction is None
+    assert "earlier message" in model.chats("main")[7]["messages"][-1]["content"]
+
+
+@pytest.mark.parametrize(
+    ("said", "asked", "stale"),
+    [
+        ("I added a new fact about Ana living in Lisbon now.", "where does my sister live?", True),
+        ("You're welcome, anytime!", "thank you so much", False),  # short: may rightly come again
+        ("You have two open tasks: milk and rent.", "what's on my list?", False),  # the same question again
+        ("You have two open tasks: milk and rent.", "and what is on it now?", True),
+    ],
+)
+def test_an_earlier_reply_again_is_no_answer_to_a_new_message(said, asked, stale):
+    from planner.agent.replies import stale as is_stale
+
+    assert is_stale(said, ["Hello!", said], asked, ["hi", "what's on my list?"]) is stale
+
+
+def test_a_title_that_is_a_tool_name_is_written_only_when_the_user_said_it(model, make_agent, store):
+    model.script(
+        "main",
+        {"tool_calls": [call("add_task", title="add_task")]},
+        {"content": "Nothing was added."},
+        {"tool_calls": [call("add_task", title="add_task")]},
+        {"content": "Added."},
+    )
+    agent = make_agent(reflect=False)
+    agent.run_turn("add read the report")
+    assert tasks(store) == []
+    agent.run_turn("add a task called add_task")
+    assert [t["title"] for t in tasks(store)] == ["add_task"]
+
+
 # ---------------------------------------------------------------- found in review: what must never be forced or guessed
 
 

@@ -8,7 +8,7 @@
     checked        the reply claims a change no call made (claims.py): in the small profile the model is
                    asked once more; a claim still unbacked gets a line saying what did change
     showable       a reply that is JSON, tool markup, a list of tools or a promise instead of an answer
-                   (replies.py `unshowable`) is said
+                   (replies.py `unshowable`), or an earlier reply word for word (`stale`), is said
                    from the tool results, or the model is asked once more for a sentence
 
 Each asks the model at most once, through `ask` (the loop's one more attempt, with a note said for this
@@ -24,10 +24,20 @@ from dataclasses import dataclass
 
 from planner.agent.claims import unbacked, what_changed, without_tool_talk
 from planner.agent.guards import Guards
-from planner.agent.replies import PROMISE, echoes, fallback_reply, unshowable
+from planner.agent.replies import PROMISE, STALE, echoes, fallback_reply, stale, unshowable
 from planner.agent.request import WANTS, OneTool, an_order, one_tool, wants
 from planner.agent.turn import Turn, TurnResult
-from planner.prompts import CLAIM_PROMPT, NOT_DONE, NOTHING_DONE, NUDGE, NUDGE_DONE, PROMISED, REPHRASE, WHICH
+from planner.prompts import (
+    ANSWER_THIS,
+    CLAIM_PROMPT,
+    NOT_DONE,
+    NOTHING_DONE,
+    NUDGE,
+    NUDGE_DONE,
+    PROMISED,
+    REPHRASE,
+    WHICH,
+)
 from planner.tools import TOOLS
 
 log = logging.getLogger("planner")
@@ -46,6 +56,8 @@ class Finish:
 
     def checked(self, reply: str) -> str:
         """The final reply checked against what ran: a claimed change that did not happen is never shown as true."""
+        if self._stale(reply):  # an earlier reply again: `showable` asks for an answer to this message
+            return reply
         missing = unbacked(reply, self.turn.calls)
         if (
             missing and self.guards.small and not self.result.nudged
@@ -90,9 +102,15 @@ class Finish:
         if echoes(reply, note):  # parroted the nudge: say what ran instead
             reply = fallback_reply([c.entry() for c in self.turn.calls]) if self.turn.calls else ""
         missing = self.missing()
-        # the model said it would ("I will add the report."), or the user's words are an order ("add ...")
-        meant = unshowable(reply, self.names, self.turn.text) == PROMISE or an_order(self.turn.text)
         tool = one_tool(missing[0], self.turn.text, self._one_task()) if missing and not self.turn.calls else None
+        # the model said it would ("I will add the report."), the user's words are an order ("add ...", "and
+        # pay the bill friday" after one), or they give the one task they name a new date ("actually the bank
+        # call is on thursday": one_tool reads that only where the words name one task and say a date)
+        meant = (
+            unshowable(reply, self.names, self.turn.text) == PROMISE
+            or an_order(self.turn.text, self.turn.recent)
+            or (tool is not None and tool.name == "update_task")
+        )
         if tool and meant and not reply.rstrip().endswith("?") and self.force is not None and self.guards.small:
             # Asked twice and still no call at all: a small model that only says what it would do ("I will
             # add the report") is asked for the one tool's arguments, and that call runs as its own.
@@ -127,10 +145,16 @@ class Finish:
                 out.append(want)
         return out
 
+    def _stale(self, reply: str) -> bool:
+        """The reply is one the planner gave an earlier message, word for word, and this turn made no call."""
+        return not self.turn.calls and stale(reply, self.turn.answered, self.turn.text, self.turn.recent)
+
     def showable(self, reply: str) -> str:
         """A reply that is JSON, tool markup or a tool list is never shown as it is: it is said from the tool
         results, or the model is asked once more; failing that, the reply without its tool talk."""
         why = unshowable(reply, self.names, self.turn.text)
+        if not why and self._stale(reply):
+            why = STALE
         if self.guards.profile == "off" or not why:
             return reply
         log.info("reply not shown as it is (%s): %r", why, reply[:200])
@@ -138,10 +162,16 @@ class Finish:
             return fallback_reply([c.entry() for c in self.turn.calls])
         if why == PROMISE and self.result.nudged:  # asked once already: the line under the reply says what was not done
             return reply
-        note = PROMISED if why == PROMISE else REPHRASE
+        if why == STALE and self.result.nudged:  # asked once already: an old answer is no answer to this
+            return NOTHING_DONE
+        note = {PROMISE: PROMISED, STALE: ANSWER_THIS.format(request=self.turn.text.replace('"', "'"))}.get(
+            why, REPHRASE
+        )
         again = self.ask(reply, note)
-        if not unshowable(again, self.names, self.turn.text) and not echoes(again, note):
-            return again
+        if not unshowable(again, self.names, self.turn.text) and not echoes(again, note) and not self._stale(again):
+            return self.checked(again) if why == STALE else again  # the claims of the answer now, checked
         if any(c.ok for c in self.turn.calls):
             return fallback_reply([c.entry() for c in self.turn.calls])
+        if why == STALE:
+            return NOTHING_DONE
         return without_tool_talk(again, self.names) or NOTHING_DONE

@@ -290,10 +290,29 @@ class Guards:
                 )
                 return
             c.unsure = said is Intent.UNSURE
+        if self._a_tool_name(c, turn):
+            return
         if self._other_task(c, turn) or self._a_guess(c, turn) or self._copy_of_open(c, turn):
             return
         if self.small:
             self._small(c, turn)
+
+    def _a_tool_name(self, c: ToolCall, turn: Turn) -> bool:
+        """A title or fact that is a tool's name ("add_task" as the task, seen on the real 1.5B asked for
+        add_task's arguments): the model's words about the call, not the user's. Not run, unless the user
+        said that name."""
+        if not isinstance(c.args, dict) or c.name in READ_ONLY_TOOLS:
+            return False
+        for f in _WORDS_OF_THE_USER:
+            value = c.args.get(f)
+            name = value.strip().strip("`\"'").lower() if isinstance(value, str) else ""
+            if name in TOOLS and name not in turn.text.lower():
+                c.refusal = (
+                    f'the {f} "{value}" is the name of a tool, not what the user said; nothing was written. '
+                    f"Call it again with the {f} in the user's own words."
+                )
+                return True
+        return False
 
     def _other_task(self, c: ToolCall, turn: Turn) -> bool:
         """A write to a task other than the ones the user's words name (intent.py, the reading the gate's
@@ -483,6 +502,9 @@ _FILTER_PHRASES = {
 
 
 _ASKING_WORDS = frozenset("add create put remind need must should new second another copy do again".split())
+
+
+_WORDS_OF_THE_USER = ("title", "fact", "text", "name")  # fields that hold what the user said, never a tool's name
 
 
 def _own_words(text: str) -> set[str]:

@@ -139,6 +139,13 @@ _FIELDWORD = re.compile(
     r"recurrences?|start dates?|descriptions?|locations?|titles?|names?)\b",
     re.I,
 )
+# A new day said of a task, without a field word: "actually the bank call is on thursday", "it's now on the 12th".
+_NEW_DAY = re.compile(
+    r"\b(?:is|are|it's|its|'s)\s+(?:now\s+|actually\s+)?on\s+(?:the\s+)?(?:\d|(?:today|tomorrow|monday|tuesday|"
+    r"wednesday|thursday|friday|saturday|sunday|mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun|next|this|"
+    r"january|february|march|april|may|june|july|august|september|october|november|december)\b)",
+    re.I,
+)
 _WORD = re.compile(r"[\w'-]+", re.UNICODE)
 _OWNERS = frozenset({"my", "the", "our", "your", "this", "that", "a", "an", "their", "his", "her"})
 # A task named in passing: "the gym task", "task 3", a quoted title.
@@ -331,7 +338,7 @@ def mandate(text: str, tasks: Titles, recent: Iterable[int] = (), before: str | 
         verbs = [m for m in _CHANGE.finditer(clause) if not _not_a_request(clause, m.start())]
         if verbs:
             change = change | named(clause[verbs[0].end() :], tasks, context)
-        elif _FIELDWORD.search(clause) and not _HOW.match(clause):
+        elif (_FIELDWORD.search(clause) or _NEW_DAY.search(clause)) and not _HOW.match(clause):
             change = change | named(clause, tasks, context)  # "the report has no deadline any more"
     forgets = [r for r in removals(text, _FORGET)[0] if not r.field]
     forget = bool(forgets) or any(r.sure and not r.field for r in found)

@@ -139,6 +139,8 @@ class Agent:
         earlier = [m["content"] for m in self.history.messages if m["role"] == "user"][-2:]
         # what the user said before (without attached notes) and now, for the guards
         turn = Turn(text=text, recent=[m.split("\n\n" + MEMORY_NOTES)[0] for m in earlier], today=self.today())
+        said = [m["content"] for m in self.history.messages if m["role"] == "assistant" and m["content"]]
+        turn.answered = [m.split("\n\n(")[0] for m in said[-2:]]  # as the model said them, without a correction
         if self.context.memory is not None:
             self.context.memory.begin_turn(turn.recent)  # "what did she say?" is searched with who she is
         self.runner.start(turn)  # a new turn id: its task changes are one /undo
@@ -383,7 +385,8 @@ class Agent:
         a server's grammar keeps it): for a small model that was asked twice and still only said what it
         would do. The call is the model's own, and runs through the guards and the gate like any other."""
         turn.forced = tool
-        note = FORCED.format(tool=tool.name, request=turn.text.replace('"', "'"))  # the words, beside the answer
+        # the user's words and what to give, in words: a tool's name in the ask came back as the task's title
+        note = FORCED.format(what=tool.what or "the arguments", request=turn.text.replace('"', "'"))
         return self._ask_again(turn, guards, result, emit, reply, note)
 
     def _call_model(

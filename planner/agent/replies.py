@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from planner.agent.recovery import DECODER, MAX_DEPTH, spans
@@ -203,6 +204,24 @@ def unshowable(reply: str, names: set[str], request: str = "") -> str | None:
 
 
 PROMISE = "a promise, not an answer"
+STALE = "an earlier answer again"
+
+
+def _plain(text: str) -> str:
+    return " ".join(re.findall(r"[\w']+", text.lower()))
+
+
+def stale(reply: str, earlier: Sequence[str], request: str, asked_before: Sequence[str]) -> bool:
+    """A reply that is word for word one of the planner's earlier replies, to a message the user had not
+    said before: an answer to an earlier message. The real 1.5B answered "where does my sister live?" with
+    its reply to the fact told before it ("I added a new fact about Ana living in Lisbon now."). Short
+    replies ("You're welcome!") may rightly come again; a repeated question may get the same answer."""
+    said = _plain(reply)
+    if len(said.split()) < 5 or _plain(request) in {_plain(m) for m in asked_before}:
+        return False
+    return said in {_plain(e) for e in earlier}
+
+
 # "I will list all tasks.", "Let me check your calendar.", "To add a task for the report, ...": one sentence
 # saying what would be done, said instead of doing it (seen on the real 1.5B, docs/evals.md). "I'll remember
 # that" is left alone: the memory keeper saves a fact told without any call.

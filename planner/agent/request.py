@@ -283,12 +283,13 @@ class OneTool:
     fields: tuple[str, ...]
     must: tuple[str, ...] = ()
     fixed: tuple[tuple[str, Any], ...] = ()
+    what: str = ""  # what the arguments are, in words (a tool's name in the ask came back as the task's title)
 
 
 _ONE_TOOL = {
-    "add": OneTool("add_task", ("title", "due_date", "due_time", "estimate"), ("title",)),
-    "remember": OneTool("remember", ("fact",), ("fact",)),
-    "plan": OneTool("plan_day", ("date",), ("date",)),
+    "add": OneTool("add_task", ("title", "due_date", "due_time", "estimate"), ("title",), what="the task to add"),
+    "remember": OneTool("remember", ("fact",), ("fact",), what="the fact to remember"),
+    "plan": OneTool("plan_day", ("date",), ("date",), what="the day to plan"),
 }
 
 
@@ -301,9 +302,15 @@ _ORDER = re.compile(
 )
 
 
-def an_order(text: str) -> bool:
-    """The message opens with the verb of what it asks: an order to the planner."""
-    return bool(_ORDER.match(text))
+_AND = re.compile(r"^\W*(?:(?:oh|ok(?:ay)?|so)\W+)*(?:and|also|plus)\b", re.I)
+
+
+def an_order(text: str, recent: Sequence[str] = ()) -> bool:
+    """The message opens with the verb of what it asks, or goes on with "and ..." from a message that did
+    ("add call the bank tomorrow", then "and pay the electricity bill on friday"): an order to the planner."""
+    if _ORDER.match(text):
+        return True
+    return bool(recent and _AND.match(text) and _ORDER.match(recent[-1]) and wants(text, recent))
 
 
 def one_tool(want: str, text: str, task: int | None = None) -> OneTool | None:
@@ -318,15 +325,15 @@ def one_tool(want: str, text: str, task: int | None = None) -> OneTool | None:
     if want == "change":
         if task is None or not _MOVE.search(text) or not _DATE.search(text):
             return None
-        return OneTool("update_task", ("id", "due_date"), ("id", "due_date"), (("id", task),))
+        return OneTool("update_task", ("id", "due_date"), ("id", "due_date"), (("id", task),), "the task's new date")
     return _ONE_TOOL.get(want)
 
 
 def wants(text: str, recent: Sequence[str] = ()) -> tuple[str, ...]:
     """The changes a message asks the planner to make: add, change, plan, remember (none for a question,
     small talk, or a fact merely told, which the memory keeper picks up on its own)."""
-    if _question(text) or _SMALL_TALK.match(text):
-        return ()
+    if _question(text) or _SMALL_TALK.match(text) or _SMALL_TALK.match(_GOES_ON.sub("", text)):
+        return ()  # "and thanks!" goes on from the request before, but asks for nothing
     out = []
     if _REMEMBER_ASK.search(text):
         out.append("remember")

@@ -105,6 +105,7 @@ class Turn:
 
     text: str  # the user's message now, without the notes the planner attached
     recent: list[str] = field(default_factory=list)  # the user's earlier messages, oldest first
+    answered: list[str] = field(default_factory=list)  # the planner's replies to them, oldest first
     id: str | None = None  # task_events.turn: the turn's task changes are one /undo
     today: dt.date = field(default_factory=dt.date.today)  # the date the user's words are read against
     calls: list[ToolCall] = field(default_factory=list)  # every call this turn, in order

@@ -31,7 +31,7 @@ from planner.storage.listing import SORTS, STATUS_FILTERS, lists, search, tag_na
 from planner.storage.listing import agenda as agenda_of
 from planner.storage.tasks import require
 from planner.tools.registry import ToolContext, ToolError, tool
-from planner.tools.titles import cut_title
+from planner.tools.titles import cut_day, cut_title
 
 ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
@@ -201,6 +201,8 @@ def add_task(
         fields["due_date"] = first.isoformat()
     if remind:
         fields["remind_at"] = read_remind(ctx, remind, fields.get("due_date"), fields.get("due_time"), said)
+    if not cut:  # "Call the bank tomorrow" due tomorrow (the day in other words)
+        fields["title"], cut = cut_day(fields["title"], fields.get("due_date"), ctx.today())
 
     def plan(conn: Any) -> Any:
         if parent:
@@ -333,6 +335,8 @@ def update_task(
             changes["due_date"] = changes["due_time"] = None
     elif due_time is not None:
         changes["due_time"] = read_time(due_time)
+    if "title" in changes and not cut:
+        changes["title"], cut = cut_day(changes["title"], changes.get("due_date"), ctx.today())
     if start_date is not None:
         changes["start_date"] = read_due(ctx, start_date, None, said, "start_date")[0] if start_date.strip() else None
     if priority is not None:

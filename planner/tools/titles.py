@@ -7,15 +7,22 @@ phrase the same call gives as due_date, repeat or remind (after a joining word
 such as for, on, by or due), the phrase is cut from the title and the result
 says so, in every guard profile: it is what the user meant.
 
+A day said in other words than the due date's ("call the bank tomorrow" with
+due_date 2026-12-02, tomorrow) is cut too when it names the same day (`cut_day`):
+a relative day, a weekday, or "this"/"next" and a weekday, read against today.
+
 Left out: a phrase inside the title ("call mom tomorrow about the trip" stays),
-words that only mean the same date ("for friday" with due_date 2026-12-04), and
-a title that would be left empty.
+a date in numbers ("read chapter 12" due the 12th keeps its 12), and a title
+that would be left empty.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from typing import Any
+
+from planner.dates import DateError, resolve
 
 # Words that join a date, repeat or reminder to the rest of a title.
 _JOIN = r"(?:(?:due|for|on|by|at|until|till|before|from|starting|remind\s+me|reminder|reminded)\s+)*"
@@ -41,3 +48,23 @@ def cut_title(title: Any, **phrases: str | None) -> tuple[Any, dict[str, str]]:
                 "title_cut": f'"{cut}" was taken out of the title: it is {_WHAT.get(name, "the " + name)}'
             }
     return title, {}
+
+
+_WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+_DAY = re.compile(rf"[\s,;:(-]+{_JOIN}(?<!\w)(?P<day>today|tonight|tomorrow|(?:(?:this|next)\s+)?{_WEEKDAY})\W*$", re.I)
+
+
+def cut_day(title: Any, due: str | None, today: dt.date) -> tuple[Any, dict[str, str]]:
+    """The title without a trailing day that names the task's due day (YYYY-MM-DD) in words, and the result
+    field saying so: "Call the bank tomorrow", due tomorrow, would read "tomorrow" for ever, also once moved."""
+    m = _DAY.search(title) if isinstance(title, str) and due else None
+    if not m or not re.search(r"\w", title[: m.start()]):
+        return title, {}
+    try:
+        same = resolve(m["day"], today).date.isoformat() == due
+    except DateError:
+        return title, {}
+    if not same:
+        return title, {}
+    cut = title[m.start() :].strip(" ,;:(-")
+    return title[: m.start()].rstrip(" ,;:(-"), {"title_cut": f'"{cut}" was taken out of the title: it is the due date'}
