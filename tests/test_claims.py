@@ -46,6 +46,8 @@ FALSE_CLAIMS = [
     ("I cancelled the gym task.", "cancelled"),
     ("I've booked 3pm for the report.", "booked"),
     ("Pinned the report at 3pm.", "pinned"),
+    ("I planed the day for tomorrow.", "planed"),  # the real 1.5B's spelling, no plan_day called
+    ("I've planned your day.", "planned"),
 ]
 
 NOT_CLAIMS = [
@@ -113,6 +115,7 @@ def test_negations_questions_offers_states_and_earlier_turns_claim_nothing(reply
         ("I cancelled the gym task.", ["cancel_task"]),
         ("Reopened the report.", ["reopen_task"]),
         ("I pinned the report at 3pm.", ["schedule_task"]),
+        ("I planned your day: the report from 9:00.", ["plan_day"]),
         ("Renamed the list Home to House.", ["rename_list"]),
     ],
 )

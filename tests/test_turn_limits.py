@@ -653,6 +653,8 @@ def test_only_what_goes_on_from_an_order_is_one(before, said):
     assert not an_order(said, [before])
     assert an_order("and pay the electricity bill on friday", ["add call the bank tomorrow"])
     assert an_order("oh and also the gym on thursday", ["put the dentist on my list for monday"])
+    assert an_order("what does my day look like tomorrow? plan it for me")  # the order after a question
+    assert not an_order("what does my day look like tomorrow? is it busy?")
 
 
 def test_the_sister_session_as_the_1_5b_answered_it(model, small, make_agent, store):
@@ -680,6 +682,38 @@ def test_the_sister_session_as_the_1_5b_answered_it(model, small, make_agent, st
     assert "name of a tool" in results[1].tool_calls[0]["result"]["error"]
     assert results[2].reply == "Your sister Ana lives in Lisbon." and results[2].correction is None
     assert "earlier message" in model.chats("main")[7]["messages"][-1]["content"]
+
+
+def test_the_slides_session_as_the_1_5b_answered_it(model, small, make_agent, store):
+    """session-slides-plan on the real 1.5B: the title kept "for tomorrow", and "what does my day look like
+    tomorrow? plan it for me" was answered twice with "I planed the day for tomorrow." and no call. The
+    order after the question is an order: the day to plan is asked for, and the plan is made."""
+    planned = "I planed the day for tomorrow."
+    model.script(
+        "main",
+        {
+            "tool_calls": [
+                call("add_task", title="Prepare the slides for tomorrow", due_date="2026-12-02", estimate="3 hours")
+            ]
+        },
+        {"content": "I added a task to prepare the slides for tomorrow."},
+        {"content": planned},
+        {"content": planned},
+        {"content": '{"date": "tomorrow"}'},
+        {"content": planned},
+        {"content": "You're welcome!"},
+    )
+    agent = make_agent(reflect=False)
+    lines = [
+        "add prepare the slides for tomorrow, it takes about 3 hours",
+        "what does my day look like tomorrow? plan it for me",
+        "great, thanks!",
+    ]
+    results = [agent.run_turn(line) for line in lines]
+    assert [t["title"] for t in tasks(store)] == ["Prepare the slides"]
+    assert [r.forced for r in results] == [None, "plan_day", None] and [r.correction for r in results] == [None] * 3
+    assert "slides" in results[1].reply and "2026-12-02" in results[1].reply
+    assert results[2].reply == "You're welcome!"
 
 
 @pytest.mark.parametrize(

@@ -62,6 +62,8 @@ CLAIM_VERBS: dict[str, tuple[frozenset[str], str]] = {
     "rescheduled": (_UPDATE, "no task was changed"),
     "postponed": (_UPDATE, "no task was changed"),
     "pinned": (frozenset({"schedule_task"}), "no task was pinned"),
+    "planned": (frozenset({"plan_day", "schedule_task"}), "nothing was planned"),
+    "planed": (frozenset({"plan_day", "schedule_task"}), "nothing was planned"),  # as the 1.5B spells it
     "booked": (frozenset({"schedule_task", "add_event"}), "nothing was booked"),
     "blocked": (frozenset({"schedule_task", "add_event", "add_preference"}), "nothing was blocked out"),
     "renamed": (_UPDATE | {"rename_list"}, "nothing was renamed"),

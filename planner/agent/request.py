@@ -305,10 +305,18 @@ _ORDER = re.compile(
 _AND = re.compile(r"^\W*(?:(?:oh|ok(?:ay)?|so)\W+)*(?:and|also|plus)\b", re.I)
 
 
+def _after_question(text: str) -> str:
+    """The order a message ends with after a question ("what does my day look like tomorrow? plan it for me"),
+    or the message as it is."""
+    rest = text.rsplit("?", 1)[-1]
+    return rest if "?" in text and _ORDER.match(rest) else text
+
+
 def an_order(text: str, recent: Sequence[str] = ()) -> bool:
-    """The message opens with the verb of what it asks, or goes on with "and ..." from a message that did
-    ("add call the bank tomorrow", then "and pay the electricity bill on friday"): an order to the planner."""
-    if _ORDER.match(text):
+    """The message opens with the verb of what it asks, or says it after a question ("what does my day look
+    like? plan it for me"), or goes on with "and ..." from a message that did ("add call the bank tomorrow",
+    then "and pay the electricity bill on friday"): an order to the planner."""
+    if _ORDER.match(_after_question(text)):
         return True
     return bool(recent and _AND.match(text) and _ORDER.match(recent[-1]) and wants(text, recent))
 
@@ -317,8 +325,10 @@ def one_tool(want: str, text: str, task: int | None = None) -> OneTool | None:
     """The one tool that carries out this kind of request, when the words leave no choice of tool: adding a
     task, remembering, planning a day (not finding time, not an event), and moving the one task the words
     name (`task`) to a date they say. Completing is left out: "I called mum" may not mean it is done; so
-    is a message that asks for something else too, takes it back ("don't add it") or asks a question."""
-    if _NOT_ONE.search(text) or len(wants(text)) > 1:
+    is a message that asks for something else too, takes it back ("don't add it") or asks a question (other
+    than before the order it ends with)."""
+    said = _after_question(text)  # a question before the order asks nothing more
+    if _NOT_ONE.search(said) or len(wants(said)) > 1:
         return None
     if want == "plan" and not _PLAN_DAY.search(text):
         return None
