@@ -566,7 +566,8 @@ def test_a_small_model_that_twice_only_says_it_will_move_the_task_named_is_asked
 @pytest.mark.parametrize(
     "said",
     [
-        "I called mum",  # may not mean it is done: never forced
+        "I called",  # fits "call mum" and "call dad" alike: never forced
+        "I spoke to mum",  # says no more than that: the title's verb is "call"
         "move the call to friday",  # fits two tasks alike: which one is the user's to say
         "rename the report to Q4 report",  # no date: no one tool
     ],
@@ -714,6 +715,52 @@ def test_the_slides_session_as_the_1_5b_answered_it(model, small, make_agent, st
     assert [r.forced for r in results] == [None, "plan_day", None] and [r.correction for r in results] == [None] * 3
     assert "slides" in results[1].reply and "2026-12-02" in results[1].reply
     assert results[2].reply == "You're welcome!"
+
+
+def test_the_oat_milk_session_as_the_1_5b_answered_it(model, small, make_agent, ctx):
+    """session-oat-milk on the real 1.5B: "rename the milk task to buy oat milk" called rename_list with
+    "milk", and failed; "oh and it's due tomorrow" then made no call. The list tool's error names the task and
+    the tool that renames it; "it" is the task the message before named, so its new date is asked for."""
+    from planner.tools import dispatch
+
+    for title in ("buy milk", "call mum"):
+        dispatch(ctx, "add_task", {"title": title})
+    error = dispatch(ctx, "rename_list", {"name": "milk", "new_name": "buy oat milk"})[0]["error"]
+    assert 'task 1 "buy milk"' in error and "update_task" in error
+    assert "list_lists" in dispatch(ctx, "rename_list", {"name": "groceries", "new_name": "food"})[0]["error"]
+    model.script(
+        "main",
+        {"content": "There is no list called milk."},
+        {"content": "There is no list called milk."},
+        {"content": "It is due tomorrow."},
+        {"content": "It is due tomorrow."},
+        {"content": '{"id": 1, "due_date": "tomorrow"}'},
+        {"content": "ok"},
+    )
+    agent = make_agent(reflect=False)
+    assert agent.run_turn("rename the milk task to buy oat milk").correction == "Nothing was changed."
+    second = agent.run_turn("oh and it's due tomorrow")
+    assert model.chats("main")[4]["format"]["properties"]["id"]["enum"] == [1]
+    assert second.forced == "update_task" and second.correction is None
+    assert [(t["title"], t["due_date"]) for t in tasks(ctx.store)] == [("buy milk", "2026-12-02"), ("call mum", None)]
+
+
+@pytest.mark.parametrize(
+    ("said", "title"), [("I called mum", "call mum"), ("I just emailed the landlord", "email the landlord")]
+)
+def test_telling_that_the_one_task_named_is_done_is_asked_for_that_task(model, small, make_agent, ctx, said, title):
+    """session-oat-milk's last request on the real 1.5B: "I called mum" answered "I apologize, but I cannot
+    assist with that." twice. The words tell the user did what one open task says: it is asked for, and done."""
+    from planner.tools import dispatch
+
+    for t in ("buy oat milk", title, "call dad"):
+        dispatch(ctx, "add_task", {"title": t})
+    sorry = "I apologize, but I cannot assist with that."
+    model.script("main", {"content": sorry}, {"content": sorry}, {"content": '{"id": 2}'}, {"content": "ok"})
+    r = make_agent(reflect=False).run_turn(said)
+    assert model.chats("main")[2]["format"]["properties"]["id"]["enum"] == [2]
+    assert r.forced == "complete_task" and r.correction is None
+    assert [t["status"] for t in tasks(ctx.store)] == ["open", "done", "open"]
 
 
 @pytest.mark.parametrize(

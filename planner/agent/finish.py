@@ -102,14 +102,17 @@ class Finish:
         if echoes(reply, note):  # parroted the nudge: say what ran instead
             reply = fallback_reply([c.entry() for c in self.turn.calls]) if self.turn.calls else ""
         missing = self.missing()
-        tool = one_tool(missing[0], self.turn.text, self._one_task()) if missing and not self.turn.calls else None
+        task = self._one_task()
+        title = dict(self.turn.mandate.titles).get(task) if task is not None and self.turn.mandate else None
+        tool = one_tool(missing[0], self.turn.text, task, title) if missing and not self.turn.calls else None
         # the model said it would ("I will add the report."), the user's words are an order ("add ...", "and
         # pay the bill friday" after one), or they give the one task they name a new date ("actually the bank
-        # call is on thursday": one_tool reads that only where the words name one task and say a date)
+        # call is on thursday") or say they did it ("I called mum"): one_tool reads those only where the words
+        # name one task, and say a date or the task's own verb
         meant = (
             unshowable(reply, self.names, self.turn.text) == PROMISE
             or an_order(self.turn.text, self.turn.recent)
-            or (tool is not None and tool.name == "update_task")
+            or (tool is not None and tool.name in ("update_task", "complete_task"))
         )
         if tool and meant and not reply.rstrip().endswith("?") and self.force is not None and self.guards.small:
             # Asked twice and still no call at all: a small model that only says what it would do ("I will

@@ -36,6 +36,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from planner.agent.request import tells_done
 from planner.policy import NOTHING, Among, Mandate, Named
 
 _CLAUSE = re.compile(r"[.!?;]+|\b(?:but|then|instead|and then)\b|(?<!n't )(?<!not )(?<!ever )\bjust\b", re.I)
@@ -340,6 +341,8 @@ def mandate(text: str, tasks: Titles, recent: Iterable[int] = (), before: str | 
             change = change | named(clause[verbs[0].end() :], tasks, context)
         elif (_FIELDWORD.search(clause) or _NEW_DAY.search(clause)) and not _HOW.match(clause):
             change = change | named(clause, tasks, context)  # "the report has no deadline any more"
+    if not change.ids and tells_done(text):  # "I called mum": the task it tells is done
+        change = change | named(text, tasks, context)
     forgets = [r for r in removals(text, _FORGET)[0] if not r.field]
     forget = bool(forgets) or any(r.sure and not r.field for r in found)
     shown = tuple((i, tasks[i]) for i in sorted(remove.ids | change.ids) if i in tasks)

@@ -147,7 +147,9 @@ class Agent:
         # What the user's words name (intent.py): --yes covers a deletion or an overwrite only there.
         conn = self.context.store.conn()
         before = turn.recent[-1] if turn.recent else None
-        self.context.mandate = intent.mandate(text, titles(conn), talked_about(self.history.messages), before)
+        known = titles(conn)
+        recent = talked_about(self.history.messages) or said_before(before, known)
+        self.context.mandate = intent.mandate(text, known, recent, before)
         turn.mandate = self.context.mandate
         turn.open_titles = open_titles(conn)
         try:
@@ -541,6 +543,16 @@ def talked_about(messages: list[Message], turns: int = 1) -> list[int]:
                 continue
             ids += [i for i in _task_ids(found) if i not in ids]
     return ids
+
+
+def said_before(before: str | None, known: dict[int, str]) -> list[int]:
+    """The one task the user's message before named for a change, when no tool result showed one: "rename
+    the milk task to buy oat milk" (and the call failed), then "oh and it's due tomorrow"."""
+    if not before:
+        return []
+    m = intent.mandate(before, known)
+    named = m.change | m.remove
+    return sorted(named.ids) if len(named.ids) == 1 and not (named.everything or named.sets or named.alike) else []
 
 
 def _task_ids(value: Any, depth: int = 0) -> list[int]:

@@ -321,17 +321,50 @@ def an_order(text: str, recent: Sequence[str] = ()) -> bool:
     return bool(recent and _AND.match(text) and _ORDER.match(recent[-1]) and wants(text, recent))
 
 
-def one_tool(want: str, text: str, task: int | None = None) -> OneTool | None:
+_PAST = {
+    "bought": "buy", "paid": "pay", "sent": "send", "wrote": "write", "got": "get", "made": "make", "went": "go",
+    "took": "take", "rang": "ring", "read": "read", "ate": "eat", "fed": "feed", "gave": "give", "sold": "sell",
+    "met": "meet", "saw": "see", "spoke": "speak", "ran": "run", "found": "find", "brought": "bring", "did": "do",
+}  # fmt: skip
+
+
+def tells_done(text: str) -> bool:
+    """The message tells that the user did something ("I called mum", "we paid the rent")."""
+    return bool(_DID.search(text))
+
+
+def did_the_task(text: str, title: str) -> bool:
+    """The message tells that the user did what the task's title says to do: "I called mum" of "call mum",
+    "we paid the rent" of "pay rent". Its first verb in the past, the title's first word in the present."""
+    m = _DID.search(text)
+    if not m or not title.split():
+        return False
+    done, first = m.group(1).lower().split()[0], title.split()[0].lower().strip(".,:;!")
+    if done in _PAST:
+        return _PAST[done] == first
+    if not done.endswith("ed"):
+        return False
+    stem = done[:-2]
+    forms = {stem, stem + "e", stem[:-1] + "y" if stem.endswith("i") else stem}
+    if len(stem) > 2 and stem[-1] == stem[-2]:  # "dropped": drop
+        forms.add(stem[:-1])
+    return first in forms
+
+
+def one_tool(want: str, text: str, task: int | None = None, title: str | None = None) -> OneTool | None:
     """The one tool that carries out this kind of request, when the words leave no choice of tool: adding a
-    task, remembering, planning a day (not finding time, not an event), and moving the one task the words
-    name (`task`) to a date they say. Completing is left out: "I called mum" may not mean it is done; so
-    is a message that asks for something else too, takes it back ("don't add it") or asks a question (other
+    task, remembering, planning a day (not finding time, not an event), moving the one task the words name
+    (`task`, titled `title`) to a date they say, and completing it when they tell that the user did what
+    its title says ("I called mum" of "call mum"; "I spoke to mum" says no more than that). Left out is a
+    message that asks for something else too, takes it back ("don't add it") or asks a question (other
     than before the order it ends with)."""
     said = _after_question(text)  # a question before the order asks nothing more
     if _NOT_ONE.search(said) or len(wants(said)) > 1:
         return None
     if want == "plan" and not _PLAN_DAY.search(text):
         return None
+    if want == "change" and task is not None and title and did_the_task(said, title):
+        return OneTool("complete_task", ("id",), ("id",), (("id", task),), "the task the user did")
     if want == "change":
         if task is None or not _MOVE.search(text) or not _DATE.search(text):
             return None

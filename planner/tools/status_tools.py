@@ -22,7 +22,7 @@ from planner.repeats import next_due
 from planner.storage.fields import Task, brief, check_list
 from planner.storage.gate import Change, ChangeSet, Op, one
 from planner.storage.listing import list_ids, lists
-from planner.storage.tasks import children, now, require
+from planner.storage.tasks import children, now, open_titles, require
 from planner.tools.registry import ToolContext, ToolError, tool
 
 ID = {"type": "integer", "description": "The task's id (list_tasks shows it)."}
@@ -138,6 +138,17 @@ def list_lists(ctx: ToolContext) -> dict[str, Any]:
     return {"lists": lists(ctx.store.conn())}
 
 
+def _a_task_instead(conn: Any, name: str) -> str:
+    """What to call instead of renaming a list that does not exist: the open tasks its words name (the real
+    1.5B renamed "the milk task" with rename_list), else the lists."""
+    words = {w for w in name.lower().split() if len(w) > 2}
+    fits = [(i, t) for i, t in open_titles(conn).items() if words and words <= set(t.lower().split())][:3]
+    if not fits:
+        return "call list_lists to see the lists"
+    said = ", ".join(f'task {i} "{t}"' for i, t in fits)
+    return f"{said} has those words: to rename a task call update_task with its id and the new title"
+
+
 @tool(
     {
         "name": {"type": "string"},
@@ -156,7 +167,7 @@ def rename_list(ctx: ToolContext, name: str, new_name: str) -> dict[str, Any]:
     def plan(conn: Any) -> ChangeSet:
         ids = list_ids(conn, old)
         if not ids:
-            raise ToolError(f"there is no list {old!r}; call list_lists to see the lists")
+            raise ToolError(f"there is no list {old!r}; " + _a_task_instead(conn, old))
         return ChangeSet(tuple(Change(Op.EDIT, i, {"list": new}, tool="rename_list") for i in ids))
 
     applied = ctx.commit(plan)
