@@ -104,7 +104,7 @@ def test_negations_questions_offers_states_and_earlier_turns_claim_nothing(reply
         ("Noted: you're allergic to peanuts.", ["remember"]),
         ("I'll remember Ana.", ["remember"]),
         ("Marked the dentist as done.", ["list_tasks", "complete_task"]),
-        ("Taxes are marked high priority now; I changed it.", ["update_task"]),
+        ("Taxes are marked urgent now; I changed it.", ["update_task"]),
         ("Removed the report's date.", ["update_task"]),
         ("Deleted.", ["delete_task"]),
         ("I forgot that.", ["forget"]),
@@ -293,3 +293,36 @@ def test_the_plain_lines_show_it_after_the_reply():
     printer.start()
     printer.finish("I added milk.", "Nothing was changed.")
     assert out.getvalue() == "bot> I added milk.\n     (Nothing was changed.)\n"
+
+
+@pytest.mark.parametrize(
+    ("reply", "flagged"),
+    [
+        ('I added "Call the bank tomorrow" with a due date of Wednesday, and set its priority to "high".', True),
+        ("Added the report as a high-priority task.", True),
+        ("Added the report with high priority.", False),  # the result shows it
+        ("I did not set a high priority.", False),
+        ("Should it have high priority?", False),
+    ],
+)
+def test_a_priority_no_result_shows_is_a_claim_not_backed(reply, flagged):
+    from planner.agent.claims import unbacked
+    from planner.agent.turn import ToolCall
+
+    shows_high = "with high priority" in reply
+    result = {"added": {"id": 1, "title": "report", "priority": "high" if shows_high else None}}
+    c = ToolCall(name="add_task", args={}, sent={}, result=result, ok=True)
+    assert bool(unbacked(reply, [c])) is flagged
+
+
+def test_a_priority_the_guards_left_out_is_not_claimed_to_the_user(model, small, make_agent, store):
+    """session-week on the real 1.5B: the guards added the task without the priority nobody asked for, and the
+    reply said "and set its priority to high"; the line under it says what is true."""
+    model.script(
+        "main",
+        {"tool_calls": [call("add_task", title="Call the bank", due_date="tomorrow", priority="high")]},
+        {"content": 'I added "Call the bank" with a due date of tomorrow, and set its priority to "high".'},
+    )
+    r = make_agent(reflect=False).run_turn("add call the bank tomorrow")
+    assert r.correction.startswith("No task has high priority. What did change: Added") and not r.reasked
+    assert store.conn().execute("SELECT priority FROM tasks").fetchone()[0] is None

@@ -161,10 +161,47 @@ def _claim(sentence: str, hit: re.Match[str], future: bool) -> Claim | None:
     return Claim(sentence, verb, tools, none)
 
 
+# "and set its priority to high", "with high priority": a priority the reply says a task has.
+_PRIORITY = re.compile(
+    r"\bpriority\s+(?:to\s+|of\s+|as\s+|is\s+|:\s*)?\"?(?P<a>high|medium|low)\b|\b(?P<b>high|medium|low)[\s-]+priority\b",
+    re.I,
+)
+
+
+def _priorities(value: Any, depth: int = 0) -> set[str]:
+    # Every priority a tool result shows, however deep (a task, a list of tasks).
+    if depth > 6:
+        return set()
+    if isinstance(value, dict):
+        own = {value["priority"]} if isinstance(value.get("priority"), str) else set()
+        return own.union(*(_priorities(v, depth + 1) for v in value.values()))
+    if isinstance(value, list):
+        return set().union(*(_priorities(v, depth + 1) for v in value))
+    return set()
+
+
+def _field_claims(reply: str, calls: list[ToolCall]) -> list[Claim]:
+    """A priority the reply gives a task that no tool result of this turn shows (the real 1.5B said "and set
+    its priority to high" of a task the guards had added without the priority nobody asked for)."""
+    shown = set().union(*(_priorities(c.result) for c in calls if c.ok)) if calls else set()
+    out = []
+    text = re.sub(r"[\"'“”‘’](high|medium|low)[\"'“”‘’]", r"\1", reply, flags=re.I)  # 'set to "high"': a value
+    for m in _SENTENCE.finditer(_QUOTED.sub(" ", text)):
+        sentence = m.group().strip()
+        if sentence.endswith("?") or _EARLIER.search(sentence):
+            continue
+        for hit in _PRIORITY.finditer(sentence):
+            said = (hit["a"] or hit["b"]).lower()
+            if said not in shown and not _NEGATION.search(sentence[: hit.start()]):
+                out.append(Claim(sentence, "priority", frozenset(), f"no task has {said} priority"))
+                break
+    return out
+
+
 def unbacked(reply: str, calls: list[ToolCall]) -> list[Claim]:
-    """The reply's claims that no successful call of this turn backs."""
+    """The reply's claims that no successful call of this turn backs, and priorities no result shows."""
     done = {c.name for c in calls if c.ok}
-    return [c for c in claims(reply) if not (c.tools & done)]
+    return [c for c in claims(reply) if not (c.tools & done)] + _field_claims(reply, calls)
 
 
 def what_changed(calls: list[ToolCall], missing: list[Claim]) -> str:

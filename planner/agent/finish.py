@@ -60,8 +60,8 @@ class Finish:
             return reply
         missing = unbacked(reply, self.turn.calls)
         if (
-            missing and self.guards.small and not self.result.nudged
-        ):  # asked once more (once a turn), with what is not so
+            any(c.tools for c in missing) and self.guards.small and not self.result.nudged
+        ):  # asked once more (once a turn), with what is not so; a field no result shows is only said
             self.result.reasked = True
             reply = self.ask(reply, CLAIM_PROMPT.format(claim=missing[0].words, none=missing[0].none))
             if echoes(reply, CLAIM_PROMPT.format(claim="", none=missing[0].none)):  # parroted: say what ran
