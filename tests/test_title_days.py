@@ -1,0 +1,64 @@
+"""A title that ends with the day the task is due, in words, loses those words (tools/titles.py `cut_day`),
+through add_task and update_task: "Call the bank tomorrow" would read "tomorrow" for ever, also once moved.
+The oracle for a day's date is the calendar arithmetic below, not dates.py."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from planner.tools.titles import cut_day
+
+TODAY = dt.date(2026, 12, 1)  # a Tuesday
+WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+
+
+def _day(phrase: str) -> dt.date:
+    """The date a day phrase means, by arithmetic: today, tomorrow, or the coming weekday (not today's)."""
+    if phrase == "today":
+        return TODAY
+    if phrase == "tomorrow":
+        return TODAY + dt.timedelta(days=1)
+    ahead = (WEEKDAYS.index(phrase.removeprefix("this ")) - TODAY.weekday()) % 7
+    return TODAY + dt.timedelta(days=ahead)
+
+
+PHRASES = ["today", "tomorrow", *[d for d in WEEKDAYS if d != "tuesday"], "this friday", "this saturday"]
+words = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=2, max_size=8).filter(
+    lambda w: w not in {"on", "by", "for", "due", "at", "until", "till", "before", "from", "this", "next"}
+)
+bases = st.lists(words, min_size=1, max_size=4).map(" ".join)
+
+
+@settings(max_examples=80, deadline=None)
+@given(bases, st.sampled_from(["", "on ", "for ", "by ", "due "]), st.sampled_from(PHRASES))
+def test_a_trailing_day_that_is_the_due_day_is_cut(base, join, phrase):
+    title = f"{base.capitalize()} {join}{phrase}"
+    cut, said = cut_day(title, _day(phrase).isoformat(), TODAY)
+    assert cut == base.capitalize() and phrase in said["title_cut"]
+
+
+@settings(max_examples=80, deadline=None)
+@given(bases, st.sampled_from(PHRASES), st.sampled_from(PHRASES))
+def test_a_day_that_is_not_the_due_day_or_not_at_the_end_stays(base, phrase, due_phrase):
+    title = f"{base} {phrase}"
+    if _day(phrase) != _day(due_phrase):
+        assert cut_day(title, _day(due_phrase).isoformat(), TODAY) == (title, {})
+    inside = f"call {phrase} about {base}"
+    assert cut_day(inside, _day(phrase).isoformat(), TODAY) == (inside, {})
+
+
+def test_nothing_is_cut_to_an_empty_title_or_without_a_due_date():
+    assert cut_day("tomorrow", "2026-12-02", TODAY) == ("tomorrow", {})
+    assert cut_day("call the bank tomorrow", None, TODAY) == ("call the bank tomorrow", {})
+
+
+def test_add_task_and_update_task_keep_the_title_without_its_day(ctx):
+    from planner.tools import dispatch
+
+    added, ok = dispatch(ctx, "add_task", {"title": "Call the bank tomorrow", "due_date": "2026-12-02"})
+    assert ok and added["added"]["title"] == "Call the bank" and "tomorrow" in added["title_cut"]
+    moved, ok = dispatch(ctx, "update_task", {"id": 1, "title": "Call the bank on friday", "due_date": "friday"})
+    assert ok and moved["updated"]["title"] == "Call the bank" and moved["updated"]["due_date"] == "2026-12-04"
