@@ -153,8 +153,9 @@ class Finish:
         return not self.turn.calls and stale(reply, self.turn.answered, self.turn.text, self.turn.recent)
 
     def showable(self, reply: str) -> str:
-        """A reply that is JSON, tool markup or a tool list is never shown as it is: it is said from the tool
-        results, or the model is asked once more; failing that, the reply without its tool talk."""
+        """A reply that is JSON, tool markup, a tool list, a promise or an earlier reply again is never shown as
+        it is: it is said from the tool results, or the model is asked once more (an old answer with the user's
+        words now); failing that, the reply without its tool talk, or that nothing was done."""
         why = unshowable(reply, self.names, self.turn.text)
         if not why and self._stale(reply):
             why = STALE
