@@ -303,6 +303,9 @@ def test_the_plain_lines_show_it_after_the_reply():
         ("Added the report with high priority.", False),  # the result shows it
         ("I did not set a high priority.", False),
         ("Should it have high priority?", False),
+        ("I added the report. I can make it high priority if you like.", False),  # an offer
+        ("Next up is the report, your high priority task.", False),  # no change claimed
+        ("I've set the report's priority: high.", True),
     ],
 )
 def test_a_priority_no_result_shows_is_a_claim_not_backed(reply, flagged):
@@ -324,5 +327,5 @@ def test_a_priority_the_guards_left_out_is_not_claimed_to_the_user(model, small,
         {"content": 'I added "Call the bank" with a due date of tomorrow, and set its priority to "high".'},
     )
     r = make_agent(reflect=False).run_turn("add call the bank tomorrow")
-    assert r.correction.startswith("No task has high priority. What did change: Added") and not r.reasked
+    assert r.correction.startswith("No result shows a high priority. What did change: Added") and not r.reasked
     assert store.conn().execute("SELECT priority FROM tasks").fetchone()[0] is None

@@ -239,6 +239,7 @@ TITLE_WORD = st.text(alphabet="bcdfghklmnprtvwz" + "aeiou", min_size=3, max_size
         w not in intent._STOP
         and not w.endswith("s")
         and not any(p.search(w) for p in (intent._CHANGE, intent._PRONOUN, intent._EVERYTHING, intent._DELETE))
+        and len(list(intent._clauses(f"mark {w} done"))) == 1  # "then", "just": words that end a clause
     )
 )
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,9 +27,9 @@ def _day(phrase: str) -> dt.date:
 
 
 PHRASES = ["today", "tomorrow", *[d for d in WEEKDAYS if d != "tuesday"], "this friday", "this saturday"]
-words = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=2, max_size=8).filter(
-    lambda w: w not in {"on", "by", "for", "due", "at", "until", "till", "before", "from", "this", "next"}
-)
+JOINS = {"on", "by", "for", "due", "at", "until", "till", "before", "from", "this", "next", "starting"}
+APART = {"every", "each", "after", "except", "since", "past", "than", "or", "and"}  # the day is part of the title
+words = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=2, max_size=8).filter(lambda w: w not in JOINS | APART)
 bases = st.lists(words, min_size=1, max_size=4).map(" ".join)
 
 
@@ -62,3 +63,28 @@ def test_add_task_and_update_task_keep_the_title_without_its_day(ctx):
     assert ok and added["added"]["title"] == "Call the bank" and "tomorrow" in added["title_cut"]
     moved, ok = dispatch(ctx, "update_task", {"id": 1, "title": "Call the bank on friday", "due_date": "friday"})
     assert ok and moved["updated"]["title"] == "Call the bank" and moved["updated"]["due_date"] == "2026-12-04"
+
+
+@pytest.mark.parametrize(
+    ("title", "due"),
+    [
+        ("Prepare for Black Friday", "2026-12-04"),
+        ("Hot cross buns for Good Friday", "2026-12-04"),
+        ("Call mum after Friday", "2026-12-04"),
+        ("Watch Today", "2026-12-01"),
+        ("Bins out every Wednesday", "2026-12-02"),
+    ],
+)
+def test_a_day_that_is_part_of_a_name_or_a_phrase_stays(title, due):
+    assert cut_day(title, due, TODAY) == (title, {})
+
+
+@settings(max_examples=40, deadline=None)
+@given(bases, st.sampled_from(sorted(APART)), st.sampled_from(PHRASES))
+def test_a_day_after_a_word_that_makes_it_part_of_the_title_stays(base, apart, phrase):
+    title = f"{base} {apart} {phrase}"
+    assert cut_day(title, _day(phrase).isoformat(), TODAY) == (title, {})
+
+
+def test_a_day_after_a_joining_word_is_cut_after_a_name_too():
+    assert cut_day("Visit Ana on Saturday", "2026-12-05", TODAY)[0] == "Visit Ana"

@@ -763,6 +763,100 @@ def test_telling_that_the_one_task_named_is_done_is_asked_for_that_task(model, s
     assert [t["status"] for t in tasks(ctx.store)] == ["open", "done", "open"]
 
 
+# ---------------------------------------------------------------- found in review of the session fixes
+
+TELLING = [
+    "we bought everything for the party",
+    "I did nothing all day",
+    "I read all the emails",
+    "all my meetings are on monday",
+    "the holidays are on the 24th, everything closes",
+    "I got the flu",
+    "I watched the report",
+    "my birthday is on friday",
+]
+
+
+@pytest.mark.parametrize("said", TELLING)
+def test_a_message_that_only_tells_something_names_no_task_for_yes(model, make_agent, ctx, said):
+    """Telling ("we bought everything", "I got the flu") is no order: with --yes, a model that completes every
+    task and clears a task's notes on it is refused, as before the session fixes widened the reading."""
+    from planner.tools import dispatch
+
+    for t in ("write the report", "get flu shot", "buy birthday present for Ana", "buy milk"):
+        dispatch(ctx, "add_task", {"title": t})
+    dispatch(ctx, "add_task", {"title": "pay rent", "notes": "IBAN DE00 1234, ref 77"})
+    ctx.yes = True
+    model.script(
+        "main",
+        {"tool_calls": [call("complete_task", id=i) for i in (1, 2, 3, 4)] + [call("update_task", id=5, notes="")]},
+        {"content": "All done."},
+        {"content": "All done."},
+    )
+    make_agent(reflect=False).run_turn(said)
+    rows = ctx.store.conn().execute("SELECT status, notes FROM tasks ORDER BY id").fetchall()
+    assert [r[0] for r in rows] == ["open"] * 5 and rows[4][1] == "IBAN DE00 1234, ref 77"
+
+
+@pytest.mark.parametrize(
+    ("said", "title", "args"),
+    [
+        ("my birthday is on friday", "buy birthday present for Ana", '{"id": 1, "due_date": "friday"}'),
+        ("the meeting is on monday", "prepare for the meeting", '{"id": 1, "due_date": "monday"}'),
+        ("I got the flu", "get flu shot", '{"id": 1}'),
+        ("I bought a car", "buy car insurance", '{"id": 1}'),
+        ("what's due on friday? move the report", "write the report", '{"id": 1, "due_date": "friday"}'),
+    ],
+)
+def test_a_task_that_only_shares_a_word_is_never_forced(model, small, make_agent, ctx, said, title, args):
+    from planner.tools import dispatch
+
+    for t in (title, "call dad"):
+        dispatch(ctx, "add_task", {"title": t})
+    model.script("main", {"content": "Got it!"}, {"content": "Got it!"}, {"content": args}, {"content": "ok"})
+    r = make_agent(reflect=False).run_turn(said)
+    assert r.forced is None and [(t["status"], t["due_date"]) for t in tasks(ctx.store)] == [("open", None)] * 2
+
+
+def test_it_in_a_message_that_adds_is_the_new_task_not_one_named_before(model, make_agent, ctx):
+    from planner.tools import dispatch
+
+    dispatch(ctx, "add_task", {"title": "write the report"})
+    model.script(
+        "main",
+        {"content": "Noted."},
+        {"content": "Noted."},  # asked once more: the words asked for a change
+        {"tool_calls": [call("add_task", title="buy bread"), call("update_task", id=2, priority="high")]},
+        {"content": "Added bread, high priority."},
+    )
+    agent = make_agent(reflect=False)
+    agent.run_turn("the report is due friday")
+    r = agent.run_turn("add buy bread and set it to high priority")
+    assert [c["ok"] for c in r.tool_calls] == [True, True]
+    assert ctx.store.conn().execute("SELECT priority FROM tasks WHERE id = 2").fetchone()[0] == "high"
+
+
+def test_a_true_answer_given_twice_is_shown(model, small, make_agent):
+    model.script(
+        "main", {"content": "Your sister Ana lives in Lisbon."}, {"content": "Your sister Ana lives in Lisbon."}
+    )
+    agent = make_agent(reflect=False)
+    agent.run_turn("where does my sister live?")
+    assert agent.run_turn("what city is Ana in?").reply == "Your sister Ana lives in Lisbon."  # true, not stale
+
+
+@pytest.mark.parametrize("guards", ["off", "standard", "small"])
+def test_an_old_claim_again_keeps_the_line_that_says_what_is_true(model, make_agent, guards):
+    """In every profile a claim no call backs gets its line; in small, an earlier reply again is first asked
+    for an answer to this message, and the old claim once more is then shown with the line."""
+    fact = "I added a new fact about Ana living in Lisbon now."
+    model.script("main", *[{"content": fact}] * 4)
+    agent = make_agent(reflect=False, guards=guards)
+    agent.run_turn("my sister Ana lives in Lisbon now")
+    r = agent.run_turn("where does my sister live?")
+    assert r.reply == fact and r.correction == "Nothing was changed."
+
+
 @pytest.mark.parametrize(
     ("said", "asked", "stale"),
     [

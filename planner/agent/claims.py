@@ -163,7 +163,8 @@ def _claim(sentence: str, hit: re.Match[str], future: bool) -> Claim | None:
 
 # "and set its priority to high", "with high priority": a priority the reply says a task has.
 _PRIORITY = re.compile(
-    r"\bpriority\s+(?:to\s+|of\s+|as\s+|is\s+|:\s*)?\"?(?P<a>high|medium|low)\b|\b(?P<b>high|medium|low)[\s-]+priority\b",
+    r"\bpriority(?:\s*:\s*|\s+(?:(?:is|was)\s+(?:now\s+)?|to\s+|of\s+|as\s+)?)(?P<a>high|medium|low)\b"
+    r"|\b(?P<b>high|medium|low)[\s-]+priority\b",
     re.I,
 )
 
@@ -181,19 +182,20 @@ def _priorities(value: Any, depth: int = 0) -> set[str]:
 
 
 def _field_claims(reply: str, calls: list[ToolCall]) -> list[Claim]:
-    """A priority the reply gives a task that no tool result of this turn shows (the real 1.5B said "and set
-    its priority to high" of a task the guards had added without the priority nobody asked for)."""
+    """A priority the reply says this turn gave a task, that no tool result of this turn shows (the real 1.5B
+    said "and set its priority to high" of a task the guards had added without the priority nobody asked
+    for). Only in a sentence that claims a change: "your high priority task" or an offer claims nothing."""
     shown = set().union(*(_priorities(c.result) for c in calls if c.ok)) if calls else set()
     out = []
     text = re.sub(r"[\"'“”‘’](high|medium|low)[\"'“”‘’]", r"\1", reply, flags=re.I)  # 'set to "high"': a value
     for m in _SENTENCE.finditer(_QUOTED.sub(" ", text)):
         sentence = m.group().strip()
-        if sentence.endswith("?") or _EARLIER.search(sentence):
+        if not claims(sentence):
             continue
         for hit in _PRIORITY.finditer(sentence):
             said = (hit["a"] or hit["b"]).lower()
-            if said not in shown and not _NEGATION.search(sentence[: hit.start()]):
-                out.append(Claim(sentence, "priority", frozenset(), f"no task has {said} priority"))
+            if said not in shown:
+                out.append(Claim(sentence, "priority", frozenset(), f"no result shows a {said} priority"))
                 break
     return out
 

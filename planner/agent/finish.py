@@ -53,22 +53,22 @@ class Finish:
     names: set[str]  # the tools this run offers (a reply naming several of them is a tool list)
     ask: Callable[[str, str], str]
     force: Callable[[str, OneTool], str] | None = None  # one more attempt whose model call gives a tool's arguments
+    _claimed: str | None = None  # the correction `checked` set for the reply's claims
 
     def checked(self, reply: str) -> str:
         """The final reply checked against what ran: a claimed change that did not happen is never shown as true."""
-        if self._stale(reply):  # an earlier reply again: `showable` asks for an answer to this message
-            return reply
         missing = unbacked(reply, self.turn.calls)
         if (
-            any(c.tools for c in missing) and self.guards.small and not self.result.nudged
-        ):  # asked once more (once a turn), with what is not so; a field no result shows is only said
+            any(c.tools for c in missing) and self.guards.small and not self.result.nudged and not self._stale(reply)
+        ):  # asked once more (once a turn), with what is not so; a field no result shows is only said; an earlier
+            # reply again is asked for an answer to this message (`showable`)
             self.result.reasked = True
             reply = self.ask(reply, CLAIM_PROMPT.format(claim=missing[0].words, none=missing[0].none))
             if echoes(reply, CLAIM_PROMPT.format(claim="", none=missing[0].none)):  # parroted: say what ran
                 reply = fallback_reply([c.entry() for c in self.turn.calls])
             missing = unbacked(reply, self.turn.calls)
         if missing and not self.result.correction:
-            self.result.correction = what_changed(self.turn.calls, missing)
+            self.result.correction = self._claimed = what_changed(self.turn.calls, missing)
             log.info("reply claims what did not happen (%s): %s", missing[0].verb, self.result.correction)
         return reply
 
@@ -149,8 +149,13 @@ class Finish:
         return out
 
     def _stale(self, reply: str) -> bool:
-        """The reply is one the planner gave an earlier message, word for word, and this turn made no call."""
-        return not self.turn.calls and stale(reply, self.turn.answered, self.turn.text, self.turn.recent)
+        """The reply is one the planner gave an earlier message, word for word, claiming a change this turn
+        made no call for ("I added a new fact about Ana" again, for "where does my sister live?")."""
+        return (
+            not self.turn.calls
+            and bool(unbacked(reply, []))
+            and stale(reply, self.turn.answered, self.turn.text, self.turn.recent)
+        )
 
     def showable(self, reply: str) -> str:
         """A reply that is JSON, tool markup, a tool list, a promise or an earlier reply again is never shown as
@@ -166,16 +171,20 @@ class Finish:
             return fallback_reply([c.entry() for c in self.turn.calls])
         if why == PROMISE and self.result.nudged:  # asked once already: the line under the reply says what was not done
             return reply
-        if why == STALE and self.result.nudged:  # asked once already: an old answer is no answer to this
-            return NOTHING_DONE
+        if why == STALE and self.result.nudged:  # asked once already: the line under it says what is true
+            return reply
         note = {PROMISE: PROMISED, STALE: ANSWER_THIS.format(request=self.turn.text.replace('"', "'"))}.get(
             why, REPHRASE
         )
         again = self.ask(reply, note)
         if not unshowable(again, self.names, self.turn.text) and not echoes(again, note) and not self._stale(again):
-            return self.checked(again) if why == STALE else again  # the claims of the answer now, checked
+            if why == STALE:  # the answer now, its claims checked instead of the old one's
+                if self.result.correction == self._claimed:
+                    self.result.correction = self._claimed = None
+                return self.checked(again)
+            return again
         if any(c.ok for c in self.turn.calls):
             return fallback_reply([c.entry() for c in self.turn.calls])
-        if why == STALE:
-            return NOTHING_DONE
+        if why == STALE:  # the old answer once more: shown with the line that says what is true
+            return reply
         return without_tool_talk(again, self.names) or NOTHING_DONE

@@ -318,8 +318,8 @@ class Guards:
         """A write to a task other than the ones the user's words name (intent.py, the reading the gate's
         --yes goes by): not run, and the result says which tasks the words fit, so the model can correct it."""
         m = turn.mandate
-        if m is None or c.name not in TARGETED or c.task_id is None:
-            return False
+        if m is None or c.name not in TARGETED or c.task_id is None or c.task_id in _added(turn):
+            return False  # a task made this turn ("add bread and set it to high") is the user's new one
         words = m.remove if c.name == "delete_task" else m.change | m.remove
         # Only where the words name exactly one task: a list or a range ("t0 to t3") may hold more than it shows.
         if len(words.ids) != 1 or words.everything or words.sets or c.task_id in words.ids:
@@ -502,6 +502,16 @@ _FILTER_PHRASES = {
 
 
 _ASKING_WORDS = frozenset("add create put remind need must should new second another copy do again".split())
+
+
+def _added(turn: Turn) -> set[int]:
+    """The ids of the tasks this turn added."""
+    out = set()
+    for c in turn.calls:
+        task = c.result.get("added") if c.ok and c.name == "add_task" and isinstance(c.result, dict) else None
+        if isinstance(task, dict) and isinstance(task.get("id"), int):
+            out.add(task["id"])
+    return out
 
 
 _WORDS_OF_THE_USER = ("title", "fact", "text", "name")  # fields that hold what the user said, never a tool's name

@@ -36,7 +36,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from planner.agent.request import tells_done
+from planner.agent.request import did_the_task, tells_done
 from planner.policy import NOTHING, Among, Mandate, Named
 
 _CLAUSE = re.compile(r"[.!?;]+|\b(?:but|then|instead|and then)\b|(?<!n't )(?<!not )(?<!ever )\bjust\b", re.I)
@@ -339,14 +339,33 @@ def mandate(text: str, tasks: Titles, recent: Iterable[int] = (), before: str | 
         verbs = [m for m in _CHANGE.finditer(clause) if not _not_a_request(clause, m.start())]
         if verbs:
             change = change | named(clause[verbs[0].end() :], tasks, context)
-        elif (_FIELDWORD.search(clause) or _NEW_DAY.search(clause)) and not _HOW.match(clause):
+        elif _FIELDWORD.search(clause) and not _HOW.match(clause):
             change = change | named(clause, tasks, context)  # "the report has no deadline any more"
-    if not change.ids and tells_done(text):  # "I called mum": the task it tells is done
-        change = change | named(text, tasks, context)
+        elif (day := _NEW_DAY.search(clause)) and not _HOW.match(clause):
+            change = change | _titled(clause[: day.start()], tasks)  # "actually the bank call is on thursday"
+    if not change.ids and tells_done(text):  # "I called mum": the one task whose own verb it tells was done
+        change = change | _titled(text, tasks, done=True)
     forgets = [r for r in removals(text, _FORGET)[0] if not r.field]
     forget = bool(forgets) or any(r.sure and not r.field for r in found)
     shown = tuple((i, tasks[i]) for i in sorted(remove.ids | change.ids) if i in tasks)
     return Mandate(remove=remove, change=change, said=text, forget=forget, titles=shown)
+
+
+def _titled(phrase: str, tasks: Titles, done: bool = False) -> Named:
+    """The one task whose whole title the phrase says, in any order ("the bank call" of "Call the bank"), or
+    with `done` whose first word the phrase tells was done and the rest of it said ("I called mum" of "call
+    mum"); nothing when no task or more than one is. Never all, a set or a pronoun: a message that only
+    tells something ("my birthday is on friday", "I got the flu") names no task it shares a word with."""
+    said = {_stem(w) for w in _WORD.findall(phrase.lower()) if _significant(w)}
+    fits = []
+    for tid, title in tasks.items():
+        own = [_stem(w) for w in _WORD.findall(title.lower()) if _significant(w)]
+        if done:
+            if own and did_the_task(phrase, title) and set(own[1:]) <= said:
+                fits.append(tid)
+        elif own and set(own) <= said:
+            fits.append(tid)
+    return Named(frozenset(fits)) if len(fits) == 1 else NOTHING
 
 
 def _mentioned(text: str, tasks: Titles) -> set[int]:

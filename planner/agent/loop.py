@@ -41,7 +41,7 @@ from planner.agent.finish import Finish
 from planner.agent.guards import Guards, pick_profile
 from planner.agent.recovery import looks_like_call
 from planner.agent.replies import fallback_reply
-from planner.agent.request import OneTool
+from planner.agent.request import OneTool, wants
 from planner.agent.toolrun import ToolRunner
 from planner.agent.turn import Event, ToolCall, Turn, TurnResult
 from planner.memory.history import Budget, History, Message, estimate_tokens, prefix_share, session_messages
@@ -148,7 +148,8 @@ class Agent:
         conn = self.context.store.conn()
         before = turn.recent[-1] if turn.recent else None
         known = titles(conn)
-        recent = talked_about(self.history.messages) or said_before(before, known)
+        # "it" in "add bread and set it to high" is the new task, not one named before
+        recent = talked_about(self.history.messages) or (said_before(before, known) if "add" not in wants(text) else [])
         self.context.mandate = intent.mandate(text, known, recent, before)
         turn.mandate = self.context.mandate
         turn.open_titles = open_titles(conn)

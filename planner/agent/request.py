@@ -361,12 +361,12 @@ def one_tool(want: str, text: str, task: int | None = None, title: str | None = 
     said = _after_question(text)  # a question before the order asks nothing more
     if _NOT_ONE.search(said) or len(wants(said)) > 1:
         return None
-    if want == "plan" and not _PLAN_DAY.search(text):
+    if want == "plan" and not _PLAN_DAY.search(said):
         return None
     if want == "change" and task is not None and title and did_the_task(said, title):
         return OneTool("complete_task", ("id",), ("id",), (("id", task),), "the task the user did")
-    if want == "change":
-        if task is None or not _MOVE.search(text) or not _DATE.search(text):
+    if want == "change":  # the date in the words of the order, not in a question before it
+        if task is None or not _MOVE.search(said) or not _DATE.search(said):
             return None
         return OneTool("update_task", ("id", "due_date"), ("id", "due_date"), (("id", task),), "the task's new date")
     return _ONE_TOOL.get(want)

@@ -9,7 +9,9 @@ says so, in every guard profile: it is what the user meant.
 
 A day said in other words than the due date's ("call the bank tomorrow" with
 due_date 2026-12-02, tomorrow) is cut too when it names the same day (`cut_day`):
-a relative day, a weekday, or "this"/"next" and a weekday, read against today.
+a relative day, a weekday, or "this"/"next" and a weekday, read against today;
+not when it is part of a name or a phrase ("Black Friday", "Watch Today",
+"every Wednesday", "after Friday").
 
 Left out: a phrase inside the title ("call mom tomorrow about the trip" stays),
 a date in numbers ("read chapter 12" due the 12th keeps its 12), and a title
@@ -54,12 +56,22 @@ _WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
 _DAY = re.compile(rf"[\s,;:(-]+{_JOIN}(?<!\w)(?P<day>today|tonight|tomorrow|(?:(?:this|next)\s+)?{_WEEKDAY})\W*$", re.I)
 
 
+# Words before a day that make it part of the title, not the due day: "every Wednesday", "after Friday".
+_NOT_A_DUE_DAY = frozenset("every each after except since past from until till than or and".split())
+
+
 def cut_day(title: Any, due: str | None, today: dt.date) -> tuple[Any, dict[str, str]]:
     """The title without a trailing day that names the task's due day (YYYY-MM-DD) in words, and the result
     field saying so: "Call the bank tomorrow", due tomorrow, would read "tomorrow" for ever, also once moved."""
     m = _DAY.search(title) if isinstance(title, str) and due else None
     if not m or not re.search(r"\w", title[: m.start()]):
         return title, {}
+    before = re.findall(r"[\w']+", title[: m.start()])
+    joined = bool(title[m.start() : m.start("day")].strip(" ,;:(-"))  # "on", "for", "by" before the day
+    if before[-1].lower() in _NOT_A_DUE_DAY or (not joined and len(before) > 1 and before[-1][0].isupper()):
+        return title, {}  # "Bins out every Wednesday", "Call mum after Friday", "Prepare for Black Friday"
+    if m["day"][0].isupper() and m["day"].lower() in ("today", "tonight", "tomorrow"):
+        return title, {}  # "Watch Today": a name
     try:
         same = resolve(m["day"], today).date.isoformat() == due
     except DateError:
