@@ -246,6 +246,7 @@ PROMISES = [
     "To plan my day tomorrow, I need to know what tasks I have planned.",
     "Sure! Let me check your list",
     "I'm going to show you your tasks for this week.",
+    "I will summarize the upcoming tasks for the week.",  # session-week, "what's coming up this week?"
 ]
 ANSWERS = [
     "I'll remember that your sister Ana lives in Lisbon.",
@@ -258,6 +259,7 @@ ANSWERS = [
     "I'll add it for friday or saturday, which do you prefer?",
     "I can see two tasks: buy milk and call mom.",
     "To add a task, just tell me its title.",
+    "I'll be here if you need anything.",
 ]
 
 
