@@ -765,6 +765,22 @@ def test_telling_that_the_one_task_named_is_done_is_asked_for_that_task(model, s
     assert [t["status"] for t in tasks(ctx.store)] == ["open", "done", "open"]
 
 
+@pytest.mark.parametrize(
+    ("said", "title", "kept"),
+    [
+        ("add visit Ana on saturday", "add visit Ana on saturday", "visit Ana on saturday"),  # the 1.5B's title
+        ("add milk", "Add milk", "milk"),
+        ("add add tests to the parser", "add tests to the parser", "add tests to the parser"),  # the task's own verb
+        ("put the report on my list", "report", "report"),
+    ],
+)
+def test_the_users_order_word_is_not_the_tasks_title(model, make_agent, store, said, title, kept):
+    model.script("main", {"tool_calls": [call("add_task", title=title)]}, {"content": "Added."})
+    r = make_agent(reflect=False).run_turn(said)
+    assert [t["title"] for t in tasks(store)] == [kept]
+    assert ("order" in r.tool_calls[0]["result"].get("note", "")) == (kept != title)
+
+
 # ---------------------------------------------------------------- found in review of the session fixes
 
 TELLING = [

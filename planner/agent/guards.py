@@ -292,6 +292,7 @@ class Guards:
             c.unsure = said is Intent.UNSURE
         if self._a_tool_name(c, turn):
             return
+        self._order_in_title(c, turn)
         if self._other_task(c, turn) or self._a_guess(c, turn) or self._copy_of_open(c, turn):
             return
         if self.small:
@@ -313,6 +314,18 @@ class Guards:
                 )
                 return True
         return False
+
+    def _order_in_title(self, c: ToolCall, turn: Turn) -> None:
+        """A title that is the user's whole message, order word and all ("add visit Ana on saturday", seen on the
+        real 1.5B): the task is what follows the order word. Said in the call's result."""
+        title = c.args.get("title") if c.name == "add_task" and isinstance(c.args, dict) else None
+        said, own = _ORDER_WORD.match(turn.text), _ORDER_WORD.match(title) if isinstance(title, str) else None
+        if not (said and own and title[own.end() :].strip()) or not _plain(turn.text).startswith(_plain(title)):
+            return
+        c.args = {**c.args, "title": title[own.end() :].strip()}
+        c.notes.append(
+            f'"{title[: own.end()].strip()}" was taken out of the title: it is the user\'s order, not the task'
+        )
 
     def _other_task(self, c: ToolCall, turn: Turn) -> bool:
         """A write to a task other than the ones the user's words name (intent.py, the reading the gate's
@@ -502,6 +515,13 @@ _FILTER_PHRASES = {
 
 
 _ASKING_WORDS = frozenset("add create put remind need must should new second another copy do again".split())
+
+
+_ORDER_WORD = re.compile(r"^\s*(?:please\s+)?(?:add|create|put|remind me to|new task:?)\s+", re.I)
+
+
+def _plain(text: str) -> str:
+    return " ".join(re.findall(r"[\w']+", text.lower()))
 
 
 def _added(turn: Turn) -> set[int]:
