@@ -702,7 +702,7 @@ def test_the_slides_session_as_the_1_5b_answered_it(model, small, make_agent, st
         {"content": "I added a task to prepare the slides for tomorrow."},
         {"content": planned},
         {"content": planned},
-        {"content": '{"date": "tomorrow"}'},
+        {"content": '{"date": "2026-12-01"}'},  # as the 1.5B gave it: today, for "tomorrow"
         {"content": planned},
         {"content": "You're welcome!"},
     )

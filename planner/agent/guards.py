@@ -458,21 +458,23 @@ class Guards:
         return {k: v for k, v in args.items() if k != f}
 
     def _check_date(self, c: ToolCall, turn: Turn, args: dict) -> dict:
-        """A YYYY-MM-DD the model worked out, checked against the one date the user's words name."""
-        due = args.get("due_date") if c.name in ("add_task", "update_task") else None
+        """A YYYY-MM-DD the model worked out, checked against the one date the user's words name (a task's due
+        date, the day a plan is for: the real 1.5B planned today for "what does my day look like tomorrow?")."""
+        f = _DAY_ARG.get(c.name) if isinstance(c.name, str) else None
+        due = args.get(f) if f else None
         if not (isinstance(due, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", due.strip())):
             return args
         words = next((s for s in reversed(turn.user_messages[-2:]) if mentions_date(s)), "")
-        if not words or _RELATIVE.search(words) or self._insisted(turn, c, "due_date", due):
+        if not words or _RELATIVE.search(words) or self._insisted(turn, c, f, due):
             return args  # no date said, or one said relative to another: the model's arithmetic stands
         meant = dates_in(words, turn.today)
         if len(meant) != 1 or due.strip() in {d.isoformat() for d in meant}:
             return args
         fixed = next(iter(meant)).isoformat()
-        turn.overridden.add(_override(c.name, "due_date", due))
+        turn.overridden.add(_override(c.name, f, due))
         c.notes.append(f"the date is {next(iter(meant)):%A} {fixed}, the day the request names, not {due.strip()}")
-        log.info("due_date %s corrected to %s from the user's words", due, fixed)
-        return {**args, "due_date": fixed}
+        log.info("%s %s corrected to %s from the user's words", f, due, fixed)
+        return {**args, f: fixed}
 
     def _insisted(self, turn: Turn, c: ToolCall, f: str, value: Any) -> bool:
         # Sent again to the same tool after a guard changed it: the model means it. Not for add_task, where
@@ -517,6 +519,7 @@ _FILTER_PHRASES = {
 _ASKING_WORDS = frozenset("add create put remind need must should new second another copy do again".split())
 
 
+_DAY_ARG = {"add_task": "due_date", "update_task": "due_date", "plan_day": "date"}  # the day a call is about
 _ORDER_WORD = re.compile(r"^\s*(?:please\s+)?(?:add|create|put|remind me to|new task:?)\s+", re.I)
 
 
