@@ -247,6 +247,7 @@ PROMISES = [
     "Sure! Let me check your list",
     "I'm going to show you your tasks for this week.",
     "I will summarize the upcoming tasks for the week.",  # session-week, "what's coming up this week?"
+    "I will rename the milk task to buy oat milk.",  # session-oat-milk, after rename_list failed
 ]
 ANSWERS = [
     "I'll remember that your sister Ana lives in Lisbon.",

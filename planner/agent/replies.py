@@ -233,7 +233,7 @@ _PROMISE = re.compile(
     r"^\s*(?:i will|i'll|i am going to|i'm going to|let me|"
     r"i need to|to)\s+(?:now\s+)?(?:list|show|check|look|add|create|plan|mark|move|change|update|delete|remove|"
     r"complete|find|get|fetch|schedule|set|see|display|go through|retrieve|search|summari[sz]e|review|go over|"
-    r"outline|give you|provide|compile|prepare|organi[sz]e|pull up|bring up)\b",
+    r"outline|give you|provide|compile|prepare|organi[sz]e|pull up|bring up|rename|cancel|reopen|remind)\b",
     re.I,
 )
 
