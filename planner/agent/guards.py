@@ -32,7 +32,7 @@ from planner.agent import intent
 from planner.agent.claims import talks_tools, without_tool_talk
 from planner.agent.intent import Intent
 from planner.agent.recovery import looks_like_call, parse_markup, parse_text_tool_calls
-from planner.agent.replies import echoes, fallback_reply, is_json_echo
+from planner.agent.replies import echoes, fallback_reply, is_json_echo, plain
 from planner.agent.request import wants
 from planner.agent.turn import READ_ONLY_TOOLS, ToolCall, Turn, key
 from planner.dates import dates_in
@@ -320,7 +320,7 @@ class Guards:
         real 1.5B): the task is what follows the order word. Said in the call's result."""
         title = c.args.get("title") if c.name == "add_task" and isinstance(c.args, dict) else None
         said, own = _ORDER_WORD.match(turn.text), _ORDER_WORD.match(title) if isinstance(title, str) else None
-        if not (said and own and title[own.end() :].strip()) or not _plain(turn.text).startswith(_plain(title)):
+        if not (said and own and title[own.end() :].strip()) or not plain(turn.text).startswith(plain(title)):
             return
         c.args = {**c.args, "title": title[own.end() :].strip()}
         c.notes.append(
@@ -521,10 +521,6 @@ _ASKING_WORDS = frozenset("add create put remind need must should new second ano
 
 _DAY_ARG = {"add_task": "due_date", "update_task": "due_date", "plan_day": "date"}  # the day a call is about
 _ORDER_WORD = re.compile(r"^\s*(?:please\s+)?(?:add|create|put|remind me to|new task:?)\s+", re.I)
-
-
-def _plain(text: str) -> str:
-    return " ".join(re.findall(r"[\w']+", text.lower()))
 
 
 def _added(turn: Turn) -> set[int]:

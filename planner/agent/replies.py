@@ -207,7 +207,8 @@ PROMISE = "a promise, not an answer"
 STALE = "an earlier answer again"
 
 
-def _plain(text: str) -> str:
+def plain(text: str) -> str:
+    """The words of a text, lowercase, one space apart (for comparing what was said)."""
     return " ".join(re.findall(r"[\w']+", text.lower()))
 
 
@@ -216,10 +217,10 @@ def stale(reply: str, earlier: Sequence[str], request: str, asked_before: Sequen
     said before: an answer to an earlier message. The real 1.5B answered "where does my sister live?" with
     its reply to the fact told before it ("I added a new fact about Ana living in Lisbon now."). Short
     replies ("You're welcome!") may rightly come again; a repeated question may get the same answer."""
-    said = _plain(reply)
-    if len(said.split()) < 5 or _plain(request) in {_plain(m) for m in asked_before}:
+    said = plain(reply)
+    if len(said.split()) < 5 or plain(request) in {plain(m) for m in asked_before}:
         return False
-    return said in {_plain(e) for e in earlier}
+    return said in {plain(e) for e in earlier}
 
 
 # "I will list all tasks.", "Let me check your calendar.", "To add a task for the report, ...": one sentence
