@@ -102,12 +102,25 @@ CONTEXT_FULL = (
 
 def system_prompt(today: dt.date, groups: Collection[str] | None = None) -> str:
     """The system prompt for a given day and the tool groups sent (all when None); stable all day, so it caches."""
-    # A small calendar saves small models from date arithmetic they get wrong.
-    days = [today + dt.timedelta(days=n) for n in range(1, 15)]
-    calendar = ", ".join(f"{d:%a} {d.isoformat()}" + (" (tomorrow)" if n == 0 else "") for n, d in enumerate(days))
+    calendar = two_weeks(today)
     lines = [text for of, text in SYSTEM_PROMPT_LINES if groups is None or set(of) & set(groups)]
     core = SYSTEM_PROMPT_CORE.format(weekday=today.strftime("%A"), date=today.isoformat(), calendar=calendar)
     return "\n".join([core, *lines])
+
+
+def two_weeks(today: dt.date) -> str:
+    """The fourteen days after today as a small calendar: "Fri 4 (tomorrow), Sat 5, ..., Thu 17 December 2026".
+
+    It saves small models from date arithmetic they get wrong. Day numbers, with the month and year after a
+    month's last day listed, take about half the tokens of ISO dates (a Qwen tokenizer spends one per digit):
+    110 fewer on every call. The tools read dates in words, and today's stays written in full above it."""
+    days = [today + dt.timedelta(days=n) for n in range(1, 15)]
+    out = []
+    for n, d in enumerate(days):
+        out.append(f"{d:%a} {d.day}" + (" (tomorrow)" if n == 0 else ""))
+        if n == len(days) - 1 or days[n + 1].month != d.month:
+            out[-1] += f" {d:%B %Y}"
+    return ", ".join(out)
 
 
 # ---------------------------------------------------------------- the memory keeper's (memory/keeper.py)
