@@ -91,3 +91,35 @@ def test_every_tool_has_one_of_the_groups_and_the_reading_group_only_reads():
     assert all(t.read_only for t in TOOLS.values() if t.group == "read")
     assert {t.group for t in TOOLS.values() if not t.read_only} <= {"add", "change", "plan", "memory"}
     assert [n for n, t in TOOLS.items() if t.group == "add"] == ["add_task"]
+
+
+# ---------------------------------------------------------------- a new name, read in code
+
+NAME_WORDS = st.sampled_from(
+    ["oat", "milk", "report", "Q4", "slides", "mum's", "call", "birthday", "or", "not", "done"]
+)
+ASK = st.sampled_from(
+    ["rename {t} to {n}", "now rename it to {n}", "change the name of {t} to {n}", "Rename {t} to {n}."]
+)
+TAKE_BACK = st.sampled_from(["don't ", "do not ", "never mind, ", "delete the milk or "])
+
+
+@given(ASK, st.lists(NAME_WORDS, min_size=1, max_size=5).map(" ".join))
+def test_a_new_name_for_the_one_task_named_is_asked_for_whatever_it_says(ask, new):
+    """The new name may hold any word, a take-back word or a tool's too: only the words before it are read."""
+    from planner.agent.request import one_tool, renamed
+
+    said = ask.format(t="the milk task", n=new)
+    assert renamed(said)[1] == new
+    tool = one_tool("change", said, 3, "buy milk")
+    assert tool is not None and tool.name == "update_task" and tool.fixed == (("id", 3),)
+    assert tool.fields == ("id", "title") == tool.must  # no other field is asked of the model
+    assert one_tool("change", said, None, None) is None  # no one task named: never
+
+
+@given(TAKE_BACK, ASK, st.lists(NAME_WORDS, min_size=1, max_size=3).map(" ".join))
+def test_a_rename_taken_back_or_beside_another_change_is_never_one_tool(back, ask, new):
+    from planner.agent.request import one_tool
+
+    assert one_tool("change", back + ask.format(t="the milk task", n=new), 3, "buy milk") is None
+    assert one_tool("change", ask.format(t="the milk task", n=new + " and delete the report"), 3, "buy milk") is None

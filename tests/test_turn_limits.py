@@ -572,7 +572,9 @@ def test_a_small_model_that_twice_only_says_it_will_move_the_task_named_is_asked
         "I called",  # fits "call mum" and "call dad" alike: never forced
         "I spoke to mum",  # says no more than that: the title's verb is "call"
         "move the call to friday",  # fits two tasks alike: which one is the user's to say
-        "rename the report to Q4 report",  # no date: no one tool
+        "rename the call to phone call",  # fits "call mum" and "call dad" alike
+        "don't rename the report to Q4 report",  # takes it back
+        "rename the report to Q4 report and delete the call to dad",  # asks for more than the one name
     ],
 )
 def test_a_change_that_leaves_a_choice_is_never_forced(model, small, make_agent, ctx, said):
@@ -722,8 +724,10 @@ def test_the_slides_session_as_the_1_5b_answered_it(model, small, make_agent, st
 
 def test_the_oat_milk_session_as_the_1_5b_answered_it(model, small, make_agent, ctx):
     """session-oat-milk on the real 1.5B: "rename the milk task to buy oat milk" called rename_list with
-    "milk", and failed; "oh and it's due tomorrow" then made no call. The list tool's error names the task and
-    the tool that renames it; "it" is the task the message before named, so its new date is asked for."""
+    "milk", and failed, then said "I will rename the milk task to buy oat milk." twice; "oh and it's due
+    tomorrow" then made no call. The list tool's error names the task and the tool that renames it; a failed
+    call of the wrong tool is no chance the one tool had, so after the promise the new name is asked for;
+    "it" is the task the message before named, so its new date is asked for."""
     from planner.tools import dispatch
 
     for title in ("buy milk", "call mum"):
@@ -731,21 +735,46 @@ def test_the_oat_milk_session_as_the_1_5b_answered_it(model, small, make_agent, 
     error = dispatch(ctx, "rename_list", {"name": "milk", "new_name": "buy oat milk"})[0]["error"]
     assert 'task 1 "buy milk"' in error and "update_task" in error
     assert "list_lists" in dispatch(ctx, "rename_list", {"name": "groceries", "new_name": "food"})[0]["error"]
+    will = "I will rename the milk task to buy oat milk."
     model.script(
         "main",
-        {"content": "There is no list called milk."},
-        {"content": "There is no list called milk."},
+        {"tool_calls": [{"name": "rename_list", "arguments": {"name": "milk", "new_name": "buy oat milk"}}]},
+        {"content": will},
+        {"content": '{"id": 1, "title": "buy oat milk"}'},
+        {"content": "ok"},
         {"content": "It is due tomorrow."},
         {"content": "It is due tomorrow."},
         {"content": '{"id": 1, "due_date": "tomorrow"}'},
         {"content": "ok"},
     )
     agent = make_agent(reflect=False)
-    assert agent.run_turn("rename the milk task to buy oat milk").correction == "Nothing was changed."
+    first = agent.run_turn("rename the milk task to buy oat milk")
+    schema = model.chats("main")[2]["format"]  # the error and the promise were its two chances
+    assert schema["properties"]["id"]["enum"] == [1] and schema["required"] == ["id", "title"]
+    assert first.forced == "update_task" and first.correction is None and "buy oat milk" in first.reply
     second = agent.run_turn("oh and it's due tomorrow")
-    assert model.chats("main")[4]["format"]["properties"]["id"]["enum"] == [1]
+    assert model.chats("main")[6]["format"]["properties"]["id"]["enum"] == [1]
     assert second.forced == "update_task" and second.correction is None
-    assert [(t["title"], t["due_date"]) for t in tasks(ctx.store)] == [("buy milk", "2026-12-02"), ("call mum", None)]
+    assert [(t["title"], t["due_date"]) for t in tasks(ctx.store)] == [
+        ("buy oat milk", "2026-12-02"),
+        ("call mum", None),
+    ]
+
+
+def test_a_failed_call_of_the_one_tool_itself_is_not_asked_again(model, small, make_agent, ctx):
+    from planner.tools import dispatch
+
+    dispatch(ctx, "add_task", {"title": "buy milk"})
+    model.script(
+        "main",
+        {"tool_calls": [call("update_task", id="the milk one", title="buy oat milk")]},
+        {"content": "I will rename the milk task."},
+        {"content": "I will rename the milk task."},
+    )
+    r = make_agent(reflect=False).run_turn("rename the milk task to buy oat milk")
+    assert "error" in r.tool_calls[0]["result"] and not r.tool_calls[0].get("refused")
+    assert r.forced is None and r.correction == "Nothing was changed."
+    assert [t["title"] for t in tasks(ctx.store)] == ["buy milk"]
 
 
 @pytest.mark.parametrize(

@@ -91,20 +91,24 @@ class Finish:
         missing = self.missing()
         tried = {TOOLS[c.name].group for c in self.turn.calls if isinstance(c.name, str) and c.name in TOOLS}
         asked = [w for w in missing if WANTS[w] not in tried]  # a call that failed had its chance
-        if not asked or self.guards.profile == "off" or reply.rstrip().endswith("?") or self.result.gave_up:
+        if (
+            not (asked or self._one_tool(missing))  # unless it was the wrong tool ("the milk task" as a list)
+            or self.guards.profile == "off"
+            or reply.rstrip().endswith("?")
+            or self.result.gave_up
+        ):
             if missing and not reply.rstrip().endswith("?") and self.guards.profile != "off":
                 self.result.correction = " ".join(dict.fromkeys(NOT_DONE[w] for w in missing))
             return reply
-        self.result.nudged = True
-        note = NUDGE.format(done=NUDGE_DONE[asked[0]])
-        self.turn.reached += [WANTS[w] for w in asked]  # the nudge comes with the group that does it
-        reply = self.ask(reply, note)
-        if echoes(reply, note):  # parroted the nudge: say what ran instead
-            reply = fallback_reply([c.entry() for c in self.turn.calls]) if self.turn.calls else ""
-        missing = self.missing()
-        task = self._one_task()
-        title = dict(self.turn.mandate.titles).get(task) if task is not None and self.turn.mandate else None
-        tool = one_tool(missing[0], self.turn.text, task, title) if missing and not self.turn.calls else None
+        if asked:
+            self.result.nudged = True
+            note = NUDGE.format(done=NUDGE_DONE[asked[0]])
+            self.turn.reached += [WANTS[w] for w in asked]  # the nudge comes with the group that does it
+            reply = self.ask(reply, note)
+            if echoes(reply, note):  # parroted the nudge: say what ran instead
+                reply = fallback_reply([c.entry() for c in self.turn.calls]) if self.turn.calls else ""
+            missing = self.missing()
+        tool = self._one_tool(missing)
         # the model said it would ("I will add the report."), the user's words are an order ("add ...", "and
         # pay the bill friday" after one), or they give the one task they name a new date ("actually the bank
         # call is on thursday") or say they did it ("I called mum"): one_tool reads those only where the words
@@ -126,6 +130,26 @@ class Finish:
             self.result.correction = " ".join(dict.fromkeys(NOT_DONE[w] for w in missing))
             log.info("asked for %s, and nothing was done", ", ".join(missing))
         return reply or NOTHING_DONE
+
+    def _one_tool(self, missing: list[str]) -> OneTool | None:
+        """The one tool that carries out the first change still missing, when the words leave no choice
+        (request.py `one_tool`) and no call of this turn did anything: none ran, or each was a failed call of
+        another tool of the same kind, or of no tool at all. So the milk task renamed as a list is no chance
+        update_task had; a fact refused as a task ("add to what you know about me") is another reading of the
+        words, not a step towards adding one, and a guess among tasks is the user's to settle."""
+        if not missing:
+            return None
+        task = self._one_task()
+        title = dict(self.turn.mandate.titles).get(task) if task is not None and self.turn.mandate else None
+        tool = one_tool(missing[0], self.turn.text, task, title)
+        if tool is None:
+            return None
+        kind = TOOLS[tool.name].group
+        for c in self.turn.calls:
+            known = isinstance(c.name, str) and c.name in TOOLS
+            if c.ok or c.which or c.name == tool.name or (known and TOOLS[c.name].group != kind):
+                return None
+        return tool
 
     def _one_task(self) -> int | None:
         """The one task the user's words name for a change, if they name exactly one, plainly."""

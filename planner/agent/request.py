@@ -272,6 +272,24 @@ _NOT_ONE = re.compile(
 )
 
 
+# A new name for a task: "rename the milk task to buy oat milk", "change the report's name to Q4 report", "call it
+# Q4 report". What the words ask besides is read before the new name only: the name may say anything.
+_RENAME = re.compile(
+    r"^(?P<ask>.*?\b(?:renam\w*\b.*?|change\b.*?\b(?:name|title)\b.*?)\s)to\s+(?P<new>\S.*)$"
+    r"|^(?P<ask2>.*?\bcall (?:it|that|this))\s+(?P<new2>\S.*)$",
+    re.I,
+)
+
+
+def renamed(text: str) -> tuple[str, str] | None:
+    """(the asking part, the new name) of a message that gives a task a new name, else None."""
+    m = _RENAME.match(text.strip())
+    if not m:
+        return None
+    ask, new = (m["ask"], m["new"]) if m["ask"] is not None else (m["ask2"], m["new2"])
+    return ask, new.strip().rstrip(".!").strip("\"'“”‘’ ")
+
+
 @dataclass(frozen=True)
 class OneTool:
     """The one tool that carries out a request, for the last ask of a small model that answered it twice
@@ -355,10 +373,16 @@ def one_tool(want: str, text: str, task: int | None = None, title: str | None = 
     """The one tool that carries out this kind of request, when the words leave no choice of tool: adding a
     task, remembering, planning a day (not finding time, not an event), moving the one task the words name
     (`task`, titled `title`) to a date they say, and completing it when they tell that the user did what
-    its title says ("I called mum" of "call mum"; "I spoke to mum" says no more than that). Left out is a
+    its title says ("I called mum" of "call mum"; "I spoke to mum" says no more than that), and renaming it
+    ("rename the milk task to buy oat milk": the new name may say anything). Left out is a
     message that asks for something else too, takes it back ("don't add it") or asks a question (other
     than before the order it ends with)."""
     said = _after_question(text)  # a question before the order asks nothing more
+    if want == "change" and task is not None and (rename := renamed(said)) and rename[1]:
+        ask = re.sub(r"\brenam\w*|\bchange\b|\b(?:name|title)\b", "", rename[0], flags=re.I)
+        if _NOT_ONE.search(ask) or wants(ask) not in ((), ("change",)) or wants(rename[1]):
+            return None  # asks for more than the one name ("... and delete the milk"), or takes it back
+        return OneTool("update_task", ("id", "title"), ("id", "title"), (("id", task),), "the task's new name")
     if _NOT_ONE.search(said) or len(wants(said)) > 1:
         return None
     if want == "plan" and not _PLAN_DAY.search(said):
