@@ -973,3 +973,62 @@ def test_a_question_to_the_user_is_never_taken_for_a_promise(model, small, make_
     model.script("main", {"content": q})
     r = make_agent(reflect=False).run_turn("add the report")
     assert r.reply == q and tasks(store) == [] and r.forced is None
+
+
+def test_the_move_relative_request_as_the_1_5b_answered_it(model, small, make_agent, ctx):
+    """move-relative on the real 1.5B: "push the car service to tomorrow" called add_task "car service",
+    which the guards refused as a copy nobody asked for, and the reply said nothing was done. A guard's
+    refusal is the model's miss, not the user's no: it is nudged, and then asked for the new date."""
+    from planner.tools import dispatch
+
+    dispatch(ctx, "add_task", {"title": "car service", "due_date": "2026-12-09"})
+    model.script(
+        "main",
+        {"tool_calls": [call("add_task", title="car service", due_date="tomorrow")]},
+        {"content": "The task is already open."},
+        {"content": "The task is already open."},
+        {"content": '{"id": 1, "due_date": "tomorrow"}'},
+        {"content": "ok"},
+    )
+    r = make_agent(reflect=False).run_turn("push the car service to tomorrow")
+    assert r.tool_calls[0]["refused"] == "not_asked" and r.nudged
+    assert model.chats("main")[3]["format"]["properties"]["id"]["enum"] == [1]
+    assert r.forced == "update_task" and r.correction is None
+    assert [(t["title"], t["due_date"]) for t in tasks(ctx.store)] == [("car service", "2026-12-02")]
+
+
+@pytest.mark.parametrize("door", ["declined", "nobody"])
+def test_a_change_the_user_or_the_door_refused_is_still_no_miss(model, small, make_agent, ctx, door):
+    from planner.tools import dispatch
+
+    dispatch(ctx, "add_task", {"title": "cancel gym membership"})
+    ctx.confirm = (lambda q: False) if door == "declined" else None
+    model.script("main", {"tool_calls": [call("delete_task", id=1)]}, {"content": "I did not delete it."})
+    r = make_agent(reflect=False).run_turn("delete the gym task")
+    assert r.tool_calls[0]["refused"] == door and not r.nudged and r.forced is None and r.correction is None
+    assert [t["title"] for t in tasks(ctx.store)] == ["cancel gym membership"]
+
+
+@pytest.mark.parametrize("every", ["all", "All", " everything ", "*", "all lists"])
+def test_a_list_filter_that_means_every_list_is_left_out_and_said(model, small, make_agent, ctx, every):
+    """list-open on the real 1.5B: "what's on my list?" called list_tasks with list "all", got the error that no
+    list has that name, and replied "I don't have any tasks to list." with the laundry open."""
+    from planner.tools import dispatch
+
+    dispatch(ctx, "add_task", {"title": "do the laundry"})
+    model.script("main", {"tool_calls": [call("list_tasks", list=every)]}, {"content": "You have: do the laundry."})
+    r = make_agent(reflect=False).run_turn("what's on my list?")
+    (c,) = r.tool_calls
+    assert c["ok"] and "list" not in c["arguments"] and c["sent"]["list"] == every
+    assert "do the laundry" in json.dumps(c["result"])
+    assert "not narrowed to a list called" in c["result"]["note"]
+
+
+def test_a_real_list_name_is_kept(model, small, make_agent, ctx):
+    from planner.tools import dispatch
+
+    dispatch(ctx, "add_task", {"title": "buy paint", "list": "house"})
+    dispatch(ctx, "add_task", {"title": "do the laundry"})
+    model.script("main", {"tool_calls": [call("list_tasks", list="house")]}, {"content": "House: buy paint."})
+    (c,) = make_agent(reflect=False).run_turn("what's on my house list?").tool_calls
+    assert c["arguments"]["list"] == "house" and "laundry" not in json.dumps(c["result"])

@@ -27,6 +27,7 @@ from planner.agent.guards import Guards
 from planner.agent.replies import PROMISE, STALE, echoes, fallback_reply, stale, unshowable
 from planner.agent.request import WANTS, OneTool, an_order, one_tool, wants
 from planner.agent.turn import Turn, TurnResult
+from planner.policy import Refusal
 from planner.prompts import (
     ANSWER_THIS,
     CLAIM_PROMPT,
@@ -133,10 +134,11 @@ class Finish:
 
     def _one_tool(self, missing: list[str]) -> OneTool | None:
         """The one tool that carries out the first change still missing, when the words leave no choice
-        (request.py `one_tool`) and no call of this turn did anything: none ran, or each was a failed call of
-        another tool of the same kind, or of no tool at all. So the milk task renamed as a list is no chance
-        update_task had; a fact refused as a task ("add to what you know about me") is another reading of the
-        words, not a step towards adding one, and a guess among tasks is the user's to settle."""
+        (request.py `one_tool`) and no call of this turn did anything: none ran, or each failed as a call of
+        another tool of the same kind, of no tool at all, or of one the guards refused as not asked for. So
+        the milk task renamed as a list, or the car service added again for "push it to tomorrow", is no
+        chance update_task had; a fact refused as a task ("add to what you know about me") is another reading
+        of the words, not a step towards adding one, and a guess among tasks is the user's to settle."""
         if not missing:
             return None
         task = self._one_task()
@@ -147,7 +149,8 @@ class Finish:
         kind = TOOLS[tool.name].group
         for c in self.turn.calls:
             known = isinstance(c.name, str) and c.name in TOOLS
-            if c.ok or c.which or c.name == tool.name or (known and TOOLS[c.name].group != kind):
+            other = known and TOOLS[c.name].group != kind and c.refused is not Refusal.NOT_ASKED
+            if c.ok or c.which or c.name == tool.name or other:
                 return None
         return tool
 
@@ -161,8 +164,9 @@ class Finish:
 
     def missing(self) -> list[str]:
         """The changes the user's words asked for that no call of this turn made (none when the user said no)."""
-        if any(c.refused for c in self.turn.calls):  # declined, nobody to ask, not asked: the user's call, not a miss
-            return []
+        if any(c.refused not in (None, Refusal.NOT_ASKED) for c in self.turn.calls):
+            return []  # declined, or nobody to ask: the user's call, not a miss (a guard's refusal of a call the
+            # words did not ask for, the car service added again for "push it to tomorrow", is the model's miss)
         done = {c.name for c in self.turn.calls if c.ok and c.ran}
         wrote = any(c.ok and c.ran and c.mutating for c in self.turn.calls)
         out = []

@@ -418,6 +418,8 @@ class Guards:
             c.notes.append("the notes were used as the title: a task needs a title")
         if name == "list_tasks":
             args = self._unasked(c, turn, args, _FILTER_WORDS, recent, "filter")
+            if isinstance(args.get("list"), str) and _EVERY_LIST.fullmatch(args["list"]):
+                args = self._leave_out(c, turn, args, "list", "filter")
         if name in ("add_task", "update_task"):
             args = self._unasked(c, turn, args, _FIELD_WORDS, recent, "field")
         if name in ("add_task", "update_task") and args.get("due_date") and not mentions_date(recent):
@@ -513,7 +515,10 @@ _FILTER_PHRASES = {
     "due_before": "to tasks due before {}",
     "due_after": "to tasks due after {}",
     "text": "to tasks mentioning {}",
+    "list": "to a list called {}",
 }
+# A list filter that means every list ("all", the 1.5B's answer to "what's on my list?"): no list by that name
+_EVERY_LIST = re.compile(r"\s*(?:all|any|every|everything|\*|all (?:lists|tasks))\s*", re.I)
 
 
 _ASKING_WORDS = frozenset("add create put remind need must should new second another copy do again".split())
