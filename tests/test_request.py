@@ -123,3 +123,33 @@ def test_a_rename_taken_back_or_beside_another_change_is_never_one_tool(back, as
 
     assert one_tool("change", back + ask.format(t="the milk task", n=new), 3, "buy milk") is None
     assert one_tool("change", ask.format(t="the milk task", n=new + " and delete the report"), 3, "buy milk") is None
+
+
+# ---------------------------------------------------------------- a word of small talk before a request
+
+OPENERS = st.sampled_from(["ok ", "okay, ", "Ok. ", "great, ", "sure, ", "yes ", "no, ", "thanks, ", "cool! ", "hi, "])
+ASKING = [c for c in CORPUS if c.get("wants") and "recent" not in c and not c["text"][0].isupper()]
+
+
+@given(OPENERS, st.sampled_from(ASKING))
+def test_a_word_of_small_talk_before_a_request_asks_what_the_request_asks(opener, case):
+    """ "ok add milk", "great, plan my day", "no, move it to monday": the opener takes nothing away (the corpus's
+    own wants are the oracle)."""
+    assert sorted(wants(opener + case["text"])) == sorted(case["wants"])
+
+
+@pytest.mark.parametrize(
+    "said", ["ok thanks", "thank you so much!", "nice, thanks", "yes please", "no thanks", "great!", "ok cool"]
+)
+def test_small_talk_alone_asks_for_nothing(said):
+    assert wants(said) == ()
+
+
+def test_telling_something_done_after_a_word_of_small_talk_asks_for_a_change():
+    assert wants("okay I called dad") == ("change",)
+
+
+@given(OPENERS, st.sampled_from(ASKING))
+def test_a_word_of_small_talk_before_a_request_keeps_the_groups_it_needs(opener, case):
+    chosen = groups_for(opener + case["text"])
+    assert set(case.get("need", [])) <= set(chosen.groups), chosen.line()

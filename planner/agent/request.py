@@ -108,6 +108,21 @@ _SMALL_TALK = re.compile(
     r"great|cool|nice|perfect|no|nope|yes|yep|sure)\b[\s\w,!.'?]{0,30}$",
     re.I,
 )
+# The words of small talk a request may open with ("ok add milk", "great, plan my day", "no, move it to monday")
+_OPENER = re.compile(
+    r"^\s*(?:(?:hi|hello|hey|hiya|good (?:morning|afternoon|evening)|thanks?|thank you|cheers|ok(?:ay)?|great|"
+    r"cool|nice|perfect|no|nope|yes|yep|yeah|sure|oh|so|well|and)\b[\s,!.]*)+",
+    re.I,
+)
+
+
+def _small_talk(text: str) -> bool:
+    """Small talk and nothing more: "thanks!", "ok cool", "no thanks"; not "ok add milk" or "okay I called dad",
+    where what follows the opening words asks for something of its own."""
+    if not _SMALL_TALK.match(text):
+        return False
+    rest = _OPENER.sub("", text, count=1)
+    return rest == text or not rest.strip() or not wants(rest)
 
 
 _TASK_WORDS = re.compile(
@@ -186,7 +201,7 @@ def _reasons(text: str) -> dict[str, str]:
             pass
         elif (did := _DID.search(text)) is not None:
             out["change"] = f'tells of something done: "{did.group(1).lower()}"'
-        elif _DATE.search(text) and not _SMALL_TALK.match(text) and not _PLAN_ASK.search(text):
+        elif _DATE.search(text) and not _small_talk(text) and not _PLAN_ASK.search(text):
             out["add"] = out["change"] = f'a date: "{_found(_DATE, text)}"'  # a new task's, or one's new date
     plan = _found(_PLAN, other) or _found(_PLAN_ASK, text)
     if not plan and (said := _found(_PLAN, text)) and not _ESTIMATE.match(said):  # "about 2 hours": its estimate
@@ -195,11 +210,11 @@ def _reasons(text: str) -> dict[str, str]:
         out["plan"] = f'the words ask: "{plan}"'
     if said := _found(_REMEMBER, text):
         out["memory"] = f'about the user: "{said}"'
-    elif question and not _TASK_WORDS.search(text) and not _SMALL_TALK.match(text):
+    elif question and not _TASK_WORDS.search(text) and not _small_talk(text):
         out["memory"] = "a question the task list may not answer"
     if said := _found(_LOOKUP, text):
         out["lookup"] = f'the words ask: "{said}"'
-    if not out and not question and not _SMALL_TALK.match(text):  # "water the plants": a task, said bare
+    if not out and not question and not _small_talk(text):  # "water the plants": a task, said bare
         out["add"] = out["change"] = "a request, not a question"
     for want in wants(text):  # what the words ask to do always comes with the tools that do it
         out.setdefault(WANTS[want], f"the words ask to {want}")
@@ -399,7 +414,7 @@ def one_tool(want: str, text: str, task: int | None = None, title: str | None = 
 def wants(text: str, recent: Sequence[str] = ()) -> tuple[str, ...]:
     """The changes a message asks the planner to make: add, change, plan, remember (none for a question,
     small talk, or a fact merely told, which the memory keeper picks up on its own)."""
-    if _question(text) or _SMALL_TALK.match(text) or _SMALL_TALK.match(_GOES_ON.sub("", text)):
+    if _question(text) or _small_talk(text) or _small_talk(_GOES_ON.sub("", text)):
         return ()  # "and thanks!" goes on from the request before, but asks for nothing
     out = []
     if _REMEMBER_ASK.search(text):
