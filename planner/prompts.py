@@ -109,18 +109,21 @@ def system_prompt(today: dt.date, groups: Collection[str] | None = None) -> str:
 
 
 def two_weeks(today: dt.date) -> str:
-    """The fourteen days after today as a small calendar: "Fri 4 (tomorrow), Sat 5, ..., Thu 17 December 2026".
+    """The fourteen days after today as a small calendar: "December 2026: Fri 4 (tomorrow), Sat 5, ..., Thu 17".
 
-    It saves small models from date arithmetic they get wrong. Day numbers, with the month and year after a
-    month's last day listed, take about half the tokens of ISO dates (a Qwen tokenizer spends one per digit):
-    110 fewer on every call. The tools read dates in words, and today's stays written in full above it."""
+    It saves small models from date arithmetic they get wrong. Each month is named before its days, so a day is
+    read with the month it belongs to ("...; January 2027: Fri 1, ..."). Day numbers take about half the tokens
+    of ISO dates (a Qwen tokenizer spends one per digit; docs/evals.md counts them); the tools read dates in
+    words, and today's date stays written in full before it."""
     days = [today + dt.timedelta(days=n) for n in range(1, 15)]
-    out = []
+    months: list[str] = []
     for n, d in enumerate(days):
-        out.append(f"{d:%a} {d.day}" + (" (tomorrow)" if n == 0 else ""))
-        if n == len(days) - 1 or days[n + 1].month != d.month:
-            out[-1] += f" {d:%B %Y}"
-    return ", ".join(out)
+        day = f"{d:%a} {d.day}" + (" (tomorrow)" if n == 0 else "")
+        if n == 0 or d.day == 1:
+            months.append(f"{d:%B %Y}: {day}")
+        else:
+            months[-1] += f", {day}"
+    return "; ".join(months)
 
 
 # ---------------------------------------------------------------- the memory keeper's (memory/keeper.py)

@@ -7,6 +7,7 @@ import logging
 import sqlite3
 import threading
 
+import pytest
 from helpers import call, wait_for
 
 from planner.memory.history import SUMMARY_HEADER, Budget
@@ -401,3 +402,30 @@ def test_at_close_queued_jobs_wait_and_a_job_that_meets_the_closed_store_leaves_
         wait_for(lambda: "stopped at exit" in caplog.text, "the job to end")
     assert ran == ["first"]  # the queued job did not start after close
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "rename the milk task to buy oat milk",  # the 0.5B critic's memory of the order, in the oat-milk session
+        "I know you have a dentist appointment on Friday at 3pm.",  # the assistant's voice, in the dentist session
+        "I will add the report to your tasks.",
+        "Add the quarterly report, due Thursday.",
+        "What does the user's sister do?",
+    ],
+)
+def test_an_order_a_question_or_the_assistants_own_words_are_no_memory(text):
+    assert clean_cells({"memories": [cell(text)]}) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The user has a dentist appointment on Friday at 3pm.",
+        "I am allergic to peanuts.",  # the user's own words copied: a fact still
+        "I live in Lisbon with my sister Ana.",
+        "Mum's birthday is on the 12th.",
+    ],
+)
+def test_a_statement_about_the_user_is_kept(text):
+    assert [c["text"] for c in clean_cells({"memories": [cell(text)]})] == [text]

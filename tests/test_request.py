@@ -101,18 +101,21 @@ NAME_WORDS = st.sampled_from(
 ASK = st.sampled_from(
     ["rename {t} to {n}", "now rename it to {n}", "change the name of {t} to {n}", "Rename {t} to {n}."]
 )
-TAKE_BACK = st.sampled_from(["don't ", "do not ", "never mind, ", "delete the milk or "])
+TAKE_BACK = st.sampled_from(["never mind, ", "delete the milk or ", "so do not "])
+AFTER = st.sampled_from(
+    [". no wait, leave it", "... actually never mind", "? Actually no.", ", or not", " and then delete it"]
+)
 
 
 @given(ASK, st.lists(NAME_WORDS, min_size=1, max_size=5).map(" ".join))
 def test_a_new_name_for_the_one_task_named_is_asked_for_whatever_it_says(ask, new):
-    """The new name may hold any word, a take-back word or a tool's too: only the words before it are read."""
+    """The new name is the user's words, whatever they are ("or", "done", "to"), fixed in code."""
     from planner.agent.request import one_tool, renamed
 
     said = ask.format(t="the milk task", n=new)
     assert renamed(said)[1] == new
     tool = one_tool("change", said, 3, "buy milk")
-    assert tool is not None and tool.name == "update_task" and tool.fixed == (("id", 3),)
+    assert tool is not None and tool.name == "update_task" and tool.fixed == (("id", 3), ("title", new))
     assert tool.fields == ("id", "title") == tool.must  # no other field is asked of the model
     assert one_tool("change", said, None, None) is None  # no one task named: never
 
@@ -123,6 +126,28 @@ def test_a_rename_taken_back_or_beside_another_change_is_never_one_tool(back, as
 
     assert one_tool("change", back + ask.format(t="the milk task", n=new), 3, "buy milk") is None
     assert one_tool("change", ask.format(t="the milk task", n=new + " and delete the report"), 3, "buy milk") is None
+
+
+@given(ASK, st.lists(NAME_WORDS, min_size=1, max_size=3).map(" ".join), AFTER)
+def test_a_rename_taken_back_after_the_new_name_is_never_one_tool(ask, new, after):
+    from planner.agent.request import one_tool
+
+    assert one_tool("change", ask.format(t="the milk task", n=new).rstrip(".") + after, 3, "buy milk") is None
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "move the rename files task to friday",
+        "change the date of the title deed task to friday",
+        "push the report to monday and call it a day",
+        "call it Q4 report",
+    ],
+)
+def test_words_of_renaming_inside_another_order_are_no_rename(said):
+    from planner.agent.request import renamed
+
+    assert renamed(said) is None
 
 
 # ---------------------------------------------------------------- a word of small talk before a request

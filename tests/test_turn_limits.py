@@ -573,7 +573,7 @@ def test_a_small_model_that_twice_only_says_it_will_move_the_task_named_is_asked
         "I spoke to mum",  # says no more than that: the title's verb is "call"
         "move the call to friday",  # fits two tasks alike: which one is the user's to say
         "rename the call to phone call",  # fits "call mum" and "call dad" alike
-        "don't rename the report to Q4 report",  # takes it back
+        "rename the report to Q4 report, no wait, don't",  # takes it back
         "rename the report to Q4 report and delete the call to dad",  # asks for more than the one name
     ],
 )

@@ -27,7 +27,6 @@ from planner.agent.guards import Guards
 from planner.agent.replies import PROMISE, STALE, echoes, fallback_reply, stale, unshowable
 from planner.agent.request import WANTS, OneTool, an_order, one_tool, wants
 from planner.agent.turn import Turn, TurnResult
-from planner.policy import Refusal
 from planner.prompts import (
     ANSWER_THIS,
     CLAIM_PROMPT,
@@ -135,7 +134,7 @@ class Finish:
     def _one_tool(self, missing: list[str]) -> OneTool | None:
         """The one tool that carries out the first change still missing, when the words leave no choice
         (request.py `one_tool`) and no call of this turn did anything: none ran, or each failed as a call of
-        another tool of the same kind, of no tool at all, or of one the guards refused as not asked for. So
+        another tool of the same kind, of no tool at all, or of one the guards refused as a misreading. So
         the milk task renamed as a list, or the car service added again for "push it to tomorrow", is no
         chance update_task had; a fact refused as a task ("add to what you know about me") is another reading
         of the words, not a step towards adding one, and a guess among tasks is the user's to settle."""
@@ -149,7 +148,7 @@ class Finish:
         kind = TOOLS[tool.name].group
         for c in self.turn.calls:
             known = isinstance(c.name, str) and c.name in TOOLS
-            other = known and TOOLS[c.name].group != kind and c.refused is not Refusal.NOT_ASKED
+            other = known and TOOLS[c.name].group != kind and not c.misread
             if c.ok or c.which or c.name == tool.name or other:
                 return None
         return tool
@@ -164,9 +163,9 @@ class Finish:
 
     def missing(self) -> list[str]:
         """The changes the user's words asked for that no call of this turn made (none when the user said no)."""
-        if any(c.refused not in (None, Refusal.NOT_ASKED) for c in self.turn.calls):
-            return []  # declined, or nobody to ask: the user's call, not a miss (a guard's refusal of a call the
-            # words did not ask for, the car service added again for "push it to tomorrow", is the model's miss)
+        if any(c.refused and not c.misread for c in self.turn.calls):
+            return []  # declined, nobody to ask, a deletion not asked for: not a miss (a call refused as the
+            # model's misreading, the car service added again for "push it to tomorrow", is the model's miss)
         done = {c.name for c in self.turn.calls if c.ok and c.ran}
         wrote = any(c.ok and c.ran and c.mutating for c in self.turn.calls)
         out = []

@@ -338,7 +338,7 @@ class Guards:
         if len(words.ids) != 1 or words.everything or words.sets or c.task_id in words.ids:
             return False
         fits = ", ".join(f'task {i} "{t}"' for i, t in m.titles if i in words.ids) or "other tasks"
-        c.refused = Refusal.NOT_ASKED
+        c.refused, c.misread = Refusal.NOT_ASKED, True
         c.refusal = (
             f"the user's words name {fits}, not task {c.task_id}; nothing was changed. "
             "Call it again with the task they meant, or ask which one."
@@ -379,13 +379,13 @@ class Guards:
             other = _own_words(turn.text) - _own_words(t)
             if len(other) < 2 or len(other) < len(_own_words(turn.text)):  # "add it again", "add milk again"
                 return False
-            c.refused = Refusal.NOT_ASKED
+            c.refused, c.misread = Refusal.NOT_ASKED, True
             c.refusal = (
                 f'task {i} "{t}" is already open, and the user\'s words name another task; nothing was added. '
                 "Call add_task again with the title in the user's words."
             )
             return True
-        c.refused = Refusal.NOT_ASKED
+        c.refused, c.misread = Refusal.NOT_ASKED, True
         c.refusal = (
             f'task {i} "{t}" is already open, and the user did not ask to add another; nothing was added. '
             f"To mark it done call complete_task with id {i}; to change it, update_task with id {i}."

@@ -287,22 +287,29 @@ _NOT_ONE = re.compile(
 )
 
 
-# A new name for a task: "rename the milk task to buy oat milk", "change the report's name to Q4 report", "call it
-# Q4 report". What the words ask besides is read before the new name only: the name may say anything.
+# A new name for a task, as the order the message opens with: "rename the milk task to buy oat milk", "now
+# rename it to Q4 report", "change the name of the report to Q4 report", "change its title to ...". Not "move the
+# rename files task", "change the date of the title deed task", "call it a day".
 _RENAME = re.compile(
-    r"^(?P<ask>.*?\b(?:renam\w*\b.*?|change\b.*?\b(?:name|title)\b.*?)\s)to\s+(?P<new>\S.*)$"
-    r"|^(?P<ask2>.*?\bcall (?:it|that|this))\s+(?P<new2>\S.*)$",
+    r"^\W*(?:(?:and|also|oh|ok(?:ay)?|so|now|please|just|then)\W+)*(?P<ask>renam\w*\b.*?|change (?:the |its )?"
+    r"(?:name|title)(?: of\b.*?)?|change\b.*?'s (?:name|title))\s+to\s+(?P<new>\S.*)$",
+    re.I,
+)
+# After the new name, words that take it back or ask for more: it is not one plain rename then
+_TAKEN_BACK = re.compile(
+    r"[.?!;]\s*\S|\.\.\.|\b(?:no wait|wait|never ?mind|actually|don'?t|do not|leave it|forget it|instead|or not|"
+    r"and then|and also|as well)\b",
     re.I,
 )
 
 
 def renamed(text: str) -> tuple[str, str] | None:
-    """(the asking part, the new name) of a message that gives a task a new name, else None."""
+    """(the asking part, the new name) of a message that is one plain order to rename a task, else None."""
     m = _RENAME.match(text.strip())
     if not m:
         return None
-    ask, new = (m["ask"], m["new"]) if m["ask"] is not None else (m["ask2"], m["new2"])
-    return ask, new.strip().rstrip(".!").strip("\"'“”‘’ ")
+    new = m["new"].strip().rstrip(".!").strip("\"'“”‘’ ")
+    return (m["ask"], new) if new and not _TAKEN_BACK.search(new) else None
 
 
 @dataclass(frozen=True)
@@ -389,15 +396,18 @@ def one_tool(want: str, text: str, task: int | None = None, title: str | None = 
     task, remembering, planning a day (not finding time, not an event), moving the one task the words name
     (`task`, titled `title`) to a date they say, and completing it when they tell that the user did what
     its title says ("I called mum" of "call mum"; "I spoke to mum" says no more than that), and renaming it
-    ("rename the milk task to buy oat milk": the new name may say anything). Left out is a
+    ("rename the milk task to buy oat milk", the new name as the user wrote it, when the message is that one
+    order and takes nothing back). Left out is a
     message that asks for something else too, takes it back ("don't add it") or asks a question (other
     than before the order it ends with)."""
     said = _after_question(text)  # a question before the order asks nothing more
-    if want == "change" and task is not None and (rename := renamed(said)) and rename[1]:
+    if want == "change" and task is not None and (rename := renamed(said)):
         ask = re.sub(r"\brenam\w*|\bchange\b|\b(?:name|title)\b", "", rename[0], flags=re.I)
-        if _NOT_ONE.search(ask) or wants(ask) not in ((), ("change",)) or wants(rename[1]):
+        if _NOT_ONE.search(ask) or wants(ask) or wants(rename[1]):
             return None  # asks for more than the one name ("... and delete the milk"), or takes it back
-        return OneTool("update_task", ("id", "title"), ("id", "title"), (("id", task),), "the task's new name")
+        # the new name is the user's words, read here: the model's call may give no other
+        fixed = (("id", task), ("title", rename[1]))
+        return OneTool("update_task", ("id", "title"), ("id", "title"), fixed, "the task's new name")
     if _NOT_ONE.search(said) or len(wants(said)) > 1:
         return None
     if want == "plan" and not _PLAN_DAY.search(said):
@@ -411,11 +421,16 @@ def one_tool(want: str, text: str, task: int | None = None, title: str | None = 
     return _ONE_TOOL.get(want)
 
 
+# A verb of asking said not to be done: "don't remind me", "no need to add it", "I don't need to buy milk"
+_NEGATED = re.compile(r"\b(?:don'?t|do not|no need to|never|stop)\b(?:\s+(?!(?:forget)\b)\w+){0,2}", re.I)
+
+
 def wants(text: str, recent: Sequence[str] = ()) -> tuple[str, ...]:
     """The changes a message asks the planner to make: add, change, plan, remember (none for a question,
     small talk, or a fact merely told, which the memory keeper picks up on its own)."""
     if _question(text) or _small_talk(text) or _small_talk(_GOES_ON.sub("", text)):
         return ()  # "and thanks!" goes on from the request before, but asks for nothing
+    text = _NEGATED.sub(" ", text)  # "please don't remind me about the dentist anymore" asks to add nothing
     out = []
     if _REMEMBER_ASK.search(text):
         out.append("remember")

@@ -59,6 +59,9 @@ class ToolCall:
     refused: Refusal | None = None
     unsure: bool = False  # the user's words may not ask for this deletion: they are asked even under --yes
     which: tuple[str, ...] = ()  # refused as a guess among tasks the words fit alike: the user is asked which
+    # refused as the model's misreading of the words (another task than they name, a copy of an open task for
+    # words that add nothing): what the user asked is still to do, unlike a deletion nobody asked for
+    misread: bool = False
 
     def __post_init__(self) -> None:
         if self.args is None:

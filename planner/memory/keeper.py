@@ -63,6 +63,19 @@ def states_fact(text: str) -> bool:
     return not text.rstrip().endswith("?") and not _ASKS.match(text) and bool(_STATES.search(text))
 
 
+# The assistant's own voice: "I know you have a dentist appointment...", "I will add it", "I've set ..."
+_ASSISTANT = re.compile(
+    r"^\s*(?:i|i'?ve|i'?ll|i'?m|i will|i have|i can|let me)\b.*\byou(?:r|rs)?\b|^\s*(?:i'?ll|i will)\b", re.I
+)
+
+
+def not_a_statement(text: str) -> bool:
+    """A memory a small extractor wrote that is no fact about the user: the user's order or question copied
+    ("rename the milk task to buy oat milk", seen on the 0.5B critic), or the assistant speaking ("I know you
+    have a dentist appointment on friday"). A memory states; the task list holds the orders."""
+    return text.rstrip().endswith("?") or bool(_ASKS.match(text)) or bool(_ASSISTANT.match(text))
+
+
 @dataclass(frozen=True)
 class Extraction:
     """What the extraction of one exchange did, for --verbose: what it stored, or why nothing."""
@@ -83,6 +96,8 @@ def clean_cells(raw: Any) -> list[dict[str, Any]]:
         text = " ".join(c["text"].split())
         low = text.lower()
         if not 8 <= len(text) <= 300 or "{" in text or low.startswith(("the assistant", "assistant")) or low in seen:
+            continue
+        if not_a_statement(text):
             continue
         try:
             salience = float(c.get("salience", 0.5))
