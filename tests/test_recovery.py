@@ -172,7 +172,7 @@ def test_a_failed_call_may_be_retried(model, make_agent, store):
         {"tool_calls": [call("complete_task", id=1)]},
         {"content": "Done."},
     )
-    make_agent(reflect=False).run_turn("finish a")
+    make_agent(reflect=False).run_turn("finish a, and add it first if it is not there")
     assert tasks(store)[0]["status"] == "done"
 
 

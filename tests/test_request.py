@@ -178,3 +178,25 @@ def test_telling_something_done_after_a_word_of_small_talk_asks_for_a_change():
 def test_a_word_of_small_talk_before_a_request_keeps_the_groups_it_needs(opener, case):
     chosen = groups_for(opener + case["text"])
     assert set(case.get("need", [])) <= set(chosen.groups), chosen.line()
+
+
+# ---------------------------------------------------------------- add_task beside a change: only for a new task
+
+CHANGES = st.sampled_from(
+    ["push the car service to tomorrow", "move the report to friday", "mark the call as done", "delete the gym task",
+     "rename the milk task to buy oat milk", "I bought the milk", "set the report to high priority"]
+)  # fmt: skip
+NEW_TASKS = st.sampled_from(["dentist friday 3pm", "water the plants", "call the bank on monday", "add eggs"])
+JOINS = st.sampled_from([", then ", " and ", ". Then ", "; "])
+
+
+@given(CHANGES)
+def test_a_change_alone_does_not_get_the_tool_that_adds(said):
+    """A small model reached for add_task with the very task it was asked to move (move-relative, real 1.5B)."""
+    assert "add" not in groups_for(said).groups and "change" in groups_for(said).groups
+
+
+@given(NEW_TASKS, JOINS, CHANGES.filter(lambda c: not c.startswith("I ")))
+def test_a_change_beside_a_new_task_gets_both(new, join, said):
+    chosen = groups_for(new + join + said)
+    assert {"add", "change"} <= set(chosen.groups), chosen.line()

@@ -218,9 +218,20 @@ def _reasons(text: str) -> dict[str, str]:
         out["add"] = out["change"] = "a request, not a question"
     for want in wants(text):  # what the words ask to do always comes with the tools that do it
         out.setdefault(WANTS[want], f"the words ask to {want}")
-    if "change" in out:  # a change may need a task made first ("dentist friday 3pm, then move it"): add comes too
-        out.setdefault("add", "with the tools that change tasks")
+    if "change" in out and "add" not in out and (new := _a_new_task(text)):
+        # a change may need a task made first ("dentist friday 3pm, then move it"); a change alone does not get
+        # add_task, which a small model reached for with the task it was asked to move ("push the car service")
+        out["add"] = f'a clause is a new task: "{_short(new)}"'
     return out
+
+
+def _a_new_task(text: str) -> str | None:
+    """The first clause of a message of several that, read alone, says a new task ("dentist friday 3pm")."""
+    clauses = [c.strip() for c in _CLAUSES.split(text) if c and c.strip()]
+    if len(clauses) < 2:
+        return None
+    said = [c for c in clauses if len(_OPENER.sub("", c).split()) >= 2]  # "oh and it's due ...": "oh" says none
+    return next((c for c in said if "add" in _reasons(c)), None)
 
 
 def groups_for(text: str, recent: Sequence[str] = (), called: Sequence[str] = ()) -> Selection:
