@@ -3,7 +3,9 @@
     which          a write to one of several tasks the user's words fit alike was refused: the reply is the
                    question which one, unless the model asked it
     done_as_asked  the user's words asked to add, change, plan or remember (request.py `wants`) and no call
-                   did: the model is asked once more with a one-line nudge and the group that does it; still
+                   did: the model is asked once more with a one-line nudge and the group that does it; a
+                   small model that still only says what it would do, where the words leave one tool, is
+                   asked for that tool's arguments (also after a failed call of the wrong tool); still
                    nothing (or a call that tried and failed), and the user is told plainly under the reply
     checked        the reply claims a change no call made (claims.py): in the small profile the model is
                    asked once more; a claim still unbacked gets a line saying what did change
