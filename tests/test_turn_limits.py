@@ -1005,7 +1005,8 @@ def test_a_change_the_user_or_the_door_refused_is_still_no_miss(model, small, ma
     ctx.confirm = (lambda q: False) if door == "declined" else None
     model.script("main", {"tool_calls": [call("delete_task", id=1)]}, {"content": "I did not delete it."})
     r = make_agent(reflect=False).run_turn("delete the gym task")
-    assert r.tool_calls[0]["refused"] == door and not r.nudged and r.forced is None and r.correction is None
+    assert r.tool_calls[0]["refused"] == door and not r.nudged and r.forced is None
+    assert r.correction is None if door == "declined" else "or with --yes" in r.correction  # what works, said
     assert [t["title"] for t in tasks(ctx.store)] == ["cancel gym membership"]
 
 
@@ -1032,3 +1033,34 @@ def test_a_real_list_name_is_kept(model, small, make_agent, ctx):
     model.script("main", {"tool_calls": [call("list_tasks", list="house")]}, {"content": "House: buy paint."})
     (c,) = make_agent(reflect=False).run_turn("what's on my house list?").tool_calls
     assert c["arguments"]["list"] == "house" and "laundry" not in json.dumps(c["result"])
+
+
+@pytest.mark.parametrize(
+    ("reply", "said"),
+    [
+        ("I did nothing.", True),  # delete-without-terminal on the real 1.5B
+        ("Okay.", True),
+        ("I could not delete it: deleting needs your confirmation.", False),
+        ("The task was not deleted; run me in a terminal to confirm.", False),
+    ],
+)
+def test_a_change_no_one_could_say_yes_to_is_always_said_with_what_works(model, make_agent, ctx, reply, said):
+    from planner.tools import dispatch
+
+    dispatch(ctx, "add_task", {"title": "cancel gym membership"})
+    model.script("main", {"tool_calls": [call("delete_task", id=1)]}, {"content": reply})
+    r = make_agent(reflect=False).run_turn("please delete the gym membership task")
+    assert r.tool_calls[0]["refused"] == "nobody" and [t["title"] for t in tasks(ctx.store)] == [
+        "cancel gym membership"
+    ]
+    assert (r.correction is not None and "run it in a terminal, or with --yes" in r.correction) == said
+
+
+def test_a_change_the_user_said_no_to_gets_no_line_about_who_could_answer(model, make_agent, ctx):
+    from planner.tools import dispatch
+
+    dispatch(ctx, "add_task", {"title": "cancel gym membership"})
+    ctx.confirm = lambda q: False
+    model.script("main", {"tool_calls": [call("delete_task", id=1)]}, {"content": "Okay."})
+    r = make_agent(reflect=False).run_turn("please delete the gym membership task")
+    assert r.tool_calls[0]["refused"] == "declined" and r.correction is None

@@ -1,5 +1,7 @@
 """Before a reply is shown: what the turn did checked against what the user asked and what the reply says.
 
+    unasked        a change that needs the user's yes was refused as no one could answer: said under a reply
+                   that does not say so, with what works
     which          a write to one of several tasks the user's words fit alike was refused: the reply is the
                    question which one, unless the model asked it
     done_as_asked  the user's words asked to add, change, plan or remember (request.py `wants`) and no call
@@ -21,6 +23,7 @@ the loop runs model calls and tools, this decides whether what came of them may 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -29,9 +32,11 @@ from planner.agent.guards import Guards
 from planner.agent.replies import PROMISE, STALE, echoes, fallback_reply, stale, unshowable
 from planner.agent.request import WANTS, OneTool, an_order, one_tool, wants
 from planner.agent.turn import Turn, TurnResult
+from planner.policy import Refusal
 from planner.prompts import (
     ANSWER_THIS,
     CLAIM_PROMPT,
+    NO_ONE_ASKED,
     NOT_DONE,
     NOTHING_DONE,
     NUDGE,
@@ -44,6 +49,13 @@ from planner.tools import TOOLS
 
 log = logging.getLogger("planner")
 
+# A reply that says a change was not made for want of a yes ("I could not delete it: it needs your confirmation")
+_COULD_NOT = re.compile(
+    r"\b(?:could ?n[o']?t|can ?n[o']?t|cannot|unable|not (?:been )?(?:deleted|removed|changed|done|made)|"
+    r"confirm\w*|your (?:yes|ok|permission|approval)|--yes|terminal)\b",
+    re.I,
+)
+
 
 @dataclass
 class Finish:
@@ -55,6 +67,7 @@ class Finish:
     names: set[str]  # the tools this run offers (a reply naming several of them is a tool list)
     ask: Callable[[str, str], str]
     force: Callable[[str, OneTool], str] | None = None  # one more attempt whose model call gives a tool's arguments
+    how: str = "run it in a terminal, or with --yes"  # what works at this door, for a change no one could say yes to
     _claimed: str | None = None  # the correction `checked` set for the reply's claims
 
     def checked(self, reply: str) -> str:
@@ -72,6 +85,14 @@ class Finish:
         if missing and not self.result.correction:
             self.result.correction = self._claimed = what_changed(self.turn.calls, missing)
             log.info("reply claims what did not happen (%s): %s", missing[0].verb, self.result.correction)
+        return reply
+
+    def unasked(self, reply: str) -> str:
+        """A change that needs the user's yes and was not made because no one could answer is always said,
+        with what works: when the reply does not say it could not ("I did nothing."), the line under it does."""
+        if any(c.refused is Refusal.NOBODY for c in self.turn.calls) and not _COULD_NOT.search(reply):
+            if not self.result.correction:
+                self.result.correction = NO_ONE_ASKED.format(how=self.how)
         return reply
 
     def which(self, reply: str) -> str:

@@ -186,11 +186,11 @@ class Agent:
                 ]
             ask = functools.partial(self._ask_again, turn, guards, result, emit)
             force = functools.partial(self._force, turn, guards, result, emit)
-            finish = Finish(turn, guards, result, self.tool_names, ask, force)
+            finish = Finish(turn, guards, result, self.tool_names, ask, force, self.context.how)
             reply = finish.which(reply)
             reply = finish.done_as_asked(reply)
             reply = finish.checked(reply)
-            result.reply = finish.showable(reply)
+            result.reply = finish.unasked(finish.showable(reply))
         except _ContextFull:
             result.context_full = True
             said = fallback_reply([c.entry() for c in turn.calls]) if turn.calls else ""
