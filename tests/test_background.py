@@ -405,27 +405,56 @@ def test_at_close_queued_jobs_wait_and_a_job_that_meets_the_closed_store_leaves_
 
 
 @pytest.mark.parametrize(
-    "text",
+    ("text", "user", "reply"),
     [
-        "rename the milk task to buy oat milk",  # the 0.5B critic's memory of the order, in the oat-milk session
-        "I know you have a dentist appointment on Friday at 3pm.",  # the assistant's voice, in the dentist session
-        "I will add the report to your tasks.",
-        "Add the quarterly report, due Thursday.",
-        "What does the user's sister do?",
+        # the 0.5B critic's memory of the order, in the oat-milk session on the real models
+        ("rename the milk task to buy oat milk", "rename the milk task to buy oat milk", "Renamed it."),
+        ("Add the quarterly report, due Thursday.", "add the quarterly report due thursday", "Added."),
+        ("I will add the report to your tasks.", "add write the report", "I will add the report to your tasks."),
+        ("What does the user's sister do?", "what does my sister do?", "I don't know."),
     ],
 )
-def test_an_order_a_question_or_the_assistants_own_words_are_no_memory(text):
-    assert clean_cells({"memories": [cell(text)]}) == []
+def test_an_order_a_question_or_the_assistants_own_words_are_no_memory(text, user, reply):
+    from planner.memory.keeper import not_a_memory
+
+    assert not_a_memory(text, user, reply) or not clean_cells({"memories": [cell(text)]})
 
 
 @pytest.mark.parametrize(
-    "text",
+    ("text", "user", "reply"),
     [
-        "The user has a dentist appointment on Friday at 3pm.",
-        "I am allergic to peanuts.",  # the user's own words copied: a fact still
-        "I live in Lisbon with my sister Ana.",
-        "Mum's birthday is on the 12th.",
+        ("The user has a dentist appointment on Friday at 3pm.", "I have a dentist appointment friday 3pm", "Added."),
+        ("I am allergic to peanuts.", "I'm allergic to peanuts", "Noted."),  # the user's words copied: a fact
+        ("I will visit Ana on saturday.", "I will visit Ana on saturday", "Nice!"),
+        ("Will is the user's brother.", "my brother is called Will", "Noted."),
+        ("I told you my sister lives in Lisbon.", "I told you my sister lives in Lisbon", "Yes, you did."),
+        ("The user renamed the milk task.", "rename the milk task to buy oat milk", "Renamed it."),
     ],
 )
-def test_a_statement_about_the_user_is_kept(text):
+def test_a_statement_about_the_user_is_kept(text, user, reply):
+    from planner.memory.keeper import not_a_memory
+
+    assert not not_a_memory(text, user, reply)
     assert [c["text"] for c in clean_cells({"memories": [cell(text)]})] == [text]
+
+
+def test_the_order_copied_as_a_memory_is_not_stored_through_the_keeper(model, make_agent, store, ctx):
+    """The oat-milk session on the real models: the 0.5B critic kept "rename the milk task to buy oat milk"."""
+    from planner.tools import dispatch
+
+    dispatch(ctx, "add_task", {"title": "buy milk"})
+    Critic(
+        model,
+        {"rename": [cell("rename the milk task to buy oat milk", "decision")], "sister": [cell("My sister is Ana.")]},
+    )
+    model.script(
+        "main",
+        {"tool_calls": [call("update_task", id=1, title="buy oat milk")]},
+        {"content": "Renamed it."},
+        {"content": "Nice!"},
+    )
+    agent = make_agent(auto_memory=True)
+    agent.run_turn("rename the milk task to buy oat milk")
+    agent.run_turn("my sister is Ana")
+    assert agent.keeper.worker.drain(30)
+    assert [m[0] for m in memories(store)] == ["My sister is Ana."]

@@ -63,17 +63,21 @@ def states_fact(text: str) -> bool:
     return not text.rstrip().endswith("?") and not _ASKS.match(text) and bool(_STATES.search(text))
 
 
-# The assistant's own voice: "I know you have a dentist appointment...", "I will add it", "I've set ..."
-_ASSISTANT = re.compile(
-    r"^\s*(?:i|i'?ve|i'?ll|i'?m|i will|i have|i can|let me)\b.*\byou(?:r|rs)?\b|^\s*(?:i'?ll|i will)\b", re.I
-)
+# The assistant speaking to the user: "I know you have a dentist appointment...", "I will add it to your tasks"
+_ASSISTANT = re.compile(r"^\s*(?:i|i'?ve|i'?ll|i'?m|let me)\b.*\byou(?:r|rs)?\b", re.I)
+COPIED = 0.8  # a memory sharing this share of its meaningful words with a turn copies that turn
 
 
-def not_a_statement(text: str) -> bool:
-    """A memory a small extractor wrote that is no fact about the user: the user's order or question copied
-    ("rename the milk task to buy oat milk", seen on the 0.5B critic), or the assistant speaking ("I know you
-    have a dentist appointment on friday"). A memory states; the task list holds the orders."""
-    return text.rstrip().endswith("?") or bool(_ASKS.match(text)) or bool(_ASSISTANT.match(text))
+def not_a_memory(text: str, user_text: str, reply: str) -> bool:
+    """A memory a small extractor wrote that is no fact about the user: the user's order copied ("rename the
+    milk task to buy oat milk", seen on the 0.5B critic), or the assistant's own sentence ("I will add the
+    report to your tasks"). Judged against the exchange, never by a first word alone: "Will is the user's
+    brother" and "I will visit Ana on saturday", copied from the user, are facts and kept."""
+    said = word_overlap(text, user_text) >= COPIED
+    order = bool(_ASKS.match(user_text)) and not user_text.rstrip().endswith("?") and not states_fact(user_text)
+    if said and order and not text.lower().startswith("the user"):
+        return True
+    return bool(_ASSISTANT.match(text)) and word_overlap(text, reply) >= COPIED and not said
 
 
 @dataclass(frozen=True)
@@ -97,7 +101,7 @@ def clean_cells(raw: Any) -> list[dict[str, Any]]:
         low = text.lower()
         if not 8 <= len(text) <= 300 or "{" in text or low.startswith(("the assistant", "assistant")) or low in seen:
             continue
-        if not_a_statement(text):
+        if text.rstrip().endswith("?"):  # a question is no memory
             continue
         try:
             salience = float(c.get("salience", 0.5))
@@ -190,8 +194,11 @@ class MemoryKeeper:
                 models.append(self.config.model)
         elif not cells:
             why += "; the message states no fact about the user"
+        kept = [c for c in cells if not not_a_memory(c["text"], user_text, reply)]
+        if cells and not kept:
+            why = "its memories copied the request or the reply"
         topics, stored = [], []
-        for cell in cells:
+        for cell in kept:
             self.memory.store_cell(source="auto", said_on=today, **cell)
             topics.append(cell["topic"].strip().lower())
             stored.append(cell["text"])
