@@ -429,6 +429,12 @@ def test_an_order_a_question_or_the_assistants_own_words_are_no_memory(text, use
         ("Will is the user's brother.", "my brother is called Will", "Noted."),
         ("I told you my sister lives in Lisbon.", "I told you my sister lives in Lisbon", "Yes, you did."),
         ("The user renamed the milk task.", "rename the milk task to buy oat milk", "Renamed it."),
+        ("Mum is in hospital.", "remind me to call mum, she's in hospital", "Added."),  # a fact beside an order
+        (
+            "You have a dentist appointment on Friday.",
+            "add dentist friday",
+            "You have a dentist appointment on Friday.",
+        ),
     ],
 )
 def test_a_statement_about_the_user_is_kept(text, user, reply):

@@ -28,7 +28,7 @@ from typing import Any
 
 from planner.memory.history import latest_summary, messages_before_window, save_summary
 from planner.memory.longterm import KINDS, LongTermMemory, LongTermMemoryError, without_attached
-from planner.memory.scoring import SAME_WORDS, word_overlap
+from planner.memory.scoring import SAME_WORDS, meaningful_words, word_overlap
 from planner.memory.worker import Worker
 from planner.model.base import ChatModel, ModelError
 from planner.prompts import EXTRACT_PROMPT, EXTRACT_SCHEMA, SCENE_PROMPT, SUMMARY_PROMPT, TEXT_SCHEMA, TOPIC_PROMPT
@@ -65,19 +65,27 @@ def states_fact(text: str) -> bool:
 
 # The assistant speaking to the user: "I know you have a dentist appointment...", "I will add it to your tasks"
 _ASSISTANT = re.compile(r"^\s*(?:i|i'?ve|i'?ll|i'?m|let me)\b.*\byou(?:r|rs)?\b", re.I)
-COPIED = 0.8  # a memory sharing this share of its meaningful words with a turn copies that turn
+COPIED = 0.8  # a memory sharing this share of its meaningful words with a turn, and the turn of its, copies it
+
+
+def _copies(text: str, turn: str) -> bool:
+    # Most of each one's words in the other: a copy of the turn, not a fact a longer turn also holds ("remind me
+    # to call mum, she's in hospital" holds "Mum is in hospital", which is no copy of the order).
+    a, b = set(meaningful_words(text)), set(meaningful_words(turn))
+    return bool(a and b) and len(a & b) >= COPIED * max(len(a), len(b))
 
 
 def not_a_memory(text: str, user_text: str, reply: str) -> bool:
     """A memory a small extractor wrote that is no fact about the user: the user's order copied ("rename the
     milk task to buy oat milk", seen on the 0.5B critic), or the assistant's own sentence ("I will add the
     report to your tasks"). Judged against the exchange, never by a first word alone: "Will is the user's
-    brother" and "I will visit Ana on saturday", copied from the user, are facts and kept."""
-    said = word_overlap(text, user_text) >= COPIED
+    brother" and "I will visit Ana on saturday", copied from the user, are facts and kept, and so is a fact an
+    order holds beside it ("remind me to call mum, she's in hospital")."""
+    said = _copies(text, user_text)
     order = bool(_ASKS.match(user_text)) and not user_text.rstrip().endswith("?") and not states_fact(user_text)
     if said and order and not text.lower().startswith("the user"):
         return True
-    return bool(_ASSISTANT.match(text)) and word_overlap(text, reply) >= COPIED and not said
+    return bool(_ASSISTANT.match(text)) and _copies(text, reply) and not said
 
 
 @dataclass(frozen=True)
