@@ -156,6 +156,12 @@ def model():
 
 
 @pytest.fixture
+def small(model):
+    """The scripted main model says it is 1.5B, so the auto profile picks the small guards."""
+    model.sizes["main"] = "1.5B"
+
+
+@pytest.fixture
 def chat_model(request) -> ChatModel:
     """The model the test's agent, keeper and memory talk to: the real client on the fake server if the test
     asks for `fake` (directly or through another fixture), else the scripted model."""

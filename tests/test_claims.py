@@ -173,11 +173,6 @@ def test_the_line_says_in_words_what_an_event_a_pin_or_a_cancel_changed():
 # ---------------------------------------------------------------- in the loop
 
 
-@pytest.fixture
-def small(model):
-    model.sizes["main"] = "1.5B"  # auto picks small
-
-
 def test_in_small_a_false_claim_is_asked_again_once_and_the_call_it_then_makes_runs(model, small, make_agent, store):
     model.script(
         "main",

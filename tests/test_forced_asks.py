@@ -8,11 +8,6 @@ import pytest
 from conftest import call, tasks
 
 
-@pytest.fixture
-def small(model):
-    model.sizes["main"] = "1.5B"
-
-
 def _promises(model, n=2):
     model.script("main", *[{"content": "I will do that."}] * n)
 

@@ -28,11 +28,6 @@ def group(name):
     return {n for n, t in TOOLS.items() if t.group == name}
 
 
-@pytest.fixture
-def small(model):
-    model.sizes["main"] = "1.5B"  # auto picks the small profile
-
-
 # ---------------------------------------------------------------- the tools a request needs
 
 

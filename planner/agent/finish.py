@@ -45,7 +45,7 @@ from planner.prompts import (
     REPHRASE,
     WHICH,
 )
-from planner.tools import TOOLS
+from planner.tools import TOOLS, ToolContext
 
 log = logging.getLogger("planner")
 
@@ -67,7 +67,7 @@ class Finish:
     names: set[str]  # the tools this run offers (a reply naming several of them is a tool list)
     ask: Callable[[str, str], str]
     force: Callable[[str, OneTool], str] | None = None  # one more attempt whose model call gives a tool's arguments
-    how: str = "run it in a terminal, or with --yes"  # what works at this door, for a change no one could say yes to
+    how: str = ToolContext.how  # what works at this door, for a change no one could say yes to
     _claimed: str | None = None  # the correction `checked` set for the reply's claims
 
     def checked(self, reply: str) -> str:
@@ -114,8 +114,9 @@ class Finish:
         missing = self.missing()
         tried = {TOOLS[c.name].group for c in self.turn.calls if isinstance(c.name, str) and c.name in TOOLS}
         asked = [w for w in missing if WANTS[w] not in tried]  # a call that failed had its chance
+        tool = self._one_tool(missing)
         if (
-            not (asked or self._one_tool(missing))  # unless it was the wrong tool ("the milk task" as a list)
+            not (asked or tool)  # unless it was the wrong tool ("the milk task" as a list)
             or self.guards.profile == "off"
             or reply.rstrip().endswith("?")
             or self.result.gave_up
@@ -131,7 +132,7 @@ class Finish:
             if echoes(reply, note):  # parroted the nudge: say what ran instead
                 reply = fallback_reply([c.entry() for c in self.turn.calls]) if self.turn.calls else ""
             missing = self.missing()
-        tool = self._one_tool(missing)
+            tool = self._one_tool(missing)
         # the model said it would ("I will add the report."), the user's words are an order ("add ...", "and
         # pay the bill friday" after one), or they give the one task they name a new date ("actually the bank
         # call is on thursday") or say they did it ("I called mum"): one_tool reads those only where the words
