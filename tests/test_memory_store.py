@@ -141,6 +141,49 @@ def test_a_search_brings_what_a_person_said_and_the_turns_that_say_she(mem):
     assert top == {"I adore pottery, I go every Thursday.", "I just got back from a long hike in the hills."}
 
 
+TOPICS = ["pottery class", "harbour walk", "jazz concert", "ramen place", "book club", "climbing gym"]
+SPEAKERS = ["Elise", "kate", "Tomás", "Mei Ling", "Kofi", "Nebraas"]
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    pair=st.lists(st.sampled_from(SPEAKERS), min_size=2, max_size=2, unique=True),
+    topic=st.sampled_from(TOPICS),
+    case=st.sampled_from([str, str.lower, str.upper]),
+    rng=st.randoms(use_true_random=False),
+)
+def test_a_question_naming_a_person_finds_what_that_person_said(tmp_path_factory, pair, topic, case, rng):
+    # Both say the same words about the topic; only who said them tells the turns apart. Any case of the name.
+    from planner.storage.db import Store
+
+    mem = LongTermMemory(
+        Store(tmp_path_factory.mktemp("w") / "w.db"), Embedder(local_embed, "embed"), today=lambda: TODAY
+    )
+    asked, other = pair
+    turns = [(rng.choice(pair), f) for f in rng.sample(FILLER, 5)]
+    said = [(asked, f"The {topic} was lovely this weekend."), (other, f"The {topic} was lovely this weekend.")]
+    rng.shuffle(said)
+    for turn in said:
+        turns.insert(rng.randrange(len(turns) + 1), turn)
+    ids = converse(mem, turns)
+    theirs = ids[turns.index((asked, f"The {topic} was lovely this weekend."))]
+    hits = mem.search(f"What did {case(asked)} think of the {topic}?", 3)
+    assert hits[0]["id"] == theirs and hits[0]["speaker"] == asked
+
+
+def test_what_was_said_about_a_person_counts_as_theirs_and_a_common_word_names_no_one(mem):
+    # Kofi sends many turns, so his name, in every one of them as its speaker, weighs little as a keyword
+    converse(mem, [("Kofi", f) for f in FILLER] + [("Ana", "The ramen place near the station was lovely, the broth.")])
+    mine = mem.store_cell("Kofi liked the ramen place.", said_on="2026-11-21")["remembered"]["id"]
+    top = [h["id"] for h in mem.search("what did Kofi say about the ramen place near the station?", 5)]
+    assert top[0] == mine  # what was said about him, above another person's turn with more of the words
+    # "will" is the word here, not the speaker Will: Ana's turn says the question's words with none added
+    will, ana = "The weather in Porto and Lisbon is grey, they all say.", "The weather in Porto and Lisbon is grey."
+    converse(mem, [("Will", will), ("Kofi", "Nice."), ("Ana", ana)], "c2")
+    assert mem.search("what will the weather be like in Porto and Lisbon?", 1)[0]["text"] == ana
+    assert mem.search("what did Will say about the weather in Porto and Lisbon?", 1)[0]["text"] == will
+
+
 def test_memory_tables_are_queried_only_in_the_store_module():
     # The rest of planner/memory, and everything above it, gets methods (planner/storage/memories.py); the
     # session history (history.py) owns messages, sessions and summaries.

@@ -116,6 +116,7 @@ class LongTermMemory(Search):
         self._version = 0  # bumped on every write, so a shared search is never stale
         self._searches: dict[tuple[Any, ...], Ranked] = {}  # this turn's searches
         self._context: list[str] = []  # what the user said just before this turn (begin_turn)
+        self.speakers: set[str] = set()  # every name a stored turn was said by, read on load, kept on writes
         self._pool = None  # the keyword search's thread, started by the first large search
 
     def all(self) -> list[dict[str, Any]]:
@@ -152,6 +153,7 @@ class LongTermMemory(Search):
             if stale:
                 self._reembed(stale)
             self.days.load(self.db.days())
+            self.speakers = set(self.db.speakers())
             self._loaded = True
 
     def _reembed(self, ids: list[int]) -> None:
@@ -231,6 +233,8 @@ class LongTermMemory(Search):
                 return {key: {"id": target, "text": text, "previous": old["text"]}} | _said(cut)
             id_ = self._write(Change(Op.ADD, values=stored, tool=source, table="memories")).row()["id"]
             self.index.add(id_, vector)
+            if speaker and speaker.strip():
+                self.speakers.add(speaker)
             self.days.set(id_, _ordinal(start), _ordinal(end))
             self._version += 1
             out = {"remembered": {"id": id_, "text": text}}
@@ -266,6 +270,8 @@ class LongTermMemory(Search):
             stored = {**cell, "embedding": pack(vector), "embed_model": self.embedder.model}
             id_ = self._write(Change(Op.ADD, values=stored, tool="verbatim", table="memories")).row()["id"]
             self.index.add(id_, vector)
+            if speaker and speaker.strip():
+                self.speakers.add(speaker)
             self.days.set(id_, _ordinal(said_on), _ordinal(said_on))
             self._version += 1
         return id_

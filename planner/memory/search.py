@@ -34,11 +34,21 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from planner.dates import MONTHS
 from planner.memory.compact import CompactIndex
 from planner.memory.days import Days
 from planner.memory.errors import LongTermMemoryError
 from planner.memory.scenes import Scenes
-from planner.memory.scoring import FACT_WORDS, fts_query, fuse, meaningful_words, minmax, names_in, with_context
+from planner.memory.scoring import (
+    FACT_WORDS,
+    STOPWORDS,
+    fts_query,
+    fuse,
+    meaningful_words,
+    minmax,
+    names_in,
+    with_context,
+)
 from planner.memory.vectors import Embedder, VectorIndex, np, rows_present
 from planner.model.base import ModelError
 from planner.periods import Period, TimeQuestion, around, in_question
@@ -61,6 +71,7 @@ SCENE_HOP = True  # also the best memory's scenes, unless the question is about 
 SCENE_MAX_SHARE = 0.1  # a scene holding more than this share of all memories lifts none of them (who said half)
 NEIGHBOURS_OF, NEIGHBOUR_WEIGHT = 10, 0.5  # the best candidates whose conversation turns around them count too
 NAME_HOP, NAME_HOP_WEIGHT = 3, 0.5  # the best hits whose names are searched again, and that search's weight
+SPEAKER_BOOST = 0.3  # added to the score of a memory said by a person the question names, or naming them
 KEYWORD_WEIGHT = 1.0  # the keyword list's weight in the fusion, the vector list's being 1
 KEYWORD_COLUMNS = ""  # "" : the words and who said them; "text": the words alone (python -m evals memory)
 
@@ -118,6 +129,7 @@ class Search:
     _version: int
     _searches: dict[tuple[Any, ...], Ranked]
     _context: list[str]
+    speakers: set[str]
     _pool: ThreadPoolExecutor | None
 
     def _load(self) -> None:  # provided by LongTermMemory
@@ -219,12 +231,14 @@ class Search:
             self._add_scenes(fused, qv, text, max((c for _, c in vec), default=0.0), bool(asked))
         now = today.toordinal()
         lo, hi = (period.start.toordinal(), period.end.toordinal()) if period else (1, 0)
+        theirs = self.db.said_by_or_naming(list(fused), self._named_speakers(text))
         ranked = []  # (score, first day, id): weighed on numbers alone, the text read only for the best k
         for id_, salience, said, first, last in self.db.weights(list(fused)):
             said = now if said is None else said
             first, last = first or said, last or said
             weight = (0.75 + 0.5 * salience) * (0.8 + 0.2 * math.exp(-max(0, now - said) / 365))
             boost = PERIOD_BOOST if first <= hi and last >= lo else 0.0
+            boost += SPEAKER_BOOST if id_ in theirs else 0.0
             ranked.append((fused[id_] * weight / 1.25 + boost, first, id_))
         ranked.sort(reverse=True)
         if asked.order and ranked:
@@ -260,6 +274,19 @@ class Search:
             hit["keyword"] = id_ in ranked.keyword
             hits.append(hit)
         return hits
+
+    def _named_speakers(self, text: str) -> list[str]:
+        # The people the question names who said something stored (turns of a conversation): "what does
+        # Vanessa do with her dog?" is answered by what Vanessa said, or what was said naming her. Any case,
+        # whole words.
+        words = " ".join(re.findall(r"[\w'-]+", text))
+        named = []
+        for name in sorted(self.speakers):
+            # "Will" or "May" written as the word ("what will I do?") names no one: such a name counts capitalised
+            flags = 0 if name.lower() in STOPWORDS or name.lower() in MONTHS else re.IGNORECASE
+            if re.search(rf"(?<![\w'-]){re.escape(name)}(?![\w'-])", words, flags):
+                named.append(name)
+        return named
 
     def _add_names_hop(self, fused: dict[int, float], text: str) -> None:
         # A question of two facts ("which cities have both of them been to?", "what does my landlord's

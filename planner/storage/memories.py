@@ -120,6 +120,26 @@ class MemoryStore:
             list(ids),
         )
 
+    def speakers(self) -> list[str]:
+        """Every name a memory was said by (turns of a conversation; the user's own memories have none)."""
+        rows = self.db.conn().execute("SELECT DISTINCT speaker FROM memories WHERE TRIM(COALESCE(speaker, '')) != ''")
+        return [r[0] for r in rows]
+
+    def said_by_or_naming(self, ids: Sequence[int], names: Sequence[str]) -> set[int]:
+        """Those of the ids said by one of the names (any case) or whose words name one of them."""
+        if not ids or not names:
+            return set()
+        by = self.db.conn().execute(
+            f"SELECT id FROM memories WHERE id IN ({_marks(ids)}) AND lower(speaker) IN ({_marks(names)})",
+            [*ids, *(n.lower() for n in names)],
+        )
+        phrase = " OR ".join('"' + n.replace('"', '""') + '"' for n in names)
+        naming = self.db.conn().execute(
+            f"SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? AND rowid IN ({_marks(ids)})",
+            [f"text : ({phrase})", *ids],
+        )
+        return {r[0] for r in by} | {r[0] for r in naming}
+
     def keyword(self, fts_query: str, n: int) -> list[tuple[int, float]]:
         """(id, BM25 score) best first for an FTS5 query; higher is better (SQLite's rank is its negative)."""
         rows = self.db.conn().execute(
