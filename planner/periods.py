@@ -31,6 +31,10 @@ EARLIEST, LATEST = dt.date(1900, 1, 1), dt.date(9000, 12, 31)
 _MONTH_NAMES = {name: n for name, n in MONTHS.items() if len(name) > 3 or name == "may"}
 _DAY_NAMES = {name: n for name, n in WEEKDAYS.items() if len(name) > 4}
 _MON = "|".join(sorted(_MONTH_NAMES, key=len, reverse=True))
+# Beside a day number or a year, a short name is a month too ("5 Jan 2024", "Dec. 31, 2023"); alone, "mar"
+# and "jun" are left alone.
+_MON_ANY = "|".join(sorted(MONTHS, key=len, reverse=True))
+_MON_DATED = rf"(?:{_MON_ANY})\.?"
 _WD = "|".join(sorted(_DAY_NAMES, key=len, reverse=True))
 _N = r"\d{1,3}|" + "|".join(sorted(NUMBERS | {"few": 3, "couple": 2, "couple of": 2}, key=len, reverse=True))
 _UNIT = r"(day|week|month|year)s?"
@@ -243,12 +247,18 @@ def _month_name(m: re.Match[str], ref: dt.date, ahead: bool) -> Period | None:
     return p
 
 
+@_pattern(rf"\b({_MON_DATED})\s+(?:of\s+)?((?:19|20)\d\d)\b")
+def _short_month_year(m: re.Match[str], ref: dt.date, ahead: bool) -> Period:
+    return _month(int(m[2]), MONTHS[m[1].rstrip(".")])
+
+
 @_pattern(
-    rf"\b({_MON})\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+((?:19|20)\d\d))?|\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MON})\b(?:,?\s+((?:19|20)\d\d))?"
+    rf"\b({_MON_DATED})\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+((?:19|20)\d\d))?"
+    rf"|\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MON_DATED})(?![\w'])(?:,?\s+((?:19|20)\d\d))?"
 )
 def _month_day(m: re.Match[str], ref: dt.date, ahead: bool) -> Period | None:
     month, day, year = (m[1], m[2], m[3]) if m[1] else (m[5], m[4], m[6])
-    base = _named_month(_MONTH_NAMES[month], "", year, ref, ahead)
+    base = _named_month(MONTHS[month.rstrip(".")], "", year, ref, ahead)
     try:
         d = base.start.replace(day=int(day))
     except ValueError:
@@ -346,9 +356,9 @@ def in_question(text: str, today: dt.date) -> TimeQuestion:
     hit = _find(s, today, ahead)
     if hit:
         period, m = hit
-        side = re.search(r"\b(before|after|since|until|till|prior to)\s+$", s[: m.start()])
+        side = re.search(rf"(?:\b({_NEARLY})\s+)?\b(before|after|since|until|till|prior to)\s+$", s[: m.start()])
         if side:
-            period = _beside(period, side[1], today)
+            period = _beside(period, side[2], today, _NEAR_DAYS.get(side[1] or "", 7 if side[1] else 0))
         # The order is read without the period's words: "last may" names a month, not the latest match.
         return TimeQuestion(period=period, order=_order(s[: m.start()] + " " + s[m.end() :]))
     order = _order(s)
@@ -362,9 +372,18 @@ def in_question(text: str, today: dt.date) -> TimeQuestion:
     return TimeQuestion(order=order)
 
 
-def _beside(period: Period, word: str, today: dt.date) -> Period:
-    """The days before, until, since or after a period."""
+# "shortly before 7 Jan": the days just before, not every day before. How many days each qualifier means.
+_NEAR_DAYS = {"the day": 1, "a day": 1, "the week": 7, "a week": 7, "a few days": 3, "a couple of days": 2}
+_NEARLY = "|".join(["shortly", "just", "right", "soon", "not long", *_NEAR_DAYS])
+
+
+def _beside(period: Period, word: str, today: dt.date, near: int = 0) -> Period:
+    """The days before, until, since or after a period; with `near`, only that many days before or after."""
     day = dt.timedelta(days=1)
+    if near and word in ("before", "prior to"):
+        return Period(period.start - near * day, period.start - day)
+    if near and word == "after":
+        return Period(period.end + day, period.end + near * day)
     if word in ("before", "prior to"):
         return Period(EARLIEST, period.start - day)
     if word in ("until", "till"):

@@ -164,3 +164,61 @@ def test_last_month_name_is_the_latest_such_month_that_is_over(today, month):
     period = in_question(f"what did I do last {month}?", today).period
     assert period.start.day == 1 and period.start.strftime("%B").lower() == month
     assert period.start <= today and period.end < today or period.start.month == today.month
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+# A date as people write it: the month in full or short (with or without a dot), any case, the day before or
+# after it, with or without "th", a comma or "of". The oracle is the calendar (strftime), not the parser.
+DATE_FORMATS = [
+    lambda d, mon: f"{d.day} {mon} {d.year}",
+    lambda d, mon: f"{_ordinal(d.day)} of {mon} {d.year}",
+    lambda d, mon: f"{mon} {d.day}, {d.year}",
+    lambda d, mon: f"{mon} {_ordinal(d.day)} {d.year}",
+    lambda d, mon: f"the {_ordinal(d.day)} of {mon}, {d.year}",
+]
+
+
+@given(
+    st.dates(D(1950, 1, 1), D(2099, 12, 31)),
+    st.sampled_from(DATE_FORMATS),
+    st.sampled_from(["%B", "%b", "%b."]),
+    st.sampled_from([str, str.lower, str.upper, str.title]),
+    st.sampled_from(["What did Elise play on {}?", "did she spend {} alone", "Where was I {}?"]),
+)
+def test_a_date_written_any_common_way_is_that_day(day, form, month, case, question):
+    written = form(day, day.strftime(month))
+    if month == "%b." and day.month == 5:
+        written = written.replace("May.", "May")  # "May" has no short form to mark
+    assert in_question(case(question.format(written)), TODAY).period == Period(day, day)
+    assert happened(f"I played basketball on {case(written)}.", TODAY) == Period(day, day)
+
+
+@given(st.dates(D(1950, 1, 1), D(2099, 12, 31)), st.sampled_from(["%B %Y", "%b %Y", "%b. %Y"]))
+def test_a_month_and_year_written_short_or_long_is_that_month(day, form):
+    first = day.replace(day=1)
+    last = (first + dt.timedelta(days=32)).replace(day=1) - dt.timedelta(days=1)
+    assert in_question(f"what did I do in {first.strftime(form)}?", TODAY).period == Period(first, last)
+
+
+@given(
+    st.dates(D(1950, 1, 8), D(2099, 12, 20)),
+    st.sampled_from(
+        [
+            ("shortly before", -7, -1),
+            ("just after", 1, 7),
+            ("the day before", -1, -1),
+            ("the day after", 1, 1),
+            ("a few days before", -3, -1),
+            ("the week after", 1, 7),
+            ("before", None, -1),
+        ]
+    ),
+)
+def test_shortly_before_a_date_is_the_days_just_before_it_not_every_day_before(day, near):
+    words, first, last = near
+    period = in_question(f"what was I watching {words} {day.strftime('%d %b %Y')}?", TODAY).period
+    start = EARLIEST if first is None else day + dt.timedelta(days=first)
+    assert period == Period(start, day + dt.timedelta(days=last))
