@@ -184,6 +184,39 @@ def test_what_was_said_about_a_person_counts_as_theirs_and_a_common_word_names_n
     assert mem.search("what did Will say about the weather in Porto and Lisbon?", 1)[0]["text"] == will
 
 
+STRETCH_TURNS = [
+    "Have you been to the Italian cooking class again?",
+    "Yes, we made fresh pasta in the Italian class.",
+    "Which Italian region has the best food?",
+    "Tuscany, the Italian food there is wonderful.",
+]
+
+
+@settings(max_examples=20, deadline=None)
+@given(at=st.integers(1, 3), where=st.integers(0, 4), rng=st.randoms(use_true_random=False))
+def test_a_turn_said_where_the_conversation_was_about_the_question_comes_first(tmp_path_factory, at, where, rng):
+    # Two tellings alike but for a number: a few turns into a stretch about the question (the older), and among
+    # filler a day later (the newer, which recency alone would put first).
+    from planner.storage.db import Store
+
+    mem = LongTermMemory(
+        Store(tmp_path_factory.mktemp("s") / "s.db"), Embedder(local_embed, "embed"), today=lambda: TODAY
+    )
+    told, again = "I am a sucker for Italian spaghetti, 2 plates.", "I am a sucker for Italian spaghetti, 3 plates."
+    filler = rng.sample(FILLER, len(FILLER))
+    stretch = [("Kate", t) for t in STRETCH_TURNS]
+    stretch[at:at] = [("Mo", filler[0]), ("Elise", told), ("Mo", filler[1])]  # no turn of the stretch beside it
+    day1 = [("Mo", f) for f in filler[2:5]] + stretch + [("Mo", f) for f in filler[5:]]
+    day2 = [("Elise", f) for f in filler[:where]] + [("Elise", again)] + [("Kate", f) for f in filler[where:]]
+    ids = [
+        mem.store_cell(text, speaker=who, conversation="c1", turn_no=n, said_on=day)["remembered"]["id"]
+        for n, (day, (who, text)) in enumerate([("2026-11-19", t) for t in day1] + [("2026-11-20", t) for t in day2])
+    ]
+    in_stretch, lonely = ids[3 + at + 1], ids[len(day1) + where]
+    found = [h["id"] for h in mem.search("What Italian food do you like?", 30)]
+    assert found.index(in_stretch) < found.index(lonely)
+
+
 def test_memory_tables_are_queried_only_in_the_store_module():
     # The rest of planner/memory, and everything above it, gets methods (planner/storage/memories.py); the
     # session history (history.py) owns messages, sessions and summaries.

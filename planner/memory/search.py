@@ -71,6 +71,7 @@ SCENE_HOP = True  # also the best memory's scenes, unless the question is about 
 SCENE_MAX_SHARE = 0.1  # a scene holding more than this share of all memories lifts none of them (who said half)
 NEIGHBOURS_OF, NEIGHBOUR_WEIGHT = 10, 0.5  # the best candidates whose conversation turns around them count too
 NAME_HOP, NAME_HOP_WEIGHT = 3, 0.5  # the best hits whose names are searched again, and that search's weight
+STRETCH, STRETCH_WEIGHT = 8, 0.25  # turns either side that make a stretch of conversation, and its lift
 SPEAKER_BOOST = 0.3  # added to the score of a memory said by a person the question names, or naming them
 KEYWORD_WEIGHT = 1.0  # the keyword list's weight in the fusion, the vector list's being 1
 KEYWORD_COLUMNS = ""  # "" : the words and who said them; "text": the words alone (python -m evals memory)
@@ -107,6 +108,35 @@ class Ranked:
             self.read += len(more)
             self.made += self.search._hits(self, more)
         return self.made[:k]
+
+
+def _stretches(fused: dict[int, float], places: dict[int, tuple[str, int]]) -> dict[int, float]:
+    """{id: 0..1} for candidates that are turns of a conversation: the summed scores of the other candidates
+    within STRETCH turns of it, the densest being 1.
+
+    A question is often answered where the conversation was about it: "what Italian dishes does Elise
+    like?" is answered by "I'm a sucker for homemade spaghetti, either with sausage or meatballs", said
+    among turns about a cooking class and a favourite Italian region, and sharing one word with the
+    question. The turns right beside the best are lifted anyway (_add_neighbours); this weighs a whole
+    stretch. Measured on REALTALK's tuning part (docs/memory.md); a memory that is not a turn of a
+    conversation gets nothing from it.
+    """
+    by_conversation: dict[str, list[tuple[int, int]]] = {}
+    for id_, (conversation, turn) in places.items():
+        by_conversation.setdefault(conversation, []).append((turn, id_))
+    near: dict[int, float] = {}
+    for turns in by_conversation.values():
+        turns.sort()
+        for i, (turn, id_) in enumerate(turns):
+            total, j = 0.0, i - 1
+            while j >= 0 and turn - turns[j][0] <= STRETCH:
+                total, j = total + fused[turns[j][1]], j - 1
+            j = i + 1
+            while j < len(turns) and turns[j][0] - turn <= STRETCH:
+                total, j = total + fused[turns[j][1]], j + 1
+            near[id_] = total
+    top = max(near.values(), default=0.0)
+    return {i: v / top for i, v in near.items()} if top > 0 else {}
 
 
 def _day(text: str | None, default: dt.date) -> dt.date:
@@ -232,13 +262,16 @@ class Search:
         now = today.toordinal()
         lo, hi = (period.start.toordinal(), period.end.toordinal()) if period else (1, 0)
         theirs = self.db.said_by_or_naming(list(fused), self._named_speakers(text))
+        rows = list(self.db.weights(list(fused)))
+        stretch = _stretches(fused, {r[0]: (r[5], r[6]) for r in rows if r[5] is not None and r[6] is not None})
         ranked = []  # (score, first day, id): weighed on numbers alone, the text read only for the best k
-        for id_, salience, said, first, last in self.db.weights(list(fused)):
+        for id_, salience, said, first, last, _, _ in rows:
             said = now if said is None else said
             first, last = first or said, last or said
             weight = (0.75 + 0.5 * salience) * (0.8 + 0.2 * math.exp(-max(0, now - said) / 365))
             boost = PERIOD_BOOST if first <= hi and last >= lo else 0.0
             boost += SPEAKER_BOOST if id_ in theirs else 0.0
+            boost += STRETCH_WEIGHT * stretch.get(id_, 0.0)
             ranked.append((fused[id_] * weight / 1.25 + boost, first, id_))
         ranked.sort(reverse=True)
         if asked.order and ranked:

@@ -111,12 +111,14 @@ class MemoryStore:
         """(id, first day, last day) of every memory, days as date ordinals."""
         return self.db.conn().execute(f"SELECT id, {_day_sql('happened_on')}, {_day_sql('happened_to')} FROM memories")
 
-    def weights(self, ids: Sequence[int]) -> Iterator[tuple[int, float, int | None, int | None, int | None]]:
-        """(id, salience, day said, first day about, last day about) of the ids, days as ordinals: what a
-        search weighs its candidates by before reading any text."""
+    def weights(
+        self, ids: Sequence[int]
+    ) -> Iterator[tuple[int, float, int | None, int | None, int | None, str | None, int | None]]:
+        """(id, salience, day said, first day about, last day about, conversation, turn number) of the ids, days
+        as ordinals: what a search weighs its candidates by before reading any text."""
         return self.db.conn().execute(
-            f"SELECT id, salience, {ORDINAL % 'said_on'}, {ORDINAL % 'happened_on'}, {ORDINAL % 'happened_to'} "
-            f"FROM memories WHERE id IN ({_marks(ids)})",
+            f"SELECT id, salience, {ORDINAL % 'said_on'}, {ORDINAL % 'happened_on'}, {ORDINAL % 'happened_to'}, "
+            f"conversation, turn_no FROM memories WHERE id IN ({_marks(ids)})",
             list(ids),
         )
 
