@@ -232,15 +232,15 @@ class Search:
         today = self.today()
         asked = in_question(query, today)
         text = with_context(query, self._context)  # the period's words too: leaving them out measured worse
+        # BM25 in SQLite runs while the question is embedded and the matrix scanned: none of the three holds
+        # the GIL, so the keyword list costs little once there is enough to scan (bench/recall.py), and
+        # nothing while the embedding model answers. For a period, more hits are read at once: their best
+        # inside the period join the list.
+        n = 4 * CANDIDATES if asked else CANDIDATES
+        pending = self._beside().submit(self.keyword_scores, text, n) if len(self.index) > BESIDE_ABOVE else None
         qv = self._query(text)
         period = asked.period or self._around_anchor(asked, today)
         inside = self._inside(period) if period else None
-        # BM25 in SQLite runs while the matrix is scanned: neither holds the GIL, so on a second core the
-        # keyword list costs no time once the scan is long enough (bench/recall.py). It starts after the
-        # steps above so its bits of Python do not hold them up. For a period, more hits are read at
-        # once: their best inside the period join the list.
-        n = 4 * CANDIDATES if asked else CANDIDATES
-        pending = self._beside().submit(self.keyword_scores, text, n) if len(self.index) > BESIDE_ABOVE else None
         vec: list[tuple[int, float]] = []
         if qv is not None and inside is not None:  # the period's best, picked from the same one scan
             vec, best_inside = self._vector_also(qv, inside)

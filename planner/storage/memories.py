@@ -19,6 +19,7 @@ query builder; each is a plain parameterised statement a reader can check agains
 from __future__ import annotations
 
 import datetime as dt
+import heapq
 import json
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -143,11 +144,14 @@ class MemoryStore:
         return {r[0] for r in by} | {r[0] for r in naming}
 
     def keyword(self, fts_query: str, n: int) -> list[tuple[int, float]]:
-        """(id, BM25 score) best first for an FTS5 query; higher is better (SQLite's rank is its negative)."""
+        """(id, BM25 score) best first for an FTS5 query; higher is better (SQLite's rank is its negative).
+
+        The best n are picked here, not by ORDER BY rank: FTS5 then scores each matching row once, without
+        its sorter (a fifth less time at 100,000 memories, bench/recall.py)."""
         rows = self.db.conn().execute(
-            "SELECT rowid, rank FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank LIMIT ?", (fts_query, n)
+            "SELECT bm25(memories_fts), rowid FROM memories_fts WHERE memories_fts MATCH ?", (fts_query,)
         )
-        return [(r[0], -r[1]) for r in rows]
+        return [(id_, -score) for score, id_ in heapq.nsmallest(n, map(tuple, rows))]
 
     def neighbours(self, ids: Sequence[int], reach: int = 1) -> dict[int, list[Row]]:
         """{id: the fields of the turns up to `reach` before and after it in the conversation it came from, in
