@@ -399,6 +399,31 @@ def test_the_keyword_search_beside_the_scan_finds_what_it_finds_in_line(mem, mon
     assert mem._pool is not None  # it did run in the thread
 
 
+def test_the_keyword_search_runs_while_the_question_is_being_embedded(store, monkeypatch):
+    # The embedding model answers only once the keyword search has started: were it started after the
+    # embedding, the search would wait for itself. The wait is bounded so a failure cannot hang the suite.
+    import threading
+
+    from planner.memory import search
+
+    started = threading.Event()
+    waited = []
+
+    def embed(model, texts):
+        if any(t.startswith("search_query") or "Okapi cafe?" in t for t in texts):
+            waited.append(started.wait(timeout=10))
+        return local_embed(model, texts)
+
+    mem = LongTermMemory(store, Embedder(embed, "embed"), today=lambda: TODAY)
+    for i in range(5):
+        mem.store_cell(f"The user met Friend{i} at the Okapi cafe.", said_on="2026-05-01")
+    keyword = mem.keyword_scores
+    monkeypatch.setattr(mem, "keyword_scores", lambda *a, **k: (started.set(), keyword(*a, **k))[1])
+    monkeypatch.setattr(search, "BESIDE_ABOVE", 0)
+    assert mem.search("who did I meet at the Okapi cafe?", 3)
+    assert waited == [True]
+
+
 def test_grouping_an_older_database_goes_a_chunk_at_a_time_and_ends_as_in_one_go(store, mem):
     texts = [f"I met Priya at place {i}." for i in range(5)] + ["I met Omar today.", "Omar called me."]
     for t in texts:
