@@ -424,6 +424,21 @@ def test_the_keyword_search_runs_while_the_question_is_being_embedded(store, mon
     assert waited == [True]
 
 
+def test_a_word_in_very_many_memories_is_left_out_of_the_keyword_search_when_another_word_is_asked(mem, monkeypatch):
+    from planner.memory import search
+
+    for i in range(12):
+        mem.store_cell(f"Coffee note {i}: a flat white at place {i}.", said_on="2026-05-01")
+    okapi = mem.store_cell("Coffee at the Okapi cafe was bitter.", said_on="2026-05-02")["remembered"]["id"]
+    mem.search("warm up", 1)  # the index is loaded
+    monkeypatch.setattr(search, "COMMON", 5)
+    asked = mem.keyword_scores("coffee at the okapi", 50)
+    assert [i for i, _ in asked] == [okapi]  # "coffee" is in 13 memories: only "okapi" was searched
+    assert len(mem.keyword_scores("coffee", 50)) == 13  # the only word asked is kept, however common
+    monkeypatch.setattr(search, "COMMON", 5_000)
+    assert len(mem.keyword_scores("coffee at the okapi", 50)) == 13
+
+
 def test_grouping_an_older_database_goes_a_chunk_at_a_time_and_ends_as_in_one_go(store, mem):
     texts = [f"I met Priya at place {i}." for i in range(5)] + ["I met Omar today.", "Omar called me."]
     for t in texts:

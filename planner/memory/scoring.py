@@ -118,10 +118,17 @@ IRREGULAR = [
 FORMS = {form: forms for forms in IRREGULAR for form in forms}
 
 
-def fts_query(text: str, forms: bool = True) -> str:
-    """An FTS5 query matching any meaningful word of the text, or (forms) another form of an irregular verb in it."""
-    words = dict.fromkeys(w for word in meaningful_words(text) for w in (word, *(FORMS.get(word, ()) if forms else ())))
-    return " OR ".join(f'"{w}"' for w in words)
+def fts_words(text: str, forms: bool = True) -> list[str]:
+    """The meaningful words of the text, and (forms) the other forms of an irregular verb in it, once each."""
+    return list(
+        dict.fromkeys(w for word in meaningful_words(text) for w in (word, *(FORMS.get(word, ()) if forms else ())))
+    )
+
+
+def fts_query(text: str, forms: bool = True, words: list[str] | None = None) -> str:
+    """An FTS5 query matching any meaningful word of the text, or (forms) another form of an irregular verb in it
+    (or any of `words`, when given)."""
+    return " OR ".join(f'"{w}"' for w in (fts_words(text, forms) if words is None else words))
 
 
 def minmax(ranked: list[tuple[int, float]]) -> dict[int, float]:

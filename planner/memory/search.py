@@ -43,6 +43,7 @@ from planner.memory.scoring import (
     FACT_WORDS,
     STOPWORDS,
     fts_query,
+    fts_words,
     fuse,
     meaningful_words,
     minmax,
@@ -73,6 +74,9 @@ NEIGHBOURS_OF, NEIGHBOUR_WEIGHT = 10, 0.3  # the best candidates whose conversat
 NAME_HOP, NAME_HOP_WEIGHT = 3, 0.5  # the best hits whose names are searched again, and that search's weight
 STRETCH, STRETCH_WEIGHT = 8, 0.25  # turns either side that make a stretch of conversation, and its lift
 SPEAKER_BOOST = 0.3  # added to the score of a memory said by a person the question names, or naming them
+# A word in more than this many memories is left out of the keyword search when the question has another:
+# BM25 weighs it little, and FTS5 scores every row it matches (a word in all of 100,000 memories: 0.5 s).
+COMMON = 5_000
 KEYWORD_WEIGHT = 1.0  # the keyword list's weight in the fusion, the vector list's being 1
 KEYWORD_COLUMNS = ""  # "" : the words and who said them; "text": the words alone (python -m evals memory)
 
@@ -204,7 +208,11 @@ class Search:
     def keyword_scores(self, query: str, n: int = CANDIDATES, forms: bool = True) -> list[tuple[int, float]]:
         """(id, BM25 score) best first; higher is better (SQLite's rank is its negative). forms=False: the
         query's words alone, without the other forms of irregular verbs (the search as it was, for evals)."""
-        q = fts_query(query, forms)
+        words = fts_words(query, forms)
+        if len(words) > 1 and len(self.index) > COMMON:  # only then can a word be in more than COMMON memories
+            rare = [w for w in words if not self.db.matches_more_than(f'"{w}"', COMMON)]
+            words = rare or words
+        q = fts_query(query, words=words)
         if q and KEYWORD_COLUMNS:
             q = f"{KEYWORD_COLUMNS} : ({q})"
         return self.db.keyword(q, n) if q else []

@@ -143,6 +143,11 @@ class MemoryStore:
         )
         return {r[0] for r in by} | {r[0] for r in naming}
 
+    def matches_more_than(self, fts_query: str, most: int) -> bool:
+        """Whether an FTS5 query matches more than `most` memories (reading at most most + 1 of them)."""
+        sql = "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)"
+        return self.db.conn().execute(sql, (fts_query, most + 1)).fetchone()[0] > most
+
     def keyword(self, fts_query: str, n: int) -> list[tuple[int, float]]:
         """(id, BM25 score) best first for an FTS5 query; higher is better (SQLite's rank is its negative).
 
