@@ -25,8 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from evals import lifelog
-from evals.memory import BFCL_TODAY, User, cache_dir, cached, chosen, store_user
+from evals.memory import BFCL_TODAY, KINDS, User, cache_dir, cached, chosen, store_user
 from planner.agent.build import build_agent
 from planner.memory.scoring import meaningful_words
 from planner.model.client import Ollama
@@ -148,14 +147,14 @@ def run_set(llm: Ollama, args: argparse.Namespace, dataset: str, users: list[Use
 
 def table(results: dict[str, dict[str, dict[str, float]]]) -> str:
     """One row per data set and kind: questions, contained, judged right, model calls and seconds per question."""
-    out = [f"{'set':<8} {'kind':<11} {'questions':>9} {'contained':>9} {'judged':>7} {'calls/q':>8} {'s/q':>6}"]
+    out = [f"{'set':<15} {'kind':<11} {'questions':>9} {'contained':>9} {'judged':>7} {'calls/q':>8} {'s/q':>6}"]
     for dataset, kinds in results.items():
-        rows = [(k, kinds[k]) for k in lifelog.KINDS if k in kinds]
+        rows = [(k, kinds[k]) for k in KINDS if k in kinds]
         every = {f: sum(t[f] for _, t in rows) for f in ("n", "contained", "judged", "calls", "seconds")}
         for kind, t in [*rows, ("all", every)]:
             n = max(1, t["n"])
             out.append(
-                f"{dataset:<8} {kind:<11} {t['n']:>9.0f} {t['contained'] / n:>9.2f} {t['judged'] / n:>7.2f} "
+                f"{dataset:<15} {kind:<11} {t['n']:>9.0f} {t['contained'] / n:>9.2f} {t['judged'] / n:>7.2f} "
                 f"{t['calls'] / n:>8.1f} {t['seconds'] / n:>6.1f}"
             )
     return "\n".join(out)

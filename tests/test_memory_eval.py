@@ -183,3 +183,13 @@ def test_the_critics_second_look_puts_its_picks_first_and_a_useless_answer_chang
     assert got[0] == planner_order[2] and sorted(got) == sorted(planner_order)
     assert "1. " in critic.asked[0] and "Question: who is my dentist?" in critic.asked[0]
     assert _critic_picks(StubCritic("not json"), "critic")(memory, "who is my dentist?") == planner_order
+
+
+def test_the_answers_table_counts_every_kind_of_every_set():
+    from evals.memory_qa import table
+
+    row = {"n": 2, "contained": 1, "judged": 1, "calls": 6, "seconds": 10.0}
+    out = table({"realtalk/tuning": {k: dict(row) for k in ("multi-hop", "temporal", "open-domain")}})
+    lines = {line.split()[1]: line.split() for line in out.splitlines()[1:]}
+    assert set(lines) == {"multi-hop", "temporal", "open-domain", "all"}
+    assert lines["all"][2:4] == ["6", "0.50"]  # 6 questions, 3 of them contained
