@@ -284,7 +284,9 @@ def _christmas(m: re.Match[str], ref: dt.date, ahead: bool) -> Period:
 
 
 @_pattern(rf"\b(?:(last|this|next|on)\s+)?({_WD})\b")
-def _day_name(m: re.Match[str], ref: dt.date, ahead: bool) -> Period:
+def _day_name(m: re.Match[str], ref: dt.date, ahead: bool) -> Period | None:
+    if not m[1] and re.search(r"\b(a|an|any|one|some)\s+$", m.string[: m.start()]):
+        return None  # "a Sunday morning tradition", "any monday": no day in particular
     d = _weekday(_DAY_NAMES[m[2]], m[1] if m[1] in ("last", "next") else "", ref, ahead)
     return Period(d, d)
 

@@ -222,3 +222,17 @@ def test_shortly_before_a_date_is_the_days_just_before_it_not_every_day_before(d
     period = in_question(f"what was I watching {words} {day.strftime('%d %b %Y')}?", TODAY).period
     start = EARLIEST if first is None else day + dt.timedelta(days=first)
     assert period == Period(start, day + dt.timedelta(days=last))
+
+
+@given(
+    st.dates(D(1950, 1, 1), D(2099, 12, 31)),
+    st.sampled_from(["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]),
+    st.sampled_from(["a", "an", "any", "one", "some"]),
+    st.sampled_from([str, str.title]),
+)
+def test_a_weekday_after_a_or_any_names_no_day_in_particular(said, weekday, article, case):
+    generic = f"brunch with a friend, as {article} {case(weekday)} morning tradition of ours"
+    assert happened(f"I had {generic}.", said) is None  # a habit, not a date
+    assert happened(f"Today I had {generic}.", said) == Period(said, said)  # "today" is the day it names
+    last = happened(f"I had brunch on {case(weekday)}.", said)
+    assert last.start == last.end and last.start.strftime("%A").lower() == weekday and last.start < said
