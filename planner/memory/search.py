@@ -209,10 +209,12 @@ class Search:
         """(id, BM25 score) best first; higher is better (SQLite's rank is its negative). forms=False: the
         query's words alone, without the other forms of irregular verbs (the search as it was, for evals)."""
         words = fts_words(query, forms)
-        if len(words) > 1 and len(self.index) > COMMON:  # only then can a word be in more than COMMON memories
-            rare = [w for w in words if not self.db.matches_more_than(f'"{w}"', COMMON)]
-            words = rare or words
         q = fts_query(query, words=words)
+        # Only past COMMON memories can a word be in more than COMMON, and only when all the words together
+        # are is each one asked about.
+        if len(words) > 1 and len(self.index) > COMMON and self.db.matches_more_than(q, COMMON):
+            rare = [w for w in words if not self.db.matches_more_than(f'"{w}"', COMMON)]
+            q = fts_query(query, words=rare or words)
         if q and KEYWORD_COLUMNS:
             q = f"{KEYWORD_COLUMNS} : ({q})"
         return self.db.keyword(q, n) if q else []
