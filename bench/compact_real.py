@@ -36,12 +36,9 @@ def load(path) -> tuple[np.ndarray, np.ndarray]:
 def agreement(docs: np.ndarray, questions: np.ndarray, centred: bool) -> float:
     """The mean share of the exact top 10 the compact index returns."""
     n = len(docs)
-    exact, compact = VectorIndex(), CompactIndex()
+    exact, compact = VectorIndex(), CompactIndex(centred=centred)
     exact.load(np.arange(n), docs)
     compact.load_batches(((np.arange(i, min(n, i + 20_000)), docs[i : i + 20_000]) for i in range(0, n, 20_000)), n)
-    if not centred:
-        compact._centre = 0.0
-        compact._bits[:n] = compact._encode(docs)[0]
     shares = []
     for q in questions[:QUESTIONS] / np.linalg.norm(questions[:QUESTIONS], axis=1, keepdims=True):
         shares.append(len({i for i, _ in exact.search(q, 10)} & {i for i, _ in compact.search(q, 10)}) / 10)

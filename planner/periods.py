@@ -258,6 +258,11 @@ def _short_month_year(m: re.Match[str], ref: dt.date, ahead: bool) -> Period:
 )
 def _month_day(m: re.Match[str], ref: dt.date, ahead: bool) -> Period | None:
     month, day, year = (m[1], m[2], m[3]) if m[1] else (m[5], m[4], m[6])
+    if m[1] and month not in _MONTH_NAMES and not (year or month.endswith(".") or re.search(r"\d(st|nd|rd|th)", m[0])):
+        # "Jan 20 euros", "did I see Jun 5 times?": a short name before a bare number is not sure to be a
+        # month; with a year, a dot or "20th" it is, and after "on", "by", "since"... too.
+        if not re.search(r"\b(on|by|since|before|after|until|till|from|of)\s+$", m.string[: m.start()]):
+            return None
     base = _named_month(MONTHS[month.rstrip(".")], "", year, ref, ahead)
     try:
         d = base.start.replace(day=int(day))
@@ -358,7 +363,9 @@ def in_question(text: str, today: dt.date) -> TimeQuestion:
     hit = _find(s, today, ahead)
     if hit:
         period, m = hit
-        side = re.search(rf"(?:\b({_NEARLY})\s+)?\b(before|after|since|until|till|prior to)\s+$", s[: m.start()])
+        side = re.search(
+            rf"(?:\b({_NEARLY})\s+)?\b(before|after|since|until|till|prior to)\s+(?:the\s+)?$", s[: m.start()]
+        )
         if side:
             period = _beside(period, side[2], today, _NEAR_DAYS.get(side[1] or "", 7 if side[1] else 0))
         # The order is read without the period's words: "last may" names a month, not the latest match.

@@ -216,10 +216,11 @@ def test_a_month_and_year_written_short_or_long_is_that_month(day, form):
             ("before", None, -1),
         ]
     ),
+    st.sampled_from(DATE_FORMATS),
 )
-def test_shortly_before_a_date_is_the_days_just_before_it_not_every_day_before(day, near):
+def test_shortly_before_a_date_is_the_days_just_before_it_not_every_day_before(day, near, form):
     words, first, last = near
-    period = in_question(f"what was I watching {words} {day.strftime('%d %b %Y')}?", TODAY).period
+    period = in_question(f"what was I watching {words} {form(day, day.strftime('%B'))}?", TODAY).period
     start = EARLIEST if first is None else day + dt.timedelta(days=first)
     assert period == Period(start, day + dt.timedelta(days=last))
 
@@ -236,3 +237,18 @@ def test_a_weekday_after_a_or_any_names_no_day_in_particular(said, weekday, arti
     assert happened(f"Today I had {generic}.", said) == Period(said, said)  # "today" is the day it names
     last = happened(f"I had brunch on {case(weekday)}.", said)
     assert last.start == last.end and last.start.strftime("%A").lower() == weekday and last.start < said
+
+
+@given(
+    st.sampled_from(["Jan", "jan", "Jun", "Mar", "Dec", "Oct", "Aug"]),
+    st.integers(1, 28),
+    st.sampled_from(["I gave {} {} euros.", "did I see {} {} times?", "what did {} {} say?"]),
+)
+def test_a_short_month_name_before_a_bare_number_is_not_sure_to_be_a_date(name, n, sentence):
+    # "Jan" is a name too: before a bare number it names no day; with "on", a year, a dot or "20th" it does
+    assert in_question(sentence.format(name, n), TODAY).period is None
+    assert happened(sentence.format(name, n), TODAY) is None
+    month = {"jan": 1, "jun": 6, "mar": 3, "dec": 12, "oct": 10, "aug": 8}[name.lower()]
+    for dated in (f"on {name} {n}", f"{name}. {n}", f"{name} {_ordinal(n)}"):
+        day = in_question(f"what did I do {dated}?", TODAY).period.start
+        assert (day.month, day.day) == (month, n) and day <= TODAY

@@ -31,9 +31,10 @@ class CompactIndex:
     the first batch loaded (20,000 vectors), and kept for the vectors added after.
     """
 
-    def __init__(self, dim: int | None = None, oversample: int = 100):
+    def __init__(self, dim: int | None = None, oversample: int = 100, centred: bool = True):
         self.dim = dim
         self.oversample = oversample
+        self.centred = centred  # sign bits around the mean (False: around zero, as bench.compact_real compares)
         self._n = 0
         self._ids = np.empty(0, dtype=np.int64)
         self._bits = np.empty((0, 0), dtype=np.uint64)
@@ -75,7 +76,8 @@ class CompactIndex:
                 if self.dim is None or self._n == 0:
                     self.dim = rows.shape[1]
                     self._reserve(max(16, total))
-                    self._centre = normalize(np.asarray(rows, dtype=np.float32)).mean(axis=0)
+                    if self.centred:
+                        self._centre = normalize(np.asarray(rows, dtype=np.float32)).mean(axis=0)
                 bits, q8, scale = self._encode(rows)
                 end = self._n + len(ids)
                 if end > len(self._ids):
@@ -97,6 +99,7 @@ class CompactIndex:
         with self._lock:
             if self._n == 0:
                 self.dim = len(vector)
+                self._centre = 0.0  # no batch to take a mean from (and maybe another size than the last)
                 self._reserve(16)
             if len(vector) != self.dim:
                 raise ValueError(f"vector has {len(vector)} dimensions, the index has {self.dim}")

@@ -77,6 +77,8 @@ SPEAKER_BOOST = 0.3  # added to the score of a memory said by a person the quest
 # A word in more than this many memories is left out of the keyword search when the question has another:
 # BM25 weighs it little, and FTS5 scores every row it matches (a word in all of 100,000 memories: 0.5 s).
 COMMON = 5_000
+# Words before a month's name that make it the month, not a person called June or May.
+_MONTH_BEFORE = r"\b(in|of|on|since|before|after|until|till|during|by|from|last|this|next|early|mid|late)\s+$"
 KEYWORD_WEIGHT = 1.0  # the keyword list's weight in the fusion, the vector list's being 1
 KEYWORD_COLUMNS = ""  # "" : the words and who said them; "text": the words alone (python -m evals memory)
 
@@ -210,14 +212,18 @@ class Search:
         query's words alone, without the other forms of irregular verbs (the search as it was, for evals)."""
         words = fts_words(query, forms)
         q = fts_query(query, words=words)
+        if not q:
+            return []
         # Only past COMMON memories can a word be in more than COMMON, and only when all the words together
         # are is each one asked about.
-        if len(words) > 1 and len(self.index) > COMMON and self.db.matches_more_than(q, COMMON):
+        many = len(self.index) > COMMON and self.db.matches_more_than(q, COMMON)
+        if many and len(words) > 1:
             rare = [w for w in words if not self.db.matches_more_than(f'"{w}"', COMMON)]
-            q = fts_query(query, words=rare or words)
-        if q and KEYWORD_COLUMNS:
+            if rare:
+                q, many = fts_query(query, words=rare), False
+        if KEYWORD_COLUMNS:
             q = f"{KEYWORD_COLUMNS} : ({q})"
-        return self.db.keyword(q, n) if q else []
+        return self.db.keyword(q, n, many)
 
     def begin_turn(self, recent: Sequence[str] = ()) -> None:
         """A new turn: forget the last turn's searches (their scores age, and the user may have changed
@@ -271,7 +277,7 @@ class Search:
             self._add_scenes(fused, qv, text, max((c for _, c in vec), default=0.0), bool(asked))
         now = today.toordinal()
         lo, hi = (period.start.toordinal(), period.end.toordinal()) if period else (1, 0)
-        theirs = self.db.said_by_or_naming(list(fused), self._named_speakers(text))
+        theirs = self.db.said_by_or_naming(list(fused), *self._named_speakers(text))
         rows = list(self.db.weights(list(fused)))
         stretch = _stretches(fused, {r[0]: (r[5], r[6]) for r in rows if r[5] is not None and r[6] is not None})
         ranked = []  # (score, first day, id): weighed on numbers alone, the text read only for the best k
@@ -318,18 +324,30 @@ class Search:
             hits.append(hit)
         return hits
 
-    def _named_speakers(self, text: str) -> list[str]:
-        # The people the question names who said something stored (turns of a conversation): "what does
-        # Vanessa do with her dog?" is answered by what Vanessa said, or what was said naming her. Any case,
-        # whole words.
-        words = " ".join(re.findall(r"[\w'-]+", text))
-        named = []
+    def _named_speakers(self, text: str) -> tuple[list[str], list[str]]:
+        # (the speakers the question names, those of them whose name in a memory's words counts too).
+        # "What does Vanessa do with her dog?" is answered by what Vanessa said, or what was said naming her:
+        # any case, whole words. A name that is also a word ("Will", "May", "June") counts only written with
+        # a capital inside the sentence, and not after a word that makes it a month ("in June"); its
+        # lower-case word in a memory names no one, so only what that person said is theirs.
+        named, naming = [], []
         for name in sorted(self.speakers):
-            # "Will" or "May" written as the word ("what will I do?") names no one: such a name counts capitalised
-            flags = 0 if name.lower() in STOPWORDS or name.lower() in MONTHS else re.IGNORECASE
-            if re.search(rf"(?<![\w'-]){re.escape(name)}(?![\w'-])", words, flags):
-                named.append(name)
-        return named
+            if not re.fullmatch(r"[\w'-]+(?: [\w'-]+)*", name):
+                continue  # punctuation or spaces at the ends: not a name a question writes
+            plain = re.compile(rf"(?<![\w'-]){re.escape(name)}(?![\w'-])", re.IGNORECASE)
+            if name.lower() not in STOPWORDS and name.lower() not in MONTHS:
+                if plain.search(text):
+                    named.append(name)
+                    naming.append(name)
+                continue
+            for m in re.finditer(rf"(?<![\w'-]){re.escape(name)}(?![\w'-])", text):
+                before = text[: m.start()]
+                first = not before.strip() or re.search(r"[.!?]\s*$", before)
+                month = name.lower() in MONTHS and re.search(_MONTH_BEFORE, before, re.IGNORECASE)
+                if m[0][0].isupper() and not first and not month:
+                    named.append(name)
+                    break
+        return named, naming
 
     def _add_names_hop(self, fused: dict[int, float], text: str) -> None:
         # A question of two facts ("which cities have both of them been to?", "what does my landlord's
