@@ -75,6 +75,32 @@ def test_replies_and_events_on_other_days_are_never_merged(tmp_path, first, seco
     assert len(mem.all()) == 2
 
 
+TOLD = [
+    "I had a lovely long dinner with Ana in Porto and we paid 40 euros for the whole evening.",
+    "My sister moved to Lisbon and she loves the food there.",
+]
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    said=st.lists(
+        st.tuples(st.sampled_from(["Kate", "Elise"]), st.sampled_from(TOLD), st.integers(0, 2)),
+        min_size=2,
+        max_size=8,
+    )
+)
+def test_every_turn_of_a_conversation_keeps_its_own_row_at_its_place(tmp_path_factory, said):
+    # The same words said again later in a conversation are another turn: its place and day are kept, not
+    # folded into the first telling (whose place the neighbours and stretches read).
+    mem = fresh(tmp_path_factory.mktemp("t"), "turns")
+    days = ["2026-05-01", "2026-05-02", "2026-05-03"]
+    for n, (who, text, day) in enumerate(said):
+        out = mem.store_cell(text, speaker=who, conversation="c1", turn_no=n, said_on=days[day])
+        assert "remembered" in out
+    rows = mem.store.conn().execute("SELECT turn_no, speaker, text, said_on FROM memories ORDER BY turn_no")
+    assert [tuple(r) for r in rows] == [(n, who, text, days[day]) for n, (who, text, day) in enumerate(said)]
+
+
 @pytest.fixture
 def mem(store):
     return LongTermMemory(store, Embedder(local_embed, "embed"), today=lambda: TODAY)

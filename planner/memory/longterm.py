@@ -297,6 +297,8 @@ class LongTermMemory(Search):
             near = id_ if near is None else near
             if not same_fact(cell["text"], row["text"]) or (cell["speaker"] or None) != (row["speaker"] or None):
                 continue
+            if cell["turn_no"] is not None or row["turn_no"] is not None:
+                continue  # a turn of a conversation is what was said there: two turns are two, each at its place
             named = bool(row["said_on"] and happened(row["text"], dt.date.fromisoformat(row["said_on"])))
             days = (cell["happened_on"], cell["happened_to"]) == (row["happened_on"], row["happened_to"])
             if (names_days or named) and not (names_days and named and days):
