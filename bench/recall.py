@@ -247,6 +247,7 @@ def recall_vs_scan(n: int, repeats: int = 30) -> list[dict]:
             "one recall, a month named": asking("what did I do last may about {}?"),
             "one recall, a scene named": asking("what about Person7 and {}?"),
             "one recall, a word in every memory": asking("which note did I write about {}?"),
+            "one recall, only a word in every memory": lambda: (mem.begin_turn(), mem.recall("notes?", 3)),
         }
         samples: dict[str, list[float]] = {name: [] for name in cases}
         for _ in range(repeats):  # interleaved, so a busy moment of the machine hits every case alike

@@ -74,7 +74,7 @@ NEIGHBOURS_OF, NEIGHBOUR_WEIGHT = 10, 0.3  # the best candidates whose conversat
 NAME_HOP, NAME_HOP_WEIGHT = 3, 0.5  # the best hits whose names are searched again, and that search's weight
 STRETCH, STRETCH_WEIGHT = 8, 0.25  # turns either side that make a stretch of conversation, and its lift
 SPEAKER_BOOST = 0.3  # added to the score of a memory said by a person the question names, or naming them
-# A word in more than this many memories is left out of the keyword search when the question has another:
+# A word in more than this many memories is left out of the keyword search (all of them: no keyword list):
 # BM25 weighs it little, and FTS5 scores every row it matches (a word in all of 100,000 memories: 0.5 s).
 COMMON = 5_000
 # Words before a month's name that make it the month, not a person called June or May.
@@ -215,12 +215,15 @@ class Search:
         if not q:
             return []
         # Only past COMMON memories can a word be in more than COMMON, and only when all the words together
-        # are is each one asked about.
+        # are is each one asked about. When every word is that common, the keyword list is left empty: no
+        # word tells the memories apart, the vector list still ranks them, and FTS5 would score every row.
         many = len(self.index) > COMMON and self.db.matches_more_than(q, COMMON)
-        if many and len(words) > 1:
-            rare = [w for w in words if not self.db.matches_more_than(f'"{w}"', COMMON)]
-            if rare:
-                q, many = fts_query(query, words=rare), False
+        if many:
+            rare = [w for w in words if len(words) > 1 and not self.db.matches_more_than(f'"{w}"', COMMON)]
+            if not rare:
+                return []
+            q = fts_query(query, words=rare)
+            many = self.db.matches_more_than(q, COMMON)
         if KEYWORD_COLUMNS:
             q = f"{KEYWORD_COLUMNS} : ({q})"
         return self.db.keyword(q, n, many)
