@@ -35,6 +35,9 @@ _MON = "|".join(sorted(_MONTH_NAMES, key=len, reverse=True))
 # and "jun" are left alone.
 _MON_ANY = "|".join(sorted(MONTHS, key=len, reverse=True))
 _MON_DATED = rf"(?:{_MON_ANY})\.?"
+# The words before a month's name that put it in time: "since Jan 5", "in June" (not "Jan 5 euros", not June
+# the person).
+MONTH_LEAD = r"\b(?:in|of|on|since|before|after|until|till|during|by|from|last|this|next|early|mid|late)\s+$"
 _WD = "|".join(sorted(_DAY_NAMES, key=len, reverse=True))
 _N = r"\d{1,3}|" + "|".join(sorted(NUMBERS | {"few": 3, "couple": 2, "couple of": 2}, key=len, reverse=True))
 _UNIT = r"(day|week|month|year)s?"
@@ -261,7 +264,7 @@ def _month_day(m: re.Match[str], ref: dt.date, ahead: bool) -> Period | None:
     if m[1] and month not in _MONTH_NAMES and not (year or month.endswith(".") or re.search(r"\d(st|nd|rd|th)", m[0])):
         # "Jan 20 euros", "did I see Jun 5 times?": a short name before a bare number is not sure to be a
         # month; with a year, a dot or "20th" it is, and after "on", "by", "since"... too.
-        if not re.search(r"\b(on|by|since|before|after|until|till|from|of)\s+$", m.string[: m.start()]):
+        if not re.search(MONTH_LEAD, m.string[: m.start()]):
             return None
     base = _named_month(MONTHS[month.rstrip(".")], "", year, ref, ahead)
     try:

@@ -232,11 +232,7 @@ class LongTermMemory(Search):
                 key = "superseded" if reason == "supersede" else "updated"
                 return {key: {"id": target, "text": text, "previous": old["text"]}} | _said(cut)
             id_ = self._write(Change(Op.ADD, values=stored, tool=source, table="memories")).row()["id"]
-            self.index.add(id_, vector)
-            if speaker and speaker.strip():
-                self.speakers.add(speaker)
-            self.days.set(id_, _ordinal(start), _ordinal(end))
-            self._version += 1
+            self._added(id_, vector, speaker, start, end)
             out = {"remembered": {"id": id_, "text": text}}
             if cell["linked_to"] is not None:
                 out["remembered"]["beside"] = cell["linked_to"]  # close to it, but not the same fact: both kept
@@ -269,12 +265,16 @@ class LongTermMemory(Search):
         with self._lock:
             stored = {**cell, "embedding": pack(vector), "embed_model": self.embedder.model}
             id_ = self._write(Change(Op.ADD, values=stored, tool="verbatim", table="memories")).row()["id"]
-            self.index.add(id_, vector)
-            if speaker and speaker.strip():
-                self.speakers.add(speaker)
-            self.days.set(id_, _ordinal(said_on), _ordinal(said_on))
-            self._version += 1
+            self._added(id_, vector, speaker, said_on, said_on)
         return id_
+
+    def _added(self, id_: int, vector: np.ndarray, speaker: str | None, start: str, end: str) -> None:
+        # A new row's place in what a search reads beside the table: its vector, its days, who said it.
+        self.index.add(id_, vector)
+        self.days.set(id_, _ordinal(start), _ordinal(end))
+        if speaker and speaker.strip():
+            self.speakers.add(speaker)
+        self._version += 1
 
     def _restates(self, vector: np.ndarray, cell: dict[str, Any], names_days: bool) -> tuple[int | None, int | None]:
         # (the memory this cell restates, the memory it is only close to). Compare document vector with

@@ -125,10 +125,14 @@ def fts_words(text: str, forms: bool = True) -> list[str]:
     )
 
 
-def fts_query(text: str, forms: bool = True, words: list[str] | None = None) -> str:
-    """An FTS5 query matching any meaningful word of the text, or (forms) another form of an irregular verb in it
-    (or any of `words`, when given)."""
-    return " OR ".join(f'"{w}"' for w in (fts_words(text, forms) if words is None else words))
+def fts_any(words: list[str]) -> str:
+    """An FTS5 query matching any of the words."""
+    return " OR ".join(f'"{w}"' for w in words)
+
+
+def fts_query(text: str, forms: bool = True) -> str:
+    """An FTS5 query matching any meaningful word of the text, or (forms) another form of an irregular verb in it."""
+    return fts_any(fts_words(text, forms))
 
 
 def minmax(ranked: list[tuple[int, float]]) -> dict[int, float]:

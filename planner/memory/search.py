@@ -42,7 +42,7 @@ from planner.memory.scenes import Scenes
 from planner.memory.scoring import (
     FACT_WORDS,
     STOPWORDS,
-    fts_query,
+    fts_any,
     fts_words,
     fuse,
     meaningful_words,
@@ -52,7 +52,7 @@ from planner.memory.scoring import (
 )
 from planner.memory.vectors import Embedder, VectorIndex, np, rows_present
 from planner.model.base import ModelError
-from planner.periods import Period, TimeQuestion, around, in_question
+from planner.periods import MONTH_LEAD, Period, TimeQuestion, around, in_question
 from planner.prompts import MEMORY_NOTES
 from planner.storage.memories import MemoryStore
 
@@ -77,8 +77,6 @@ SPEAKER_BOOST = 0.3  # added to the score of a memory said by a person the quest
 # A word in more than this many memories is left out of the keyword search (all of them: no keyword list):
 # BM25 weighs it little, and FTS5 scores every row it matches (a word in all of 100,000 memories: 0.5 s).
 COMMON = 5_000
-# Words before a month's name that make it the month, not a person called June or May.
-_MONTH_BEFORE = r"\b(in|of|on|since|before|after|until|till|during|by|from|last|this|next|early|mid|late)\s+$"
 KEYWORD_WEIGHT = 1.0  # the keyword list's weight in the fusion, the vector list's being 1
 KEYWORD_COLUMNS = ""  # "" : the words and who said them; "text": the words alone (python -m evals memory)
 
@@ -211,7 +209,7 @@ class Search:
         """(id, BM25 score) best first; higher is better (SQLite's rank is its negative). forms=False: the
         query's words alone, without the other forms of irregular verbs (the search as it was, for evals)."""
         words = fts_words(query, forms)
-        q = fts_query(query, words=words)
+        q = fts_any(words)
         if not q:
             return []
         # Only past COMMON memories can a word be in more than COMMON, and only when all the words together
@@ -222,7 +220,7 @@ class Search:
             rare = [w for w in words if len(words) > 1 and not self.db.matches_more_than(f'"{w}"', COMMON)]
             if not rare:
                 return []
-            q = fts_query(query, words=rare)
+            q = fts_any(rare)
             many = self.db.matches_more_than(q, COMMON)
         if KEYWORD_COLUMNS:
             q = f"{KEYWORD_COLUMNS} : ({q})"
@@ -337,16 +335,16 @@ class Search:
         for name in sorted(self.speakers):
             if not re.fullmatch(r"[\w'-]+(?: [\w'-]+)*", name):
                 continue  # punctuation or spaces at the ends: not a name a question writes
-            plain = re.compile(rf"(?<![\w'-]){re.escape(name)}(?![\w'-])", re.IGNORECASE)
+            whole = rf"(?<![\w'-]){re.escape(name)}(?![\w'-])"
             if name.lower() not in STOPWORDS and name.lower() not in MONTHS:
-                if plain.search(text):
+                if re.search(whole, text, re.IGNORECASE):
                     named.append(name)
                     naming.append(name)
                 continue
-            for m in re.finditer(rf"(?<![\w'-]){re.escape(name)}(?![\w'-])", text):
+            for m in re.finditer(whole, text):
                 before = text[: m.start()]
                 first = not before.strip() or re.search(r"[.!?]\s*$", before)
-                month = name.lower() in MONTHS and re.search(_MONTH_BEFORE, before, re.IGNORECASE)
+                month = name.lower() in MONTHS and re.search(MONTH_LEAD, before, re.IGNORECASE)
                 if m[0][0].isupper() and not first and not month:
                     named.append(name)
                     break
