@@ -206,8 +206,9 @@ def _recall_before(mem: LongTermMemory, query: str, k: int = 3) -> list[dict]:
 
 
 def recall_vs_scan(n: int, repeats: int = 30) -> list[dict]:
-    """Median ms of a bare numpy scan with top-k over the index's own matrix, and of one planner recall
-    (a plain question, one naming a month, one naming a scene), measured in turns of one loop."""
+    """Median ms of a bare numpy scan with top-k over the index's own matrix (every row's product), of the
+    index's own search (past SHORTLIST_ABOVE rows a sign-bit shortlist), and of one planner recall (a plain
+    question, one naming a month, one naming a scene), measured in turns of one loop."""
     rng = np.random.default_rng(5)
     with tempfile.TemporaryDirectory() as d:
         store = Store(Path(d) / "bench.db")
@@ -240,9 +241,24 @@ def recall_vs_scan(n: int, repeats: int = 30) -> list[dict]:
             mem.begin_turn()
             _recall_before(mem, "what did I say about {}?".format(words[embed.i % len(words)].split(" about ")[-1]))
 
+        def exact(fn):  # the same, with every row's product computed (no sign-bit shortlist)
+            def one() -> None:
+                mem.index.shortlist_above, saved = len(mem.index), mem.index.shortlist_above
+                try:
+                    fn()
+                finally:
+                    mem.index.shortlist_above = saved
+
+            return one
+
+        def shortlist() -> None:
+            mem.index.search(embed.queries[embed.i % len(embed.queries)], 20)
+
         cases = {
             "bare numpy scan + top-k": bare,
+            "the index's search alone": shortlist,
             "one recall as before time and scenes": before,
+            "one recall, exact scan (no shortlist)": exact(asking("what did I say about {}?")),
             "one recall": asking("what did I say about {}?"),
             "one recall, a month named": asking("what did I do last may about {}?"),
             "one recall, a scene named": asking("what about Person7 and {}?"),

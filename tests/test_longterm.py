@@ -184,7 +184,7 @@ def test_compact_index_agrees_with_exact_search_on_clustered_vectors():
     rng = np.random.default_rng(3)
     centres = rng.standard_normal((200, 128)).astype(np.float32)
     m = centres[rng.integers(0, 200, 20_000)] + 0.7 * rng.standard_normal((20_000, 128)).astype(np.float32)
-    exact, compact = VectorIndex(), CompactIndex()
+    exact, compact = VectorIndex(shortlist_above=10**9), CompactIndex()  # the exact index: never shortlists
     exact.load(np.arange(20_000), m)
     compact.load_batches(((np.arange(i, i + 5000), m[i : i + 5000]) for i in range(0, 20_000, 5000)), 20_000)
     agree = []
@@ -218,7 +218,7 @@ def test_compact_index_agrees_with_exact_search_when_every_vector_leans_one_way(
         < np.percentile(unit[:1000] @ unit[1000:1100].T, 95)
         < 0.9
     )
-    exact, compact = VectorIndex(), CompactIndex()
+    exact, compact = VectorIndex(shortlist_above=10**9), CompactIndex()  # the exact index: never shortlists
     exact.load(np.arange(n), m)
     compact.load_batches(((np.arange(i, i + 20_000), m[i : i + 20_000]) for i in range(0, n, 20_000)), n)
     agree = []

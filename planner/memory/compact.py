@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Sequence
 
-from planner.memory.vectors import best, normalize, np, rows_of
+from planner.memory.vectors import best, normalize, np, rows_of, sign_bits
 
 
 class CompactIndex:
@@ -51,8 +51,7 @@ class CompactIndex:
 
     def _encode(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         rows = normalize(np.asarray(rows, dtype=np.float32))
-        pad = self._words() * 64 - rows.shape[1]
-        bits = np.packbits(np.pad(rows > self._centre, ((0, 0), (0, pad))), axis=1).view(np.uint64)
+        bits = sign_bits(rows, self._centre)
         peak = np.abs(rows).max(axis=1)
         scale = (127 / np.where(peak == 0, 1, peak)).astype(np.float32)
         q8 = np.round(rows * scale[:, None]).astype(np.int8)

@@ -20,8 +20,9 @@ One search, step by step:
    Only the best k have their text read.
 
 Every step reuses the one query vector, and none adds a second scan; past 20,000 memories the
-keyword search runs in a thread while the matrix is scanned (bench/recall.py measures recall
-against a bare numpy scan of the same matrix). Each constant below was set by measuring its
+keyword search runs in a thread while the matrix is scanned, and past 50,000 the scan computes the
+exact product only for a sign-bit shortlist (vectors.py; bench/recall.py measures recall against a
+bare numpy scan of the same matrix). Each constant below was set by measuring its
 variants (python -m evals memory --experiments; docs/memory.md).
 """
 

@@ -1,10 +1,16 @@
-"""Text to vectors through an embedding model, float32 packing, and exact vector search.
+"""Text to vectors through an embedding model, float32 packing, and vector search (exact up to 50,000 rows).
 
 Search is brute force: one (n, d) @ (d,) product over a normalized float32
-matrix plus `argpartition` for the top k. That is exact, needs no index to
-build or tune, and measures ~10 ms per query at 100k x 768 on two cores
-(bench/). Past a few million vectors an ANN index would win; a personal
-planner does not get there.
+matrix plus `argpartition` for the top k. That is exact and needs no index to
+build or tune. The product reads every byte of the matrix (300 MB at 100k x
+768), so past SHORTLIST_ABOVE rows the index first ranks every row by the
+sign bits of its vector (d/8 bytes, 1/32 of the matrix) and computes the exact
+product for the nearest 1/SHORTLIST_SHARE of them only: 4.9 ms against 13.4 ms
+for the whole product at 100k (bench/recall.py). The price is missing, now and
+then, a row whose bits said it was far but whose product would have ranked it
+in; bench/compact_real.py measures how often on real embeddings. What a search
+returns is always scored exactly. Past a few million vectors an ANN index would
+win; a personal planner does not get there.
 
 Embedding models are trained with task prefixes; sending the wrong one (or
 none) costs recall quality, so documents and queries get their model's own.
@@ -44,6 +50,13 @@ if TYPE_CHECKING:
     import numpy as np
 else:
     np = _lazy_import("numpy")
+
+# More rows than this: a sign-bit shortlist, re-scored exactly, instead of a product over every row. Below it
+# the product takes a few milliseconds (under an embedding call's time), so search stays exact.
+SHORTLIST_ABOVE = 50_000
+SHORTLIST_SHARE = 25  # the shortlist is 1/25 of the rows searched (4,000 of 100,000) ...
+SHORTLIST_MIN = 2_000  # ... and never fewer than this,
+SHORTLIST_PER_HIT = 50  # ... or than this many per row asked for
 
 # model-name prefix -> (document prefix, query prefix)
 TASK_PREFIXES: dict[str, tuple[str, str]] = {
@@ -131,6 +144,29 @@ def rows_present(sorted_ids: np.ndarray, ids: Sequence[int]) -> list[int]:
     return ids[np.isin(ids, sorted_ids)].tolist() if len(ids) else []
 
 
+def sign_bits(rows: np.ndarray, centre: np.ndarray | float) -> np.ndarray:
+    """Each row's signs around centre, packed into uint64 words (the row padded to whole words)."""
+    pad = -rows.shape[1] % 64
+    return np.packbits(np.pad(rows > centre, ((0, 0), (0, pad))), axis=1).view(np.uint64)
+
+
+def hamming(columns: np.ndarray, query_bits: np.ndarray) -> np.ndarray:
+    """The number of bits in which each row differs from query_bits (one row of words), the rows' bits
+    given word by word: (words, n). That layout makes each step one pass over n contiguous words; over
+    (n, words) rows the sum across a dozen words a row took 3.7 ms at 100,000 rows, this 1.0 ms."""
+    out = np.zeros(columns.shape[1], dtype=np.uint16)
+    word = np.empty(columns.shape[1], dtype=np.uint64)
+    for w, q in enumerate(query_bits):
+        np.bitwise_xor(columns[w], q, out=word)
+        out += np.bitwise_count(word)
+    return out
+
+
+def shortlist_size(rows: int, k: int) -> int:
+    """How many of `rows` candidates a sign-bit shortlist keeps to find the best k among them."""
+    return min(rows, max(SHORTLIST_MIN, SHORTLIST_PER_HIT * k, rows // SHORTLIST_SHARE))
+
+
 def rows_of(sorted_ids: np.ndarray, ids: np.ndarray) -> np.ndarray:
     """The positions in sorted_ids of those of the ids that are in it (a binary search each)."""
     if not len(sorted_ids):
@@ -146,12 +182,24 @@ class VectorIndex:
     binary search. Rows live in a preallocated matrix that doubles when full,
     so adding one vector is amortised O(d), not a copy of the whole matrix.
     Thread-safe.
+
+    Past `shortlist_above` rows a search computes the exact product only for
+    the rows nearest the query by sign bits (the module docstring). The bits are
+    taken around the rows' mean, not zero: embedding models put every text in a
+    narrow cone, where most dimensions have the same sign for every vector and
+    tell none apart (compact.py). They are computed by the first search that
+    needs them, kept up to date as rows come and go, and taken again around a
+    new mean once the rows have doubled.
     """
 
-    def __init__(self, dim: int | None = None):
+    def __init__(self, dim: int | None = None, shortlist_above: int | None = None):
         self.dim = dim
+        self.shortlist_above = SHORTLIST_ABOVE if shortlist_above is None else shortlist_above
         self._ids: np.ndarray | None = None  # allocated on first use, so numpy loads then
         self._m: np.ndarray | None = None
+        self._bits: np.ndarray | None = None  # the rows' sign bits, (words, as many as _m); None until needed
+        self._centre: np.ndarray | None = None  # what the sign bits are taken around
+        self._centred_at = 0  # rows when the centre was taken
         self._n = 0
         self._lock = threading.Lock()
 
@@ -167,6 +215,7 @@ class VectorIndex:
             self.dim = matrix.shape[1] if matrix.size else self.dim
             self._ids = ids[order].copy()
             self._m = np.ascontiguousarray(matrix[order])
+            self._bits = None
             self._n = len(self._ids)
 
     def _row(self, id_: int) -> int:
@@ -182,11 +231,15 @@ class VectorIndex:
         with self._lock:
             if self._n == 0:
                 self.dim = vector.shape[0]
+                self._bits = None
             if vector.shape[0] != self.dim:
                 raise ValueError(f"vector has {vector.shape[0]} dimensions, the index has {self.dim}")
+            bits = sign_bits(vector[None, :], self._centre)[0] if self._bits is not None else None
             row = self._row(id_)
             if row >= 0:
                 self._m[row] = vector
+                if bits is not None:
+                    self._bits[:, row] = bits
                 return
             if self._m is None or self._n == len(self._ids) or self._m.shape[1] != self.dim:
                 cap = max(16, 2 * self._n)
@@ -195,13 +248,21 @@ class VectorIndex:
                 if self._n:
                     m[: self._n] = self._m[: self._n]
                     ids[: self._n] = self._ids[: self._n]
+                if self._bits is not None:
+                    grown = np.zeros((self._bits.shape[0], cap), dtype=np.uint64)
+                    grown[:, : self._n] = self._bits[:, : self._n]
+                    self._bits = grown
                 self._m, self._ids = m, ids
-            at = int(np.searchsorted(self._ids[: self._n], id_))
-            if at < self._n:  # an id below the largest: shift to keep ids sorted (rare)
-                self._m[at + 1 : self._n + 1] = self._m[at : self._n].copy()
-                self._ids[at + 1 : self._n + 1] = self._ids[at : self._n].copy()
-            self._m[at] = vector
-            self._ids[at] = id_
+            n = self._n
+            at = int(np.searchsorted(self._ids[:n], id_))
+            if at < n:  # an id below the largest: shift to keep ids sorted (rare)
+                self._m[at + 1 : n + 1] = self._m[at:n].copy()
+                self._ids[at + 1 : n + 1] = self._ids[at:n].copy()
+                if bits is not None:
+                    self._bits[:, at + 1 : n + 1] = self._bits[:, at:n].copy()
+            self._m[at], self._ids[at] = vector, id_
+            if bits is not None:
+                self._bits[:, at] = bits
             self._n += 1
 
     def remove(self, id_: int) -> None:
@@ -209,41 +270,72 @@ class VectorIndex:
         with self._lock:
             row = self._row(id_)
             if row >= 0:
-                self._m[row : self._n - 1] = self._m[row + 1 : self._n].copy()
-                self._ids[row : self._n - 1] = self._ids[row + 1 : self._n].copy()
+                n = self._n
+                self._m[row : n - 1] = self._m[row + 1 : n].copy()
+                self._ids[row : n - 1] = self._ids[row + 1 : n].copy()
+                if self._bits is not None:
+                    self._bits[:, row : n - 1] = self._bits[:, row + 1 : n].copy()
                 self._n -= 1
+
+    def _distances(self, query: np.ndarray) -> np.ndarray | None:
+        # Each row's sign-bit distance to the query, or None while the index is small enough to scan.
+        # Caller holds the lock.
+        n = self._n
+        if n <= self.shortlist_above:
+            return None
+        if self._bits is None or n > 2 * self._centred_at:
+            self._centre = self._m[:n].mean(axis=0)
+            self._bits = np.zeros((-(-self.dim // 64), len(self._ids)), dtype=np.uint64)  # word by word (hamming)
+            for i in range(0, n, 20_000):  # in parts: one (n, d) array of booleans would be 77 MB at 100k
+                self._bits[:, i : min(n, i + 20_000)] = sign_bits(self._m[i : min(n, i + 20_000)], self._centre).T
+            self._centred_at = n
+        return hamming(self._bits[:, :n], sign_bits(query[None, :], self._centre)[0])
+
+    def _check(self, query: np.ndarray) -> None:
+        if query.shape[0] != self.dim:
+            raise ValueError(f"query has {query.shape[0]} dimensions, the index has {self.dim}")
+
+    def _scored(self, query: np.ndarray, k: int, rows: np.ndarray | None, distance: np.ndarray | None) -> list:
+        # The best k of these rows (all when None), scored exactly: those of them nearest by sign bits when
+        # there are distances and more rows than the shortlist holds. Caller holds the lock.
+        count = self._n if rows is None else len(rows)
+        if not count or k <= 0:
+            return []
+        if distance is not None and count > (keep := shortlist_size(count, k)):
+            near = np.argpartition(distance if rows is None else distance[rows], keep - 1)[:keep]
+            near.sort()  # rows in order: the gather reads memory forward
+            rows = near if rows is None else rows[near]
+        if rows is None:
+            return best(self._ids[: self._n], self._m[: self._n] @ query, k)
+        return best(self._ids[rows], self._m[rows] @ query, k)
 
     def search(self, query: np.ndarray, k: int, within: np.ndarray | None = None) -> list[tuple[int, float]]:
         """The k most similar (id, cosine) pairs, best first; only among the ids `within` (sorted) if given,
-        which reads just their rows."""
+        which reads just their rows. Past `shortlist_above` rows, among those nearest by sign bits."""
         with self._lock:
-            n = self._n
-            if n == 0 or k <= 0:
+            if self._n == 0 or k <= 0:
                 return []
-            if query.shape[0] != self.dim:
-                raise ValueError(f"query has {query.shape[0]} dimensions, the index has {self.dim}")
-            if within is None:
-                scores = self._m[:n] @ query  # (n,)
-                ids = self._ids[:n]
-            else:
-                rows = self._rows(within)
-                scores, ids = self._m[rows] @ query, self._ids[rows]
-        return best(ids, scores, k) if len(ids) else []
+            self._check(query)
+            rows = None if within is None else self._rows(within)
+            return self._scored(query, k, rows, self._distances(query))
 
     def search_also(
         self, query: np.ndarray, k: int, within: np.ndarray, k_within: int
     ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
         """The k most similar overall and the k_within most similar among the ids `within` (sorted), from
-        one scan: the second list only picks from the scores the first one computed."""
+        one scan: the second list only picks from the scores the first one computed (or, past
+        `shortlist_above` rows, from the same sign-bit distances)."""
         with self._lock:
             n = self._n
             if n == 0:
                 return [], []
-            if query.shape[0] != self.dim:
-                raise ValueError(f"query has {query.shape[0]} dimensions, the index has {self.dim}")
+            self._check(query)
+            rows = self._rows(within)
+            distance = self._distances(query)
+            if distance is not None:
+                return self._scored(query, k, None, distance), self._scored(query, k_within, rows, distance)
             scores = self._m[:n] @ query
             ids = self._ids[:n]
-            rows = self._rows(within)
         inside = best(ids[rows], scores[rows], k_within) if len(rows) and k_within > 0 else []
         return best(ids, scores, k) if k > 0 else [], inside
 
@@ -257,7 +349,9 @@ class VectorIndex:
 
     def nbytes(self) -> int:
         """Resident bytes of the index arrays."""
-        return self._m.nbytes + self._ids.nbytes if self._m is not None else 0
+        if self._m is None:
+            return 0
+        return self._m.nbytes + self._ids.nbytes + (self._bits.nbytes if self._bits is not None else 0)
 
     def similarity(self, ids: Sequence[int], query: np.ndarray) -> dict[int, float]:
         """Cosine of the query with each of these ids that is present."""
