@@ -134,3 +134,36 @@ def test_recall_through_the_planner_past_the_shortlist_size(monkeypatch, store):
     assert mem.recall("parrot Kiwi", 1)[0]["id"] == added
     mem.forget(str(added))
     assert len(mem.index) == 12 and all(h["id"] != added for h in mem.recall("parrot Kiwi", 3))
+
+
+@pytest.mark.parametrize("above", [0, 10**9], ids=["shortlisted", "exact"])
+def test_searches_beside_writes_in_another_thread_pair_every_id_with_its_own_score(above):
+    # A write below the largest id shifts the rows in place; a search that picked its best after letting go
+    # of the lock paired one row's score with the next row's id. Each id has one vector here, so every
+    # (id, cosine) a search returns can be checked against it.
+    import threading
+
+    rng = np.random.default_rng(8)
+    m = normalize(rng.standard_normal((300, DIM)).astype(np.float32))
+    index = VectorIndex(shortlist_above=above)
+    index.load(np.arange(100, 300), m[100:])
+    done = threading.Event()
+
+    def writer() -> None:
+        for round_ in range(300):
+            for id_ in range(round_ % 100, 100, 7):  # ids below every loaded one: each add and remove shifts
+                index.add(id_, m[id_])
+            for id_ in range(round_ % 100, 100, 7):
+                index.remove(id_)
+        done.set()
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    searched = 0
+    while not done.is_set() or searched < 50:
+        q = m[100 + searched % 200]
+        top, inside = index.search_also(q, 5, np.arange(0, 300, 3), 3)
+        for id_, cosine in top + inside + index.search(q, 5):
+            assert cosine == pytest.approx(float(m[id_] @ q), abs=1e-5)
+        searched += 1
+    thread.join()

@@ -277,32 +277,33 @@ class VectorIndex:
                     self._bits[:, row : n - 1] = self._bits[:, row + 1 : n].copy()
                 self._n -= 1
 
-    def _distances(self, query: np.ndarray) -> np.ndarray | None:
-        # Each row's sign-bit distance to the query, or None while the index is small enough to scan.
-        # Caller holds the lock.
+    def _distances(self, query: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
+        # The sign-bit distance of these rows (all when None) to the query. Caller holds the lock.
         n = self._n
-        if n <= self.shortlist_above:
-            return None
-        if self._bits is None or n > 2 * self._centred_at:
+        if self._bits is None or not self._centred_at / 2 <= n <= 2 * self._centred_at:
+            # first needed, or the rows doubled or halved since the mean was taken: take it again
             self._centre = self._m[:n].mean(axis=0)
             self._bits = np.zeros((-(-self.dim // 64), len(self._ids)), dtype=np.uint64)  # word by word (hamming)
             for i in range(0, n, 20_000):  # in parts: one (n, d) array of booleans would be 77 MB at 100k
                 self._bits[:, i : min(n, i + 20_000)] = sign_bits(self._m[i : min(n, i + 20_000)], self._centre).T
             self._centred_at = n
-        return hamming(self._bits[:, :n], sign_bits(query[None, :], self._centre)[0])
+        return hamming(
+            self._bits[:, :n] if rows is None else self._bits[:, rows], sign_bits(query[None, :], self._centre)[0]
+        )
 
     def _check(self, query: np.ndarray) -> None:
         if query.shape[0] != self.dim:
             raise ValueError(f"query has {query.shape[0]} dimensions, the index has {self.dim}")
 
-    def _scored(self, query: np.ndarray, k: int, rows: np.ndarray | None, distance: np.ndarray | None) -> list:
-        # The best k of these rows (all when None), scored exactly: those of them nearest by sign bits when
-        # there are distances and more rows than the shortlist holds. Caller holds the lock.
+    def _scored(self, query: np.ndarray, k: int, rows: np.ndarray | None) -> list[tuple[int, float]]:
+        # The best k of these rows (all when None), scored exactly: past `shortlist_above` rows in the index,
+        # only those of them nearest by sign bits, when there are more than the shortlist holds. Caller holds
+        # the lock.
         count = self._n if rows is None else len(rows)
         if not count or k <= 0:
             return []
-        if distance is not None and count > (keep := shortlist_size(count, k)):
-            near = np.argpartition(distance if rows is None else distance[rows], keep - 1)[:keep]
+        if self._n > self.shortlist_above and count > (keep := shortlist_size(count, k)):
+            near = np.argpartition(self._distances(query, rows), keep - 1)[:keep]
             near.sort()  # rows in order: the gather reads memory forward
             rows = near if rows is None else rows[near]
         if rows is None:
@@ -316,28 +317,26 @@ class VectorIndex:
             if self._n == 0 or k <= 0:
                 return []
             self._check(query)
-            rows = None if within is None else self._rows(within)
-            return self._scored(query, k, rows, self._distances(query))
+            return self._scored(query, k, None if within is None else self._rows(within))
 
     def search_also(
         self, query: np.ndarray, k: int, within: np.ndarray, k_within: int
     ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
         """The k most similar overall and the k_within most similar among the ids `within` (sorted), from
-        one scan: the second list only picks from the scores the first one computed (or, past
-        `shortlist_above` rows, from the same sign-bit distances)."""
+        one scan: the second list only picks from the scores the first one computed (past
+        `shortlist_above` rows, two shortlists from the sign bits)."""
         with self._lock:
             n = self._n
             if n == 0:
                 return [], []
             self._check(query)
             rows = self._rows(within)
-            distance = self._distances(query)
-            if distance is not None:
-                return self._scored(query, k, None, distance), self._scored(query, k_within, rows, distance)
+            if n > self.shortlist_above:
+                return self._scored(query, k, None), self._scored(query, k_within, rows)
             scores = self._m[:n] @ query
             ids = self._ids[:n]
-        inside = best(ids[rows], scores[rows], k_within) if len(rows) and k_within > 0 else []
-        return best(ids, scores, k) if k > 0 else [], inside
+            inside = best(ids[rows], scores[rows], k_within) if len(rows) and k_within > 0 else []
+            return best(ids, scores, k) if k > 0 else [], inside
 
     def _rows(self, ids: np.ndarray) -> np.ndarray:
         # Rows of those of the ids that are present. Caller holds the lock.
@@ -345,13 +344,15 @@ class VectorIndex:
 
     def ids(self) -> np.ndarray:
         """The ids present, sorted."""
-        return self._ids[: self._n].copy() if self._n else np.empty(0, dtype=np.int64)
+        with self._lock:
+            return self._ids[: self._n].copy() if self._n else np.empty(0, dtype=np.int64)
 
     def nbytes(self) -> int:
         """Resident bytes of the index arrays."""
-        if self._m is None:
-            return 0
-        return self._m.nbytes + self._ids.nbytes + (self._bits.nbytes if self._bits is not None else 0)
+        with self._lock:
+            if self._m is None:
+                return 0
+            return self._m.nbytes + self._ids.nbytes + (self._bits.nbytes if self._bits is not None else 0)
 
     def similarity(self, ids: Sequence[int], query: np.ndarray) -> dict[int, float]:
         """Cosine of the query with each of these ids that is present."""
