@@ -5,11 +5,12 @@ matrix plus `argpartition` for the top k. That is exact and needs no index to
 build or tune. The product reads every byte of the matrix (300 MB at 100k x
 768), so past SHORTLIST_ABOVE rows the index first ranks every row by the
 sign bits of its vector (d/8 bytes, 1/32 of the matrix) and computes the exact
-product for the nearest 1/SHORTLIST_SHARE of them only: 4.9 ms against 13.4 ms
-for the whole product at 100k (bench/recall.py). The price is missing, now and
-then, a row whose bits said it was far but whose product would have ranked it
-in; bench/compact_real.py measures how often on real embeddings. What a search
-returns is always scored exactly. Past a few million vectors an ANN index would
+product for the nearest 1/SHORTLIST_SHARE of them only: 7.3-7.6 ms against
+13.6-14.0 ms for the whole product at 100k (bench/recall.py). The price is
+missing, now and then, a row whose bits said it was far but whose product would
+have ranked it in: about 2% of the best 50 at 100k, on real embeddings
+(bench/compact_real.py; docs/memory.md, Speed). What a search returns is always
+scored exactly. Past a few million vectors an ANN index would
 win; a personal planner does not get there.
 
 Embedding models are trained with task prefixes; sending the wrong one (or
@@ -54,7 +55,10 @@ else:
 # More rows than this: a sign-bit shortlist, re-scored exactly, instead of a product over every row. Below it
 # the product takes a few milliseconds (under an embedding call's time), so search stays exact.
 SHORTLIST_ABOVE = 50_000
-SHORTLIST_SHARE = 25  # the shortlist is 1/25 of the rows searched (4,000 of 100,000) ...
+# The shortlist is 1/12 of the rows searched (8,333 of 100,000) ... On 8,982 real e5-small vectors a
+# shortlist of that share held 98.0% of the exact top 5, which is the share of those rows that a recall's
+# 50 candidates are of 100,000; 1/25 held 94.4% (python -m bench.compact_real).
+SHORTLIST_SHARE = 12
 SHORTLIST_MIN = 2_000  # ... and never fewer than this,
 SHORTLIST_PER_HIT = 50  # ... or than this many per row asked for
 
