@@ -94,7 +94,36 @@ def main() -> int:
         finally:
             vectors.SHORTLIST_MIN, vectors.SHORTLIST_PER_HIT, vectors.SHORTLIST_SHARE = saved
         print(f"{name:<44} {n:>8,} {len(questions):>9} " + " ".join(f"{a:>9.3f}" for a in shares))
+    print()
+    scaling(docs, questions)
     return 0
+
+
+def scaling(docs: np.ndarray, questions: np.ndarray) -> None:
+    """The planner's share of the rows at all, half and a quarter of the vectors (a random part), asked
+    for the same share of the rows as its top k: the agreement should not move with the size."""
+    share = vectors.SHORTLIST_SHARE
+    print(
+        f"{f'shortlist of 1/{share}, top k the same share':<44} {'vectors':>8} {'questions':>9} {'k':>5} {'agree@k':>9}"
+    )
+    saved = vectors.SHORTLIST_MIN, vectors.SHORTLIST_PER_HIT
+    vectors.SHORTLIST_MIN, vectors.SHORTLIST_PER_HIT = 1, 1
+    try:
+        rng = np.random.default_rng(1)
+        for part, name in ((1, "all"), (2, "a half"), (4, "a quarter")):
+            some = docs[rng.permutation(len(docs))[: len(docs) // part]]
+            for k in (20 // part, 40 // part):
+                n = len(some)
+                exact, short = VectorIndex(shortlist_above=n), VectorIndex(shortlist_above=0)
+                exact.load(np.arange(n), some)
+                short.load(np.arange(n), some)
+                agree = [
+                    len({i for i, _ in exact.search(q, k)} & {i for i, _ in short.search(q, k)}) / k
+                    for q in questions / np.linalg.norm(questions, axis=1, keepdims=True)
+                ]
+                print(f"{name + ' of the vectors':<44} {n:>8,} {len(questions):>9} {k:>5} {np.mean(agree):>9.3f}")
+    finally:
+        vectors.SHORTLIST_MIN, vectors.SHORTLIST_PER_HIT = saved
 
 
 if __name__ == "__main__":

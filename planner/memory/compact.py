@@ -26,8 +26,8 @@ class CompactIndex:
     The sign bits are taken around the vectors' mean, not around zero. Embedding models put every text in
     a narrow cone (multilingual-e5-small scores any two sentences 0.75-0.9), where the sign of most
     dimensions is the same for every vector and says nothing; around the mean the bits split the cone.
-    On 22,482 real e5-small vectors and REALTALK's questions, a shortlist of 1,000 held 98.6% of the exact
-    top 10 around the mean and 72.8% around zero (python -m bench.compact_real). The mean is taken from
+    On 8,982 real e5-small vectors and 600 of the memory eval's questions, a shortlist of 1,000 held 96.4%
+    of the exact top 10 around the mean and 65.9% around zero (python -m bench.compact_real). The mean is taken from
     the first batch loaded (20,000 vectors), and kept for the vectors added after.
     """
 
