@@ -10,8 +10,8 @@ product for the nearest 1/SHORTLIST_SHARE of them only: 7.3-7.6 ms against
 missing, now and then, a row whose bits said it was far but whose product would
 have ranked it in: about 2% of the best 50 at 100k, on real embeddings
 (bench/compact_real.py; docs/memory.md, Speed). What a search returns is always
-scored exactly. Past a few million vectors an ANN index would
-win; a personal planner does not get there.
+scored exactly. Past a few million vectors an ANN index would win; a personal
+planner does not get there.
 
 Embedding models are trained with task prefixes; sending the wrong one (or
 none) costs recall quality, so documents and queries get their model's own.
@@ -55,12 +55,12 @@ else:
 # More rows than this: a sign-bit shortlist, re-scored exactly, instead of a product over every row. Below it
 # the product takes a few milliseconds (under an embedding call's time), so search stays exact.
 SHORTLIST_ABOVE = 50_000
-# The shortlist is 1/12 of the rows searched (8,333 of 100,000) ... On 8,982 real e5-small vectors a
-# shortlist of that share held 98.0% of the exact top 5, which is the share of those rows that a recall's
-# 50 candidates are of 100,000; 1/25 held 94.4% (python -m bench.compact_real).
+# The shortlist: 1/12 of the rows searched (8,333 of 100,000), at least 2,000, at least 50 per row asked for.
+# On 8,982 real e5-small vectors a shortlist of that share held 98.0% of the exact top 5, which is the share
+# of those rows that a recall's 50 candidates are of 100,000; 1/25 held 94.4% (python -m bench.compact_real).
 SHORTLIST_SHARE = 12
-SHORTLIST_MIN = 2_000  # ... and never fewer than this,
-SHORTLIST_PER_HIT = 50  # ... or than this many per row asked for
+SHORTLIST_MIN = 2_000
+SHORTLIST_PER_HIT = 50
 
 # model-name prefix -> (document prefix, query prefix)
 TASK_PREFIXES: dict[str, tuple[str, str]] = {
@@ -193,7 +193,7 @@ class VectorIndex:
     narrow cone, where most dimensions have the same sign for every vector and
     tell none apart (compact.py). They are computed by the first search that
     needs them, kept up to date as rows come and go, and taken again around a
-    new mean once the rows have doubled.
+    new mean once the rows have doubled or halved.
     """
 
     def __init__(self, dim: int | None = None, shortlist_above: int | None = None):
