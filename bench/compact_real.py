@@ -15,8 +15,10 @@ store of 100,000. Real vectors lean one way, which synthetic ones do not.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -41,16 +43,27 @@ def load(path) -> tuple[np.ndarray, np.ndarray]:
     return np.array(docs, dtype=np.float32), np.array(questions, dtype=np.float32)
 
 
-def agreement(docs: np.ndarray, questions: np.ndarray, index) -> list[float]:
-    """The mean share of the exact top k the index returns, for each k of TOPS."""
+def agreement(docs: np.ndarray, questions: np.ndarray, index, tops: tuple[int, ...] = TOPS) -> list[float]:
+    """The mean share of the exact top k the index returns, for each k of tops."""
     n = len(docs)
     exact = VectorIndex(shortlist_above=n)  # never shortlists: the oracle
     exact.load(np.arange(n), docs)
-    shares: dict[int, list[float]] = {k: [] for k in TOPS}
+    shares: dict[int, list[float]] = {k: [] for k in tops}
     for q in questions / np.linalg.norm(questions, axis=1, keepdims=True):
         for k, kept in shares.items():
             kept.append(len({i for i, _ in exact.search(q, k)} & {i for i, _ in index.search(q, k)}) / k)
-    return [float(np.mean(shares[k])) for k in TOPS]
+    return [float(np.mean(shares[k])) for k in tops]
+
+
+@contextlib.contextmanager
+def share_alone(share: int) -> Iterator[None]:
+    """Within it, the shortlist is 1/share of the rows searched, however few (the planner's floors off)."""
+    saved = vectors.SHORTLIST_MIN, vectors.SHORTLIST_PER_HIT, vectors.SHORTLIST_SHARE
+    vectors.SHORTLIST_MIN, vectors.SHORTLIST_PER_HIT, vectors.SHORTLIST_SHARE = 1, 1, share
+    try:
+        yield
+    finally:
+        vectors.SHORTLIST_MIN, vectors.SHORTLIST_PER_HIT, vectors.SHORTLIST_SHARE = saved
 
 
 def compact(docs: np.ndarray, centred: bool) -> CompactIndex:
@@ -86,13 +99,8 @@ def main() -> int:
         for share in (vectors.SHORTLIST_SHARE, 25, 50)
     ]
     for name, make, share in cases:
-        saved = vectors.SHORTLIST_MIN, vectors.SHORTLIST_PER_HIT, vectors.SHORTLIST_SHARE
-        if share is not None:  # only the share decides the shortlist's size here
-            vectors.SHORTLIST_MIN, vectors.SHORTLIST_PER_HIT, vectors.SHORTLIST_SHARE = 1, 1, share
-        try:
+        with share_alone(share) if share else contextlib.nullcontext():
             shares = agreement(docs, questions, make())
-        finally:
-            vectors.SHORTLIST_MIN, vectors.SHORTLIST_PER_HIT, vectors.SHORTLIST_SHARE = saved
         print(f"{name:<44} {n:>8,} {len(questions):>9} " + " ".join(f"{a:>9.3f}" for a in shares))
     print()
     scaling(docs, questions)
@@ -106,24 +114,13 @@ def scaling(docs: np.ndarray, questions: np.ndarray) -> None:
     print(
         f"{f'shortlist of 1/{share}, top k the same share':<44} {'vectors':>8} {'questions':>9} {'k':>5} {'agree@k':>9}"
     )
-    saved = vectors.SHORTLIST_MIN, vectors.SHORTLIST_PER_HIT
-    vectors.SHORTLIST_MIN, vectors.SHORTLIST_PER_HIT = 1, 1
-    try:
-        rng = np.random.default_rng(1)
+    rng = np.random.default_rng(1)
+    with share_alone(share):
         for part, name in ((1, "all"), (2, "a half"), (4, "a quarter")):
             some = docs[rng.permutation(len(docs))[: len(docs) // part]]
             for k in (20 // part, 40 // part):
-                n = len(some)
-                exact, short = VectorIndex(shortlist_above=n), VectorIndex(shortlist_above=0)
-                exact.load(np.arange(n), some)
-                short.load(np.arange(n), some)
-                agree = [
-                    len({i for i, _ in exact.search(q, k)} & {i for i, _ in short.search(q, k)}) / k
-                    for q in questions / np.linalg.norm(questions, axis=1, keepdims=True)
-                ]
-                print(f"{name + ' of the vectors':<44} {n:>8,} {len(questions):>9} {k:>5} {np.mean(agree):>9.3f}")
-    finally:
-        vectors.SHORTLIST_MIN, vectors.SHORTLIST_PER_HIT = saved
+                (agree,) = agreement(some, questions, shortlisted(some), (k,))
+                print(f"{name + ' of the vectors':<44} {len(some):>8,} {len(questions):>9} {k:>5} {agree:>9.3f}")
 
 
 if __name__ == "__main__":

@@ -27,8 +27,8 @@ class CompactIndex:
     a narrow cone (multilingual-e5-small scores any two sentences 0.75-0.9), where the sign of most
     dimensions is the same for every vector and says nothing; around the mean the bits split the cone.
     On 8,982 real e5-small vectors and 600 of the memory eval's questions, a shortlist of 1,000 held 96.4%
-    of the exact top 10 around the mean and 65.9% around zero (python -m bench.compact_real). The mean is taken from
-    the first batch loaded (20,000 vectors), and kept for the vectors added after.
+    of the exact top 10 around the mean and 65.9% around zero (python -m bench.compact_real). The mean is
+    taken from the first batch loaded (20,000 vectors), and kept for the vectors added after.
     """
 
     def __init__(self, dim: int | None = None, oversample: int = 100, centred: bool = True):
